@@ -1,0 +1,55 @@
+"""One rank's step: from the hook probe's spans to its lane breakdown (pure functions)."""
+from __future__ import annotations
+
+from ridgescope.pipeline import lanes
+
+PHASE_LANE = {
+    "data_wait": "input",
+    "h2d": "transfer",
+    "forward": "compute",
+    "backward": "compute",
+    "optimizer": "compute",
+    "checkpoint": "checkpoint",
+    "allreduce": "communication",
+}
+"""Where each phase the hook probe records is charged."""
+
+NS_PER_MS = 1_000_000
+
+
+def lane_intervals(spans: list, buckets: list) -> dict[str, list[lanes.Interval]]:
+    """Group the probe's phase spans and DDP buckets into lane intervals.
+
+    DDP finishes its all-reduce inside ``backward()``, so a backward span ends only when the
+    last bucket is done.  Its compute part ends when the last bucket became ready; the rest is
+    charged to communication through the bucket intervals.
+    """
+    last_ready = max((b[1] for b in buckets), default=None)
+    out: dict[str, list[lanes.Interval]] = {lane: [] for lane in lanes.PRIORITY}
+    for phase, start, end in spans:
+        lane = PHASE_LANE.get(phase)
+        if lane is None:
+            continue
+        if phase == "backward" and last_ready is not None and start <= last_ready < end:
+            end = last_ready
+        out[lane].append((start, end))
+    out["communication"].extend((ready, done) for _, ready, done in buckets)
+    return out
+
+
+def arrival_ns(spans: list, buckets: list, t1_ns: int) -> int:
+    """When this rank was ready for the step's last collective (its last bucket ready).
+
+    Without buckets (one rank, or no DDP) the step end stands in.
+    """
+    return max((b[1] for b in buckets), default=t1_ns)
+
+
+def rank_lanes_ns(payload: dict) -> dict[str, int]:
+    """Lane charges in ns for one rank's step window; they sum to the window."""
+    window = (payload["t0_ns"], payload["t1_ns"])
+    return lanes.partition(window, lane_intervals(payload["spans"], payload["buckets"]))
+
+
+def to_ms(charges: dict[str, int]) -> dict[str, float]:
+    return {lane: round(ns / NS_PER_MS, 3) for lane, ns in charges.items()}

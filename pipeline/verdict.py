@@ -1,0 +1,149 @@
+"""Slow-step verdicts: a robust rolling baseline, the culprit rank and the culprit lane.
+
+Plain functions over plain data (the aggregate agent keeps ``history`` in a Faust table), so
+the rules can be tested without Kafka.
+"""
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+
+from ridgescope.pipeline import lanes
+from ridgescope.schemas.kinds import LANES
+
+
+@dataclass(frozen=True)
+class VerdictConfig:
+    warmup_steps: int = 3
+    """The first steps (compilation, allocator and worker start) never count as slow."""
+    min_history: int = 5
+    window: int = 50
+    mad_k: float = 5.0
+    rel_threshold: float = 0.25
+    """A step must exceed the baseline by this fraction of it, too, to be slow."""
+    abs_threshold_ms: float = 20.0
+    skew_share: float = 0.3
+    """Arrival skew above this share of the excess names the last-arriving rank as culprit."""
+
+
+def new_history() -> dict:
+    return {"durations": [], "rank_lanes": {}, "ckpt_durations": []}
+
+
+def robust_baseline(values: list[float]) -> tuple[float, float]:
+    """Median and MAD of recent values."""
+    median = statistics.median(values)
+    mad = statistics.median(abs(v - median) for v in values)
+    return median, mad
+
+
+def slow_threshold_ms(median: float, mad: float, cfg: VerdictConfig) -> float:
+    return max(cfg.mad_k * 1.4826 * mad, cfg.rel_threshold * median, cfg.abs_threshold_ms)
+
+
+def step_phase(step: int, rows: list[dict], cfg: VerdictConfig) -> str:
+    if step <= cfg.warmup_steps:
+        return "warmup"
+    if any(r["lanes_ms"].get("checkpoint", 0) > 0 for r in rows):
+        return "checkpoint"
+    return "normal"
+
+
+def mean_lanes(rows: list[dict]) -> dict[str, float]:
+    keys = LANES + ("idle",)
+    return {k: round(sum(r["lanes_ms"].get(k, 0.0) for r in rows) / len(rows), 3) for k in keys}
+
+
+def _lane_excess(row: dict, rank_history: dict) -> dict[str, float]:
+    """Each lane's excess over this rank's own median; communication wait is the victim's
+    share of communication and is never the culprit's excess."""
+    excess = {}
+    for lane in LANES:
+        value = row["lanes_ms"].get(lane, 0.0)
+        if lane == "communication":
+            value -= row.get("comm_wait_ms", 0.0)
+        past = rank_history.get(lane) or [0.0]
+        excess[lane] = value - statistics.median(past)
+    return excess
+
+
+def pick_culprit(rows: list[dict], history: dict, excess_ms: float,
+                 cfg: VerdictConfig) -> tuple[int, str, float]:
+    """(culprit rank, cause, arrival skew in ms) for a slow step."""
+    arrivals = sorted(rows, key=lambda r: r["arrival_ns"])
+    median_arrival = statistics.median(r["arrival_ns"] for r in rows)
+    last = arrivals[-1]
+    skew_ms = (last["arrival_ns"] - median_arrival) / 1e6
+    if len(rows) > 1 and skew_ms > max(cfg.skew_share * excess_ms, 1.0):
+        culprit = last
+    else:
+        culprit = max(rows, key=lambda r: r["duration_ms"] - r["lanes_ms"].get("idle", 0.0)
+                      - r.get("comm_wait_ms", 0.0))
+    if culprit["source"] != "hook":
+        return culprit["rank"], "unknown", skew_ms
+    excess = _lane_excess(culprit, history["rank_lanes"].get(str(culprit["rank"]), {}))
+    lane, lane_excess = max(excess.items(), key=lambda kv: kv[1])
+    if lane_excess < 0.3 * excess_ms:
+        return culprit["rank"], "unknown", skew_ms
+    return culprit["rank"], lane, skew_ms
+
+
+def attribute_wait(rows: list[dict]) -> list[dict]:
+    """Split each rank's exposed communication into running and waiting for the last rank."""
+    last = max(r["arrival_ns"] for r in rows)
+    out = []
+    for row in rows:
+        comm_ns = int(row["lanes_ms"].get("communication", 0.0) * 1e6)
+        _, wait_ns = lanes.split_wait(comm_ns, row["arrival_ns"], last)
+        out.append({**row, "comm_wait_ms": round(wait_ns / 1e6, 3)})
+    return out
+
+
+def judge(step: int, rows: list[dict], history: dict, cfg: VerdictConfig) -> tuple[dict, dict]:
+    """Verdict for one step from its per-rank rows; returns (step payload, updated history).
+
+    ``rows`` are step_rank payloads with ``rank`` and ``comm_wait_ms`` (see attribute_wait).
+    ``history`` is not mutated.
+    """
+    duration = max(r["duration_ms"] for r in rows)
+    phase = step_phase(step, rows, cfg)
+    durations = history["durations"]
+    baseline, mad = robust_baseline(durations) if len(durations) >= cfg.min_history else (0.0, 0.0)
+    excess = duration - baseline if baseline else 0.0
+    slow = bool(baseline) and phase != "warmup" and excess > slow_threshold_ms(baseline, mad, cfg)
+    culprit, cause, skew_ms = -1, "none", 0.0
+    if slow:
+        culprit, cause, skew_ms = pick_culprit(rows, history, excess, cfg)
+    sources = {r["source"] for r in rows}
+    confidence = 0.9 if sources == {"hook"} else 0.3
+    if cause == "unknown":
+        confidence = min(confidence, 0.5)
+    verdict = {
+        "step": step, "rank_count": len(rows), "duration_ms": round(duration, 3),
+        "baseline_ms": round(baseline, 3), "slow": slow, "cause": cause,
+        "culprit_rank": culprit, "excess_ms": round(max(excess, 0.0), 3),
+        "lanes_ms": mean_lanes(rows), "skew_ms": round(skew_ms, 3),
+        "confidence": confidence, "phase": phase,
+    }
+    return verdict, _remember(history, step, rows, duration, phase, cfg)
+
+
+def _remember(history: dict, step: int, rows: list[dict], duration: float, phase: str,
+              cfg: VerdictConfig) -> dict:
+    updated = {"durations": list(history["durations"]),
+               "rank_lanes": {k: {lane: list(v) for lane, v in lanes.items()}
+                              for k, lanes in history["rank_lanes"].items()},
+               "ckpt_durations": list(history["ckpt_durations"])}
+    if phase == "checkpoint":
+        updated["ckpt_durations"] = (updated["ckpt_durations"] + [duration])[-cfg.window:]
+    if phase != "normal":
+        return updated
+    updated["durations"] = (updated["durations"] + [duration])[-cfg.window:]
+    for row in rows:
+        rank_lanes = updated["rank_lanes"].setdefault(str(row["rank"]), {})
+        for lane in LANES:
+            value = row["lanes_ms"].get(lane, 0.0)
+            if lane == "communication":
+                value -= row.get("comm_wait_ms", 0.0)
+            rank_lanes[lane] = (rank_lanes.get(lane, []) + [value])[-cfg.window:]
+    return updated
