@@ -55,6 +55,9 @@ PAYLOAD_SPECS: dict[str, dict[str, tuple[tuple[type, ...], bool]]] = {
     "job_end": {
         "exit_code": ((int,), True),
         "world_size": ((int,), True),
+        "cmd": ((list,), False),
+        "tags": ((dict,), False),
+        "started_ns": ((int,), False),
     },
     # --- derived, from the pipeline ---------------------------------------------------------
     "step_rank": {

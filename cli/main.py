@@ -1,0 +1,35 @@
+"""`ridgescope` command line: one module per subcommand, each with register() and run()."""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+# Subcommand name -> module under ridgescope.cli that defines register(sub) and run(args).
+COMMANDS = {
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="ridgescope",
+        description="Explain every slow step of a distributed training job.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name, module_name in COMMANDS.items():
+        module = importlib.import_module(f"ridgescope.cli.{module_name}")
+        module.register(sub.add_parser(name, help=(module.__doc__ or "").strip().splitlines()[0]))
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    args = build_parser().parse_args(argv)
+    module = importlib.import_module(f"ridgescope.cli.{COMMANDS[args.command]}")
+    try:
+        return int(module.run(args) or 0)
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,236 @@
+"""Shared helpers for the log parsers: records, numbers, units, timers -> lanes, tqdm bars."""
+from __future__ import annotations
+
+import regex
+
+# Every regex call of a parser passes this timeout (seconds); a TimeoutError counts as garbage.
+TIMEOUT = 0.02
+# Lines are cut to this many characters before any pattern sees them.
+MAX_LINE = 16384
+
+ANSI = regex.compile(r"\x1b(?:\[[0-9;?]*+[ -/]*+[@-~]|[()][0-9A-Za-z]|[=>78DEHM])")
+CONTROL = regex.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def record(kind: str, framework: str, rank: int | None, step: int | None, **fields) -> dict:
+    rec = {"kind": kind, "rank": rank, "step": step, "framework": framework}
+    for k, v in fields.items():
+        if v is not None:
+            rec[k] = v
+    return rec
+
+
+def num(text: str | None) -> float | None:
+    """A printed number ('1,234', '6.0E+00', '97%') as float; None for nan/inf/N/A or junk."""
+    if text is None:
+        return None
+    t = text.strip().rstrip("%").replace(",", "")
+    if not t or len(t) > 40:
+        return None
+    try:
+        v = float(t)
+    except ValueError:
+        return None
+    if v != v or v in (float("inf"), float("-inf")):
+        return None
+    return v
+
+
+def to_int(text: str | None) -> int | None:
+    v = num(text)
+    if v is None or v != int(v):
+        return None
+    return int(v)
+
+
+_SECONDS = {"ms": 1.0, "msec": 1.0, "s": 1000.0, "sec": 1000.0, "secs": 1000.0, "seconds": 1000.0,
+            "second": 1000.0, "us": 0.001, "min": 60000.0, "m": 60000.0, "h": 3600000.0}
+
+
+def to_ms(value: float | None, unit: str | None, default_unit: str = "s") -> float | None:
+    if value is None:
+        return None
+    factor = _SECONDS.get((unit or default_unit).lower())
+    if factor is None:
+        return None
+    return round(value * factor, 6)
+
+
+_MEM = {"b": 1e-9, "kb": 1e-6, "kib": 1024 / 1e9, "mb": 1e-3, "mib": 1048576 / 1e9, "gb": 1.0,
+        "gib": 1073741824 / 1e9, "tb": 1e3, "tib": 1099511627776 / 1e9}
+
+
+def to_gb(value: float | None, unit: str | None, default_unit: str = "gb") -> float | None:
+    """Memory in GB (10^9 bytes)."""
+    if value is None:
+        return None
+    factor = _MEM.get((unit or default_unit).lower())
+    if factor is None:
+        return None
+    return round(value * factor, 6)
+
+
+# ---------------------------------------------------------------- timers -> lanes
+_COMM_WORDS = ("all-reduce", "allreduce", "all_reduce", "all-gather", "allgather", "all_gather",
+               "reduce-scatter", "reduce_scatter", "grads-sync", "-send", "-recv", "send-", "recv-",
+               "_send", "_recv", "comm", "broadcast")
+_INPUT_NAMES = {"batch-generator", "batch_generator", "data", "data-loader", "dataloader",
+                "data_loading", "dtd", "get-batch", "batch-gen"}
+_CKPT_NAMES = {"save-checkpoint", "load-checkpoint", "save_checkpoint", "load_checkpoint",
+               "checkpoint"}
+
+
+def timers_to_lanes(timers: dict[str, float]) -> dict[str, float]:
+    """Map framework timer names (Megatron, DeepSpeed wall_clock_breakdown) onto our lanes.
+
+    Only timers whose meaning is clear contribute, and nested timers are not counted twice:
+    Megatron `forward-backward` covers `forward-compute`/`backward-compute`, `optimizer` covers
+    `optimizer-*`, DeepSpeed `backward` covers `backward_inner` + `backward_allreduce`.
+    """
+    lanes: dict[str, float] = {}
+
+    def add(lane: str, v: float) -> None:
+        lanes[lane] = round(lanes.get(lane, 0.0) + v, 6)
+
+    names = set(timers)
+    ds_style = any(n.startswith(("forward_", "backward_", "step_", "fwd", "bwd")) or n in
+                   ("forward", "backward", "step", "backward_inner", "backward_allreduce")
+                   for n in names)
+    for name, v in timers.items():
+        n = name.lower()
+        if n in _INPUT_NAMES:
+            add("input", v)
+        elif n in _CKPT_NAMES:
+            add("checkpoint", v)
+        elif ds_style and n.replace("_microstep", "") in ("forward", "fwd", "step", "backward_inner",
+                                                          "bwd_inner"):
+            add("compute", v)
+        elif ds_style and n.replace("_microstep", "") in ("backward", "bwd"):
+            if not any(x.replace("_microstep", "") in ("backward_inner", "bwd_inner") for x in names):
+                add("compute", v)
+        elif ds_style and n.replace("_microstep", "") in ("backward_allreduce", "bwd_allreduce",
+                                                          "optimizer_allgather"):
+            add("communication", v)
+        elif n == "forward-backward":
+            add("compute", v)
+        elif n in ("forward-compute", "backward-compute"):
+            if "forward-backward" not in names:
+                add("compute", v)
+        elif n == "optimizer":
+            add("compute", v)
+        elif n.startswith("optimizer-"):
+            if "optimizer" not in names and "comm" not in n and "all-gather" not in n:
+                add("compute", v)
+        elif n == "all-grads-sync" or (any(w in n for w in _COMM_WORDS) and n not in names_nested_in_sync(names, n)):
+            add("communication", v)
+    return lanes
+
+
+def names_nested_in_sync(names: set[str], n: str) -> set[str]:
+    # Megatron prints `all-grads-sync` and, inside it, per-kind sync timers; count only the outer one.
+    if "all-grads-sync" in names and n != "all-grads-sync" and n.endswith(("grads-all-reduce", "grads-reduce-scatter")):
+        return {n}
+    return set()
+
+
+_TIMER_ITEM = regex.compile(r"\s*+([A-Za-z][\w./ -]{0,80}?)\s*+:\s*+(-?[\d.]++(?:[eE][-+]?\d++)?)")
+
+
+def parse_timer_list(text: str) -> dict[str, float]:
+    """'forward-compute: 340.72 | backward-compute: 176.25 | ...' -> {name: ms}."""
+    timers: dict[str, float] = {}
+    for part in text.split("|")[:64]:
+        m = _TIMER_ITEM.match(part, timeout=TIMEOUT)
+        if m:
+            v = num(m.group(2))
+            if v is not None:
+                timers[m.group(1).strip()] = v
+    return timers
+
+
+# ---------------------------------------------------------------- tqdm-style bars
+BAR = regex.compile(
+    r"(?P<pct>\d{1,3}+)%\|[^|\n]{0,200}+\|\s{0,8}+(?P<n>\d++)/(?P<total>\d++|\?)\s{0,4}+"
+    r"\[(?P<elapsed>[\d:]{1,12}+)(?:<(?P<remain>[\d:?]{1,12}+))?"
+    r"(?:,\s*+(?P<rate>[\d.]{1,20}+)(?P<unit>s/it|it/s))?(?P<post>[^\]]{0,2000}+)\]?")
+_POST_ITEM = regex.compile(r"\s*+([A-Za-z_][\w/ .-]{0,60}?)=\s*+([^,\]]{1,40}+)")
+
+
+def hms_to_s(text: str | None) -> float | None:
+    if not text or "?" in text:
+        return None
+    total = 0.0
+    try:
+        for part in text.split(":"):
+            total = total * 60 + int(part)
+    except ValueError:
+        return None
+    return total
+
+
+def parse_bar(segment: str) -> dict | None:
+    """Parse one tqdm/Lightning bar redraw; None when the segment is not a bar."""
+    if "%|" not in segment:
+        return None
+    m = BAR.search(segment, timeout=TIMEOUT)
+    if not m:
+        return None
+    n = int(m.group("n"))
+    total = m.group("total")
+    bar = {"n": n, "total": int(total) if total != "?" else None,
+           "desc": segment[:m.start()].strip().rstrip(":").strip(),
+           "elapsed_s": hms_to_s(m.group("elapsed")), "end": m.end()}
+    rate = num(m.group("rate"))
+    if rate:
+        bar["it_per_s"] = rate if m.group("unit") == "it/s" else round(1.0 / rate, 6)
+    post = {}
+    for item in m.group("post").split(",")[:40]:
+        pm = _POST_ITEM.match(item, timeout=TIMEOUT)
+        if pm:
+            post[pm.group(1).strip()] = pm.group(2).strip()
+    bar["post"] = post
+    return bar
+
+
+EVAL_WORDS = ("valid", "Valid", "eval", "Eval", "test", "Test", "Predict", "predict", "Sanity")
+
+
+class Parser:
+    """One framework's line parser. Subclasses set `name` and implement `parse`."""
+
+    name = "base"
+    # Records of this parser are dropped once one of these frameworks was seen on the stream
+    # (e.g. DeepSpeed's own step line inside a Megatron-DeepSpeed job repeats the iteration).
+    yields_to: frozenset = frozenset()
+
+    def detect(self, line: str) -> bool:
+        """A strong sign that the stream is written by this framework."""
+        return False
+
+    def parse(self, line: str, rank: int | None) -> list[dict]:
+        return []
+
+    def flush(self) -> list[dict]:
+        return []
+
+
+class BarTracker:
+    """Holds the latest redraw of each bar and emits it once the bar moves past that step."""
+
+    def __init__(self) -> None:
+        self.held: dict[tuple, dict] = {}
+
+    def update(self, key: tuple, bar: dict) -> dict | None:
+        old = self.held.get(key)
+        self.held[key] = bar
+        if old is not None and old["n"] != bar["n"] and old["n"] > 0:
+            return old
+        return None
+
+    def peek(self, key: tuple) -> dict | None:
+        return self.held.get(key)
+
+    def drain(self) -> list[dict]:
+        out = [b for b in self.held.values() if b["n"] > 0]
+        self.held.clear()
+        return out

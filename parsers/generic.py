@@ -1,0 +1,155 @@
+"""Fallback: `key: value` / `key=value` lines, printed dicts, ImageNet-example meters
+(`Epoch: [0][ 10/391]\tTime 0.2 (0.3)\tLoss ...`), MXNet `Epoch[0] Batch [20-40]\tSpeed: ...`,
+and fairseq `| train_inner | {json}` lines."""
+from __future__ import annotations
+
+import json
+
+import regex
+
+from .base import TIMEOUT, Parser, num, record, to_ms
+from .kv import normalise, pairs
+from .pydict import parse_flat_dict
+
+METER = regex.compile(r"(?:(TRAIN|VALIDATION|TEST|Epoch:|Test:|Train:|Eval:|Val:)\s*+)\[(\d++)\]\[\s*+(\d++)/(\d++)\](.{0,4000}+)")
+_METER_ITEM = regex.compile(r"([A-Za-z@][\w/@ ]{0,30}?)\s++(-?[\d.]++(?:[eE][-+]?\d++)?)(?:\s*+\(\s*+(-?[\d.]++(?:[eE][-+]?\d++)?)\))?")
+MXNET = regex.compile(r"(?:Node\[(\d++)\] )?Epoch\[(\d++)\] Batch \[(\d++)-(\d++)\]\s++Speed: ([\d.]++) samples/sec(.{0,1000}+)")
+FAIRSEQ = regex.compile(r"\| (train_inner|train|valid|valid_\w++) \| (\{.{0,8000}+\})\s*+$")
+NODE = regex.compile(r"Node\[(\d++)\]")
+_STEPISH = regex.compile(r"(?i)(?:^|[\s|,\[])(?:step|iter|iteration|global_step|num_updates|training_steps|it)\s*+[:= ]")
+
+_DICT_STEP = ("global_step", "step", "training_steps", "iteration", "iter", "num_updates")
+
+
+class GenericParser(Parser):
+    name = "generic"
+
+    def detect(self, line: str) -> bool:
+        return False
+
+    def parse(self, line: str, rank: int | None) -> list[dict]:
+        s = line.strip()
+        if "][" in s and "/" in s:
+            m = METER.search(s, timeout=TIMEOUT)
+            if m:
+                return self._meter(m, rank)
+        if "Speed:" in s:
+            m = MXNET.search(s, timeout=TIMEOUT)
+            if m:
+                r = rank if rank is not None or not m.group(1) else int(m.group(1))
+                fields, extra = normalise(pairs(m.group(6)))
+                fields.pop("step", None)
+                return [record("progress", "mxnet", r, int(m.group(4)), epoch=int(m.group(2)),
+                               samples_per_s=num(m.group(5)), **fields, **({"metrics": extra} if extra else {}))]
+        if "| train" in s or "| valid" in s:
+            m = FAIRSEQ.search(s, timeout=TIMEOUT)
+            if m:
+                return self._fairseq(m.group(1), m.group(2), rank)
+        if s.startswith("{") and s.endswith("}"):
+            d = parse_flat_dict(s)
+            if d:
+                step = next((d[k] for k in _DICT_STEP if isinstance(d.get(k), int)), None)
+                if step is None:
+                    return []
+                items = [(k, str(v), None) for k, v in d.items() if isinstance(v, (int, float))
+                         and not isinstance(v, bool) and k not in _DICT_STEP]
+                fields, extra = normalise(items)
+                if "step_loss" in d:
+                    fields["loss"] = d["step_loss"]
+                if not fields and not extra:
+                    return []
+                kind = "eval" if any("eval" in k for k in d) and "loss" not in fields else "progress"
+                return [record(kind, self.name, rank, step, **fields, **({"metrics": extra} if extra else {}))]
+        if not _STEPISH.search(s, timeout=TIMEOUT):
+            return []
+        items = pairs(s)
+        if not items:
+            return []
+        fields, extra = normalise(items)
+        if fields.get("step") is None:
+            return []
+        step = fields.pop("step")
+        if len(fields) + len(extra) == 0:
+            return []
+        if not any(k in fields for k in ("loss", "step_time_ms", "lr", "it_per_s", "tokens_per_s",
+                                          "samples_per_s", "tflops", "grad_norm")):
+            return []
+        if rank is None and "Node[" in s:
+            nm = NODE.search(s, timeout=TIMEOUT)
+            if nm:
+                rank = int(nm.group(1))
+        timers = {}
+        for k in list(extra):
+            # ezpz & co: dtd (data), dtf (forward), dtb (backward), dto (optimizer), in seconds
+            if k in ("dtd", "dtf", "dtb", "dto", "data"):
+                timers[k] = to_ms(extra.pop(k), "s")
+        if timers:
+            fields["timers_ms"] = timers
+            lanes = {}
+            if "dtd" in timers or "data" in timers:
+                lanes["input"] = timers.get("dtd", timers.get("data"))
+            comp = sum(timers.get(k, 0.0) for k in ("dtf", "dtb", "dto"))
+            if comp:
+                lanes["compute"] = round(comp, 6)
+            fields["lanes_ms"] = lanes
+        if extra:
+            fields["metrics"] = dict(list(extra.items())[:24])
+        return [record("progress", self.name, rank, step, **fields)]
+
+    def _meter(self, m, rank) -> list[dict]:
+        tag = m.group(1) or ""
+        epoch, i, total = int(m.group(2)), int(m.group(3)), int(m.group(4))
+        items = {}
+        for part in m.group(5).split("\t")[:32]:
+            im = _METER_ITEM.match(part.strip(), timeout=TIMEOUT)
+            if im:
+                items[im.group(1).strip()] = num(im.group(2))
+        fields: dict = {}
+        timers = {}
+        for k, v in items.items():
+            kl = k.lower()
+            if v is None:
+                continue
+            if kl in ("time", "batch time", "batch_time"):
+                fields["step_time_ms"] = to_ms(v, "s")
+            elif kl in ("data", "data time"):
+                timers["data"] = to_ms(v, "s")
+            elif kl.startswith("loss"):
+                fields.setdefault("loss", v)
+            elif kl in ("lr",):
+                fields["lr"] = v
+            elif kl in ("tok/s",):
+                fields["tokens_per_s"] = v
+            elif kl in ("samples/s", "img/s"):
+                fields["samples_per_s"] = v
+            else:
+                fields.setdefault("metrics", {})[k] = v
+        if timers:
+            fields["timers_ms"] = timers
+            fields["lanes_ms"] = {"input": timers["data"]}
+        kind = "eval" if tag.upper().startswith(("TEST", "VAL", "EVAL")) else "progress"
+        return [record(kind, self.name, rank, epoch * total + i + 1, epoch=epoch, iter_in_epoch=i,
+                       iters_per_epoch=total, **fields)]
+
+    def _fairseq(self, tag: str, body: str, rank) -> list[dict]:
+        try:
+            d = json.loads(body)
+        except ValueError:
+            return []
+        if not isinstance(d, dict):
+            return []
+        items = []
+        for k, v in d.items():
+            if k == "num_updates":
+                continue
+            items.append(("wps" if k == "wps" else k, str(v), None))
+        fields, extra = normalise(items)
+        step = num(str(d.get("num_updates", "")))
+        fields.pop("step", None)
+        for k in ("loss_scale", "ppl", "wpb", "bsz", "train_wall", "wall", "gb_free"):
+            if k in extra:
+                fields[k] = extra[k]
+        kind = "progress" if tag.startswith("train") else "eval"
+        if tag == "train":
+            fields["summary"] = True
+        return [record(kind, "fairseq", rank, int(step) if step is not None else None, **fields)]

@@ -1,0 +1,144 @@
+"""Hugging Face Trainer and Accelerate: tqdm bars plus the printed log dicts."""
+from __future__ import annotations
+
+from .base import EVAL_WORDS, BarTracker, Parser, parse_bar, record, to_ms
+from .pydict import parse_flat_dict
+
+_TRAIN_MAP = {"loss": "loss", "learning_rate": "lr", "grad_norm": "grad_norm", "epoch": "epoch",
+              "train_tokens_per_second": "tokens_per_s", "num_input_tokens_seen": "tokens_seen"}
+
+
+def dict_fields(d: dict) -> dict:
+    out = {}
+    for k, v in d.items():
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            continue
+        out[_TRAIN_MAP.get(k, k.replace("/", "_"))] = v
+    return out
+
+
+class HFTrainerParser(Parser):
+    """One record per optimizer step: the bar's final redraw of that step, merged with the
+    log dict printed while the bar showed that step (HF prints the dict via tqdm.write, so the
+    redraw that follows the dict carries the step it belongs to)."""
+
+    name = "hf_trainer"
+
+    def __init__(self) -> None:
+        self.bars = BarTracker()
+        self.held: dict = {}       # rank -> record being built for the main bar's current step
+        self.pending: dict = {}    # rank -> dict printed, step not known yet
+        self.main_total: dict = {}
+
+    def detect(self, line: str) -> bool:
+        return ("{'loss':" in line or "{'train_runtime'" in line or "trainer.py" in line
+                or "{'eval_loss'" in line)
+
+    def _emit_held(self, rank, out: list) -> None:
+        rec = self.held.pop(rank, None)
+        if rec is not None:
+            out.append(rec)
+
+    def _bar(self, bar: dict, rank, out: list) -> None:
+        desc = bar["desc"]
+        if any(w in desc for w in EVAL_WORDS):
+            return
+        total = bar["total"]
+        main = self.main_total.setdefault(rank, total)
+        if total != main:
+            return   # an evaluation/prediction loop's own bar
+        n = bar["n"]
+        held = self.held.get(rank)
+        if held is not None and held["step"] != n:
+            self._emit_held(rank, out)
+            held = None
+        if n <= 0:
+            return
+        if held is None:
+            held = record("progress", self.name, rank, n, total_steps=total)
+            self.held[rank] = held
+        if "it_per_s" in bar:
+            held["it_per_s"] = bar["it_per_s"]
+        if bar["elapsed_s"] is not None:
+            held["elapsed_s"] = bar["elapsed_s"]
+        pend = self.pending.pop(rank, None)
+        if pend is not None:
+            for k, v in pend.items():
+                held.setdefault(k, v)
+
+    def _dict(self, d: dict, rank, out: list) -> None:
+        step = self.held[rank]["step"] if rank in self.held else None
+        if any(k.startswith("eval_") for k in d):
+            fields = {k[5:] if k.startswith("eval_") else k: v for k, v in dict_fields(d).items()}
+            if "runtime" in fields:
+                fields["duration_ms"] = to_ms(fields.pop("runtime"), "s")
+            out.append(record("eval", self.name, rank, step, phase="result", **fields))
+        elif "train_runtime" in d:
+            f = dict_fields(d)
+            out.append(record("progress", self.name, rank, None, summary=True,
+                              duration_ms=to_ms(f.pop("train_runtime", None), "s"),
+                              samples_per_s=f.pop("train_samples_per_second", None),
+                              it_per_s=f.pop("train_steps_per_second", None),
+                              loss=f.pop("train_loss", None), epoch=f.pop("epoch", None)))
+        elif "loss" in d or "learning_rate" in d or "grad_norm" in d:
+            old = self.pending.pop(rank, None)
+            if old is not None:
+                out.append(record("progress", self.name, rank, step, **old))
+            self.pending[rank] = dict_fields(d)
+
+    def parse(self, line: str, rank: int | None) -> list[dict]:
+        out: list = []
+        if "%|" in line:
+            bar = parse_bar(line)
+            if bar is not None:
+                self._bar(bar, rank, out)
+                rest = line[bar["end"]:].strip()
+                if rest.startswith("{"):
+                    line = rest
+                else:
+                    return out
+        s = line.strip()
+        if s.startswith("{") and s.endswith("}"):
+            d = parse_flat_dict(s)
+            if d:
+                self._dict(d, rank, out)
+        return out
+
+    def flush(self) -> list[dict]:
+        out: list = []
+        for rank in list(self.held):
+            held = self.held[rank]
+            pend = self.pending.pop(rank, None)
+            if pend is not None and "loss" not in held:
+                for k, v in pend.items():
+                    held.setdefault(k, v)
+            elif pend is not None:
+                out.append(record("progress", self.name, rank, held["step"], **pend))
+            self._emit_held(rank, out)
+        for rank, pend in list(self.pending.items()):
+            out.append(record("progress", self.name, rank, None, **pend))
+        self.pending.clear()
+        return out
+
+
+class AccelerateParser(HFTrainerParser):
+    """Accelerate scripts: tqdm bars, `epoch N: {...}` metric prints, accelerate logger lines."""
+
+    name = "accelerate"
+
+    def detect(self, line: str) -> bool:
+        return "accelerate" in line.lower() and ("launch" in line or "Accelerator" in line or "accelerate." in line)
+
+    def parse(self, line: str, rank: int | None) -> list[dict]:
+        s = line.strip()
+        if s.startswith("epoch ") and ": {" in s:
+            head, _, body = s.partition(": ")
+            d = parse_flat_dict(body)
+            if d:
+                try:
+                    epoch = int(head.split()[1])
+                except (IndexError, ValueError):
+                    epoch = None
+                step = self.held[rank]["step"] if rank in self.held else None
+                return [record("eval", self.name, rank, step, phase="result", epoch=epoch, **dict_fields(d))]
+        return super().parse(line, rank)

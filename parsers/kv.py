@@ -1,0 +1,102 @@
+"""`key: value`, `key=value` and `key value` pairs -> normalised record fields."""
+from __future__ import annotations
+
+import regex
+
+from .base import TIMEOUT, num, to_gb, to_ms
+
+# key, separator, number, unit.  Keys may hold '/', '.', '-' and up to two inner spaces
+# ('max mem', 'train loss'); every quantifier is bounded or possessive.
+_PAIR = regex.compile(
+    r"(?P<key>[A-Za-z_][\w/.@-]{0,48}+(?: [a-z_][\w/]{0,20}+){0,2}?)"
+    r"(?:\s{0,3}+[:=]\s{0,8}+|\s{1,8}+)"
+    r"(?P<val>[-+]?(?:\d[\d,]{0,30}+(?:\.\d*+)?|\.\d++)(?:[eE][-+]?\d{1,3}+)?|nan|inf|N/A)"
+    r"(?P<unit>ms|s|sec|%|GiB|GB|MiB|MB|it/s|s/it|tok/s|K)?(?![\w.])")
+
+STEP_KEYS = {"step", "iter", "iteration", "it", "global_step", "globalstep", "num_updates",
+             "training_steps", "update", "steps", "train/global_step", "trainer/global_step"}
+LOSS_KEYS = {"loss", "train_loss", "lm_loss", "lm loss", "train loss", "training_loss", "step_loss",
+             "reduced_train_loss", "loss/train/total", "train/loss", "loss/tok", "avg_loss"}
+LR_KEYS = {"lr", "learning_rate", "learning rate", "train/learning_rate", "lr-adamw"}
+GN_KEYS = {"grad_norm", "gnorm", "norm", "grad norm", "gradnorm", "grad_norm/total", "train/grad_norm"}
+TIME_KEYS = {"time", "dt", "step_time", "iter_time", "batch_time", "elapsed", "step time", "iter time",
+             "time/step", "train_step_timing in s", "step_time_s", "time_per_step"}
+TIME_MS_KEYS = {"step_time_ms", "time_ms", "dt_ms", "iter_time_ms", "batch_time_ms", "elapsed_ms"}
+TOK_KEYS = {"tok/s", "tok/sec", "tokens/s", "tokens/sec", "tps", "tokens_per_sec", "tokens_per_s",
+            "wps", "tokens_per_second", "train_tokens_per_second", "tokens per second", "tgs"}
+SAMPLE_KEYS = {"samples/s", "samples/sec", "samples_per_sec", "samples_per_s", "seq/s", "sps",
+               "samples_per_second", "train_samples_per_second", "throughput", "img/s", "images/s"}
+IT_KEYS = {"it/s", "ups", "steps_per_second", "train_steps_per_second", "iters/s", "batches_per_sec"}
+TFLOPS_KEYS = {"tflops", "tflop/s", "tflops/gpu", "model_tflops", "tflop", "TFLOPs"}
+MEM_KEYS = {"memory", "mem", "max mem", "mem_gb", "peak_mem", "max_mem", "peak memory", "memory_gb",
+            "max_memory_allocated", "mem_alloc"}
+EPOCH_KEYS = {"epoch", "ep"}
+TOTAL_KEYS = {"total_steps", "max_steps", "total"}
+
+
+def pairs(text: str, limit: int = 64) -> list[tuple[str, str, str | None]]:
+    out = []
+    for m in _PAIR.finditer(text, timeout=TIMEOUT):
+        out.append((m.group("key"), m.group("val"), m.group("unit")))
+        if len(out) >= limit:
+            break
+    return out
+
+
+def normalise(items, fields: dict | None = None) -> tuple[dict, dict]:
+    """Map raw (key, value, unit) items to record fields; returns (fields, extras)."""
+    fields = {} if fields is None else fields
+    extra: dict = {}
+    for key, val, unit in items:
+        k = key.strip().lower()
+        v = num(val)
+        if v is None:
+            continue
+        if k in STEP_KEYS:
+            if v == int(v) and "step" not in fields:
+                fields["step"] = int(v)
+        elif k in LOSS_KEYS:
+            fields.setdefault("loss", v)
+        elif k in LR_KEYS:
+            fields.setdefault("lr", v)
+        elif k in GN_KEYS:
+            fields.setdefault("grad_norm", v)
+        elif k in TIME_MS_KEYS or k.endswith("_ms"):
+            if k in TIME_MS_KEYS:
+                fields.setdefault("step_time_ms", v)
+            else:
+                extra[k] = v
+        elif k in TIME_KEYS:
+            ms = to_ms(v, unit if unit in ("ms", "s", "sec") else None, "s")
+            if ms is not None:
+                fields.setdefault("step_time_ms", ms)
+        elif k in TOK_KEYS:
+            fields.setdefault("tokens_per_s", v * (1000 if unit == "K" else 1))
+        elif k in SAMPLE_KEYS:
+            fields.setdefault("samples_per_s", v)
+        elif k in IT_KEYS:
+            fields.setdefault("it_per_s", v)
+        elif k in TFLOPS_KEYS or k == "tflops":
+            fields.setdefault("tflops", v)
+        elif k == "mfu":
+            fields.setdefault("mfu", v)
+        elif k in MEM_KEYS:
+            if unit in ("GiB", "GB", "MiB", "MB"):
+                fields.setdefault("mem_gb", to_gb(v, unit))
+            elif k == "mem_gb" or k == "memory_gb":
+                fields.setdefault("mem_gb", v)
+            else:   # bare number: maskrcnn & co print MB
+                fields.setdefault("mem_gb", to_gb(v, "mb" if v > 512 else "gb"))
+        elif k in EPOCH_KEYS:
+            fields.setdefault("epoch", v if v != int(v) else int(v))
+        elif k in TOTAL_KEYS:
+            if v == int(v):
+                fields.setdefault("total_steps", int(v))
+        elif unit == "it/s":
+            fields.setdefault("it_per_s", v)
+        elif unit == "s/it" and v > 0:
+            fields.setdefault("it_per_s", round(1.0 / v, 6))
+        else:
+            if len(extra) < 32:
+                extra[k.replace(" ", "_")] = v
+    return fields, extra

@@ -1,0 +1,127 @@
+"""PyTorch Lightning progress bars (and NeMo, which adds DLLogger records on the same stream)."""
+from __future__ import annotations
+
+import regex
+
+from .base import EVAL_WORDS, TIMEOUT, BarTracker, Parser, num, parse_bar, record, to_ms
+from .kv import normalise
+
+EPOCH = regex.compile(r"Epoch (\d++)")
+DLL = regex.compile(r"DLL \d{4}+-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d++)? - (\d++|PARAMETER|\(\)) (.{0,4000}+)")
+_DLL_ITEM = regex.compile(r"\s*+([A-Za-z_][\w/ .-]{0,80}?)\s*+:\s*+(-?[\d.]++(?:[eE][-+]?\d++)?|nan|inf)\s*+")
+_TIMING = regex.compile(r"(\w+?)_timing in s")
+
+
+def postfix_fields(post: dict) -> dict:
+    items = []
+    for k, v in post.items():
+        if k == "v_num":
+            continue
+        if k.endswith(" in s") or k.endswith("_timing"):
+            ms = to_ms(num(v), "s")
+            if ms is not None and "train_step_timing" in k:
+                items.append(("step_time_ms", str(ms), "ms"))
+            continue
+        items.append((k, v, None))
+    fields, extra = normalise(items)
+    fields.pop("step", None)
+    if "global_step" in extra:
+        extra.pop("global_step")
+    fields.update({k: v for k, v in extra.items() if k in ("consumed_samples",)})
+    return fields
+
+
+class LightningParser(Parser):
+    name = "lightning"
+
+    def __init__(self) -> None:
+        self.bars = BarTracker()
+        self.dll_seen = False
+        self.total: dict = {}
+
+    def detect(self, line: str) -> bool:
+        return ("Epoch " in line and "%|" in line) or "lightning" in line.lower() and "GPU available" in line
+
+    def _bar_record(self, key, bar: dict) -> dict | None:
+        rank, kind = key[0], key[1]
+        fields = postfix_fields(bar["post"])
+        if "it_per_s" in bar:
+            fields["it_per_s"] = bar["it_per_s"]
+        if kind == "eval":
+            return record("eval", self.name, rank, None, phase=bar["desc"] or "validation",
+                          batches=bar["n"], total_batches=bar["total"], **fields)
+        if self.dll_seen:
+            return None        # NeMo: the DLLogger line of the same step is the precise record
+        epoch = bar.get("epoch")
+        step = bar["n"]
+        if epoch and bar["total"]:
+            step = epoch * bar["total"] + bar["n"]
+        return record("progress", self.name, rank, step, total_steps=bar["total"], epoch=epoch,
+                      elapsed_s=bar["elapsed_s"], **fields)
+
+    def parse(self, line: str, rank: int | None) -> list[dict]:
+        out: list = []
+        dll_at = line.find("DLL ")
+        bar_part = line if dll_at < 0 else line[:dll_at]
+        if "%|" in bar_part:
+            bar = parse_bar(bar_part)
+            if bar is not None:
+                desc = bar["desc"]
+                kind = "eval" if any(w in desc for w in EVAL_WORDS) else "train"
+                em = EPOCH.search(desc, timeout=TIMEOUT)
+                bar["epoch"] = int(em.group(1)) if em else None
+                if kind == "train" and bar["total"]:
+                    self.total[rank] = bar["total"]
+                key = (rank, kind, bar["total"] if kind == "eval" else 0)
+                done = self.bars.update(key, bar)
+                if done is not None:
+                    r = self._bar_record(key, done)
+                    if r:
+                        out.append(r)
+        if dll_at >= 0:
+            m = DLL.search(line, dll_at, timeout=TIMEOUT)
+            if m and m.group(1).isdigit():
+                out.extend(self._dll(int(m.group(1)), m.group(2), rank))
+        return out
+
+    def _dll(self, step0: int, text: str, rank) -> list[dict]:
+        self.dll_seen = True
+        items = []
+        timers = {}
+        for im in _DLL_ITEM.finditer(text, timeout=TIMEOUT):
+            key, val = im.group(1).strip(), im.group(2)
+            tm = _TIMING.match(key)
+            if tm:
+                ms = to_ms(num(val), "s")
+                if ms is not None:
+                    timers[tm.group(1)] = ms
+                continue
+            items.append((key, val, None))
+        fields, extra = normalise(items)
+        fields.pop("step", None)
+        if "train_step" in timers:
+            fields["step_time_ms"] = timers["train_step"]
+        if "consumed_samples" in extra:
+            fields["consumed_samples"] = extra["consumed_samples"]
+        if timers:
+            fields["timers_ms"] = timers
+        kind = "eval" if any(k.startswith("val") for k in extra) and "loss" not in fields else "progress"
+        return [record(kind, "nemo" if self.name in ("lightning", "nemo") else self.name, rank, step0 + 1,
+                       total_steps=self.total.get(rank), **fields)]
+
+    def flush(self) -> list[dict]:
+        out = []
+        for key, bar in list(self.bars.held.items()):
+            if bar["n"] > 0:
+                r = self._bar_record(key, bar)
+                if r:
+                    out.append(r)
+        self.bars.held.clear()
+        return out
+
+
+class NemoParser(LightningParser):
+    name = "nemo"
+
+    def detect(self, line: str) -> bool:
+        return line.startswith("[NeMo ") or line.startswith("DLL ") or "reduced_train_loss" in line

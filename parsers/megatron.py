@@ -1,0 +1,96 @@
+"""Megatron-LM (and Megatron-DeepSpeed) iteration lines, timers, validation, checkpoints."""
+from __future__ import annotations
+
+import regex
+
+from .base import TIMEOUT, Parser, num, parse_timer_list, record, timers_to_lanes, to_int
+
+ITER = regex.compile(r"\s*+iteration\s++(\d++)\s*+/\s*+(\d++)\s*+\|(.{0,4000}+)")
+TIMERS = regex.compile(r"time \(ms\)\s*+\|(.{0,4000}+)")
+VALID = regex.compile(r"\s*+validation loss at (?:iteration|the end of training for \w+ data)\s*+(\d*+)\s*+\|(.{0,2000}+)")
+_FIELD = regex.compile(r"\s*+([A-Za-z][\w ()/.,-]{0,80}?)\s*+:\s*+(-?[\d.]++(?:[eE][-+]?\d++)?)\s*+$")
+
+_MAP = {
+    "elapsed time per iteration (ms)": "step_time_ms",
+    "learning rate": "lr",
+    "lm loss": "loss",
+    "grad norm": "grad_norm",
+    "loss scale": "loss_scale",
+    "consumed samples": "consumed_samples",
+    "consumed tokens": "consumed_tokens",
+    "global batch size": "global_batch_size",
+    "number of skipped iterations": "skipped_iterations",
+    "number of nan iterations": "nan_iterations",
+    "throughput per gpu (tflop/s/gpu)": "tflops",
+    "tflops": "tflops",
+    "tokens per gpu per second (tgs)": "tokens_per_s_per_gpu",
+    "samples per second": "samples_per_s",
+    "mem usages": "mem_usage",
+}
+
+
+def parse_fields(text: str) -> tuple[dict, dict]:
+    fields: dict = {}
+    losses: dict = {}
+    for part in text.split("|")[:48]:
+        m = _FIELD.match(part, timeout=TIMEOUT)
+        if not m:
+            continue
+        key = m.group(1).strip().lower()
+        v = num(m.group(2))
+        if v is None:
+            continue
+        name = _MAP.get(key)
+        if name:
+            fields[name] = int(v) if name in ("consumed_samples", "consumed_tokens", "global_batch_size",
+                                              "skipped_iterations", "nan_iterations") else v
+        elif key.endswith("loss"):
+            losses[key] = v
+        else:
+            fields[key.replace(" ", "_")] = v
+    if "loss" not in fields and losses:
+        fields["loss"] = next(iter(losses.values()))
+    if losses:
+        fields["losses"] = losses
+    return fields, losses
+
+
+class MegatronParser(Parser):
+    name = "megatron"
+
+    def __init__(self) -> None:
+        self.last_step: dict = {}
+
+    def detect(self, line: str) -> bool:
+        return "iteration" in line and ITER.match(line, timeout=TIMEOUT) is not None
+
+    def parse(self, line: str, rank: int | None) -> list[dict]:
+        if "iteration" in line:
+            m = ITER.match(line, timeout=TIMEOUT)
+            if m:
+                step = int(m.group(1))
+                self.last_step[rank] = step
+                fields, _ = parse_fields(m.group(3))
+                return [record("progress", self.name, rank, step, total_steps=int(m.group(2)), **fields)]
+            m = VALID.match(line, timeout=TIMEOUT)
+            if m:
+                fields, _ = parse_fields(m.group(2))
+                step = to_int(m.group(1)) if m.group(1) else self.last_step.get(rank)
+                return [record("eval", self.name, rank, step, phase="validation", **fields)]
+        if "time (ms)" in line:
+            m = TIMERS.search(line, timeout=TIMEOUT)
+            if m:
+                return timer_records(self.name, rank, self.last_step.get(rank), m.group(1))
+        return []
+
+
+def timer_records(framework: str, rank, step, text: str) -> list[dict]:
+    timers = parse_timer_list(text)
+    if not timers:
+        return []
+    out = [record("timing", framework, rank, step, timers_ms=timers, lanes_ms=timers_to_lanes(timers))]
+    for name, v in timers.items():
+        if name in ("save-checkpoint", "load-checkpoint"):
+            out.append(record("checkpoint", framework, rank, step,
+                              action="save" if name.startswith("save") else "load", duration_ms=v))
+    return out

@@ -1,0 +1,94 @@
+"""nanoGPT-style loops: karpathy `iter N: loss .., time ..ms, mfu ..%`, modded-nanogpt
+`step:N/T train_time:..ms step_avg:..ms`, llm.c `step  N/T | train loss ..`, and `step N/T loss ..`."""
+from __future__ import annotations
+
+import regex
+
+from .base import TIMEOUT, Parser, num, record
+from .kv import normalise, pairs
+
+KARPATHY = regex.compile(r"iter (\d++): loss ([-\d.]++|nan), time ([\d.]++)ms(?:, mfu (-?[\d.]++)%)?")
+KARPATHY_EVAL = regex.compile(r"step (\d++): train loss ([\d.]++|nan), val loss ([\d.]++|nan)")
+MODDED = regex.compile(r"step:(\d++)/(\d++) (.{0,2000}+)")
+STEP_SLASH = regex.compile(r"step\s{1,8}+(\d++)\s*+/\s*+(\d++)\b\s*+[|:,]?(.{0,2000}+)")
+STEP_PLAIN = regex.compile(r"step\s{1,8}+(\d++)\s*+[|:,]\s*+(.{0,2000}+)")
+_MS = regex.compile(r"([A-Za-z_]++):(-?[\d.]++|nan)ms")
+
+
+class NanoGPTParser(Parser):
+    name = "nanogpt"
+
+    def __init__(self) -> None:
+        self.prev: dict = {}    # rank -> (step, cumulative train_time ms)
+
+    def detect(self, line: str) -> bool:
+        return line.startswith(("step:", "iter ", "step ")) and bool(self.parse_only(line))
+
+    def parse(self, line: str, rank: int | None) -> list[dict]:
+        return self.parse_only(line, rank, update=True)
+
+    def parse_only(self, line: str, rank=None, update: bool = False) -> list[dict]:
+        s = line.lstrip()
+        if s.startswith("step:"):
+            m = MODDED.match(s, timeout=TIMEOUT)
+            if not m:
+                return []
+            step, total, rest = int(m.group(1)), int(m.group(2)), m.group(3)
+            fields, extra = normalise(pairs(rest))
+            fields.pop("step", None)
+            cumulative = None
+            for km in _MS.finditer(rest, timeout=TIMEOUT):
+                key, v = km.group(1), num(km.group(2))
+                if key == "train_time":
+                    cumulative = v
+                elif key == "step_avg" and v is not None:
+                    fields["step_avg_ms"] = v
+            fields.pop("step_time_ms", None)
+            if cumulative is not None:
+                fields["train_time_ms"] = cumulative
+            if "val_loss" in extra:
+                return [record("eval", self.name, rank, step, total_steps=total, phase="validation",
+                               loss=extra["val_loss"], **{k: v for k, v in fields.items() if k != "loss"})]
+            if "train_loss" in extra or "loss" in fields:
+                fields["loss"] = fields.get("loss", extra.get("train_loss"))
+            prev = self.prev.get(rank)
+            if (prev and cumulative is not None and prev[1] is not None and step == prev[0] + 1
+                    and cumulative >= prev[1]):
+                fields["step_time_ms"] = round(cumulative - prev[1], 3)
+            if update:
+                self.prev[rank] = (step, cumulative)
+            return [record("progress", self.name, rank, step, total_steps=total, **fields)]
+        if s.startswith("iter "):
+            m = KARPATHY.match(s, timeout=TIMEOUT)
+            if m:
+                return [record("progress", self.name, rank, int(m.group(1)), loss=num(m.group(2)),
+                               step_time_ms=num(m.group(3)), mfu=num(m.group(4)))]
+            return []
+        if s.startswith("step "):
+            m = KARPATHY_EVAL.match(s, timeout=TIMEOUT)
+            if m:
+                return [record("eval", self.name, rank, int(m.group(1)), phase="validation",
+                               train_loss=num(m.group(2)), loss=num(m.group(3)))]
+            m = STEP_SLASH.match(s, timeout=TIMEOUT)
+            total = None
+            if m:
+                step, total, rest = int(m.group(1)), int(m.group(2)), m.group(3)
+            else:
+                m = STEP_PLAIN.match(s, timeout=TIMEOUT)
+                if not m:
+                    return []
+                step, rest = int(m.group(1)), m.group(2)
+            fields, extra = normalise(pairs(rest.replace("(", " ").replace(")", " ")))
+            fields.pop("step", None)
+            if "step_time_ms" not in fields:
+                # llm.c prints '(1233.64 ms | 425 tok/s)': a bare ms value is the step time
+                bare = regex.search(r"([\d.]++)\s*+ms\b", rest, timeout=TIMEOUT)
+                if bare:
+                    fields["step_time_ms"] = num(bare.group(1))
+                tok = regex.search(r"([\d.]++)\s*+tok/s", rest, timeout=TIMEOUT)
+                if tok and "tokens_per_s" not in fields:
+                    fields["tokens_per_s"] = num(tok.group(1))
+            if not fields:
+                return []
+            return [record("progress", self.name, rank, step, total_steps=total, **fields)]
+        return []

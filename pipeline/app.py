@@ -1,0 +1,168 @@
+"""The Faust app: topics, tables, and the correlate → aggregate → sink agents.
+
+Reads in the order of Faust's own examples: app, topics, tables, agents, timers.  The agents
+are thin: each decodes, calls a pure function from ridgescope.pipeline.windows, and sends.
+Every event is handled in its own try/except so a bad one goes to the dead-letter topic and
+never stops the agent (an agent that raises leaves its message unacked and blocks shutdown).
+
+Delivery is at-least-once with plain tables; the store dedups (ReplacingMergeTree).
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+
+import faust
+import msgpack
+
+from ridgescope.pipeline import query_api, sink_rows, windows
+from ridgescope.pipeline.config import Settings
+from ridgescope.pipeline.verdict import VerdictConfig
+from ridgescope.schemas import envelope
+from ridgescope.schemas.kinds import (ALERTS_TOPIC, DEAD_LETTER_TOPIC, RAW_TOPICS, RECORDS_TOPIC,
+                                      STEP_RANK_TOPIC, STEPS_TOPIC)
+
+log = logging.getLogger("ridgescope.pipeline")
+
+SINK_BATCH_ROWS = 5000
+SINK_BATCH_SECONDS = 0.5
+RECORD_KINDS = {"progress", "host_sample", "gpu_sample", "job_start", "job_end"}
+
+
+def build_app(settings: Settings, store=None, verdict_cfg: VerdictConfig | None = None,
+              app_id: str = "ridgescope") -> faust.App:
+    """Create the app.  ``store`` is a ridgescope.sql.store.Store owned by this process."""
+    cfg = verdict_cfg or VerdictConfig()
+    app = faust.App(
+        app_id,
+        broker=f"kafka://{settings.broker}",
+        store="memory://",
+        topic_partitions=settings.partitions,
+        topic_replication_factor=1,
+        key_serializer="raw",
+        value_serializer="raw",
+        web_port=settings.web_port,
+        web_bind="127.0.0.1",
+        web_host="127.0.0.1",
+        # Short group timings: a single-node stack should be ready in seconds, not 30.
+        broker_session_timeout=10.0,
+        broker_heartbeat_interval=1.0,
+        broker_rebalance_timeout=20.0,
+        broker_commit_interval=1.0,
+        stream_wait_empty=False,
+        consumer_auto_offset_reset="earliest",
+        producer_linger_ms=5,
+    )
+
+    # --- topics -----------------------------------------------------------------------------
+    def topic(*names: str):
+        return app.topic(*names, key_type=bytes, value_type=bytes,
+                         key_serializer="raw", value_serializer="raw",
+                         partitions=settings.partitions)
+
+    raw_topic = topic(*RAW_TOPICS)
+    step_rank_topic = topic(STEP_RANK_TOPIC)
+    steps_topic = topic(STEPS_TOPIC)
+    alerts_topic = topic(ALERTS_TOPIC)
+    records_topic = topic(RECORDS_TOPIC)
+    dead_letter_topic = topic(DEAD_LETTER_TOPIC)
+    sink_topic = topic(STEPS_TOPIC, ALERTS_TOPIC, RECORDS_TOPIC)
+
+    # --- tables -----------------------------------------------------------------------------
+    state_schema = faust.Schema(key_serializer="json", value_serializer="json")
+    rank_windows = app.Table("rank_windows", default=None, partitions=settings.partitions,
+                             schema=state_schema)
+    job_steps = app.Table("job_steps", default=None, partitions=settings.partitions,
+                          schema=state_schema)
+
+    async def dead_letter(event, reason: str) -> None:
+        message = event.message
+        log.warning("dead letter from %s[%s]@%s: %s", message.topic, message.partition,
+                    message.offset, reason)
+        await dead_letter_topic.send(key=event.key, value=msgpack.packb({
+            "reason": reason, "topic": message.topic, "partition": message.partition,
+            "offset": message.offset, "key": event.key, "value": event.value,
+            "ts_ns": time.time_ns()}, use_bin_type=True))
+
+    async def send(target, job: str, msg: dict) -> None:
+        await target.send(key=job.encode(), value=envelope.encode(msg))
+
+    # --- agents -----------------------------------------------------------------------------
+    @app.agent(raw_topic, name="correlate")
+    async def correlate(stream):
+        """Per job/rank: close step windows and compute each rank's lane breakdown."""
+        async for event in stream.events():
+            try:
+                msg = envelope.decode(event.value)
+                key = f"{msg['job']}/{msg['rank']}"
+                if msg["kind"] in RECORD_KINDS:
+                    await records_topic.send(key=msg["job"].encode(), value=event.value)
+                state = rank_windows.get(key) or windows.new_rank_state()
+                state, rows = windows.correlate(state, msg)
+                rank_windows[key] = state
+                for row in rows:
+                    await send(step_rank_topic, msg["job"], envelope.make(
+                        "step_rank", msg["job"], msg["rank"], msg["host"], row["t1_ns"],
+                        msg["seq"], row))
+                if msg["kind"] == "job_end":
+                    await step_rank_topic.send(key=msg["job"].encode(), value=msgpack.packb(
+                        {"job_end": True, "job": msg["job"], "rank": msg["rank"],
+                         "world_size": msg["p"]["world_size"]}))
+            except Exception as exc:  # noqa: BLE001 - one bad event must not stop the agent
+                await dead_letter(event, f"{type(exc).__name__}: {exc}")
+
+    @app.agent(step_rank_topic, name="aggregate")
+    async def aggregate(stream):
+        """Per job: join the ranks of each step, judge it, and emit steps and alerts."""
+        async for event in stream.events():
+            try:
+                raw = msgpack.unpackb(event.value, raw=False)
+                if isinstance(raw, dict) and raw.get("job_end"):
+                    job, row, host = raw["job"], raw, ""
+                else:
+                    msg = envelope.decode(event.value)
+                    job, host = msg["job"], msg["host"]
+                    row = dict(msg["p"], rank=msg["rank"], host=host)
+                state = job_steps.get(job) or windows.new_job_state()
+                state, verdicts, late = windows.aggregate(state, row, cfg)
+                job_steps[job] = state
+                now = time.time_ns()
+                for late_row in late:
+                    await send(records_topic, job, envelope.make(
+                        "step_rank", job, late_row["rank"], late_row.get("host", host),
+                        late_row["t1_ns"], 0, late_row))
+                for result in verdicts:
+                    await send(steps_topic, job, envelope.make(
+                        "step", job, result["culprit_rank"], host, now, result["step"], result))
+                    if result["slow"]:
+                        await send(alerts_topic, job, envelope.make(
+                            "alert", job, result["culprit_rank"], host, now, result["step"],
+                            sink_rows.alert_payload(result)))
+            except Exception as exc:  # noqa: BLE001
+                await dead_letter(event, f"{type(exc).__name__}: {exc}")
+
+    if store is not None:
+        @app.agent(sink_topic, name="sink")
+        async def sink(stream):
+            """Batched inserts into ClickHouse; a replayed batch is deduplicated by the store."""
+            loop = asyncio.get_running_loop()
+            async for batch in stream.take_events(SINK_BATCH_ROWS, within=SINK_BATCH_SECONDS):
+                tables: dict[str, list] = {}
+                for event in batch:
+                    try:
+                        sink_rows.add(tables, envelope.decode(event.value))
+                    except Exception as exc:  # noqa: BLE001
+                        await dead_letter(event, f"sink: {type(exc).__name__}: {exc}")
+                for table, rows in tables.items():
+                    try:
+                        await loop.run_in_executor(None, store.insert, table, rows,
+                                                   sink_rows.COLUMNS[table])
+                    except Exception as exc:  # noqa: BLE001 - keep the rows, keep going
+                        log.error("insert into %s failed: %s", table, exc)
+                        for event in batch:
+                            await dead_letter(event, f"sink insert into {table}: {exc}")
+
+        query_api.register(app, store)
+    query_api.register_status(app)
+    return app

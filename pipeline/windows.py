@@ -1,0 +1,160 @@
+"""Per-rank step windows (correlate) and per-job step assembly (aggregate), as pure state machines.
+
+The Faust agents keep the returned state in plain tables, keyed job/rank and job.  Each function
+takes the previous state and one message and returns the new state and what to emit, so the
+whole flow is testable without Kafka.  States are JSON-friendly dicts (Faust table values).
+"""
+from __future__ import annotations
+
+from ridgescope.pipeline import breakdown, verdict
+
+LATE_STEPS = 3
+"""A step is judged with the ranks it has once any rank is this many steps past it."""
+
+
+# --- correlate: one rank's open windows ------------------------------------------------------
+
+def new_rank_state() -> dict:
+    return {"open": {}, "closed_through": 0, "hook_seen": False}
+
+
+def step_rank_row(payload: dict, source: str) -> dict:
+    """The step_rank payload for one closed window of one rank."""
+    if source == "hook":
+        charges = breakdown.rank_lanes_ns(payload)
+        arrival = breakdown.arrival_ns(payload["spans"], payload["buckets"], payload["t1_ns"])
+    else:
+        charges = log_lanes_ns(payload)
+        arrival = payload["t1_ns"]
+    return {
+        "step": payload["step"], "t0_ns": payload["t0_ns"], "t1_ns": payload["t1_ns"],
+        "duration_ms": round((payload["t1_ns"] - payload["t0_ns"]) / 1e6, 3),
+        "lanes_ms": breakdown.to_ms(charges), "arrival_ns": arrival,
+        "world_size": payload.get("world_size", 0), "source": source,
+    }
+
+
+def log_lanes_ns(payload: dict) -> dict[str, int]:
+    """Lanes from a framework's own printed timers, when it prints them; the rest is idle."""
+    window = payload["t1_ns"] - payload["t0_ns"]
+    charges = {lane: 0 for lane in breakdown.lanes.PRIORITY}
+    for lane, ms in (payload.get("lanes_ms") or {}).items():
+        if lane in charges:
+            charges[lane] = int(ms * 1e6)
+    used = sum(charges.values())
+    if used > window:  # printed timers can overlap; scale them into the window
+        charges = {k: v * window // used for k, v in charges.items()}
+        used = sum(charges.values())
+    charges["idle"] = window - used
+    return charges
+
+
+def progress_as_window(msg: dict) -> dict | None:
+    """A parsed progress record with a step time stands in for a window (stdout-only mode)."""
+    record = msg["p"]["record"]
+    step, step_ms = record.get("step"), record.get("step_time_ms")
+    if record.get("kind") != "progress" or not isinstance(step, int) or step < 1:
+        return None
+    if not isinstance(step_ms, (int, float)) or step_ms <= 0:
+        return None
+    t1 = msg["ts_ns"]
+    return {"step": step, "t0_ns": t1 - int(step_ms * 1e6), "t1_ns": t1, "world_size": 0,
+            "lanes_ms": record.get("lanes_ms")}
+
+
+def correlate(state: dict, msg: dict) -> tuple[dict, list[dict]]:
+    """Feed one raw envelope of a rank; return (state, step_rank payloads to emit).
+
+    A window closes when the next step of the same rank opens, or when the job ends.  Hook
+    summaries win over stdout records for the same rank: once the hook probe has been seen,
+    progress lines only go to the store.
+    """
+    kind = msg["kind"]
+    state = {"open": dict(state["open"]), "closed_through": state["closed_through"],
+             "hook_seen": state["hook_seen"]}
+    if kind == "job_end":
+        return _close(state, upto=None)
+    if kind == "step_spans":
+        window, source = msg["p"], "hook"
+        state["hook_seen"] = True
+    elif kind == "progress" and not state["hook_seen"]:
+        window, source = progress_as_window(msg), "log"
+    else:
+        return state, []
+    if window is None or window["step"] <= state["closed_through"]:
+        return state, []  # a replayed or late duplicate of a closed step
+    state["open"][str(window["step"])] = {"source": source, **window}
+    return _close(state, upto=window["step"] - 1)
+
+
+def _close(state: dict, upto: int | None) -> tuple[dict, list[dict]]:
+    emitted = []
+    for key in sorted(state["open"], key=int):
+        step = int(key)
+        if upto is not None and step > upto:
+            break
+        window = state["open"].pop(key)
+        emitted.append(step_rank_row(window, window["source"]))
+        state["closed_through"] = max(state["closed_through"], step)
+    return state, emitted
+
+
+# --- aggregate: one job's steps across ranks ------------------------------------------------
+
+def new_job_state() -> dict:
+    return {"pending": {}, "judged_through": 0, "world_size": 0, "ended_ranks": [],
+            "history": verdict.new_history()}
+
+
+def aggregate(state: dict, row: dict,
+              cfg: verdict.VerdictConfig) -> tuple[dict, list[dict], list[dict]]:
+    """Feed one step_rank row (with ``rank``) or a job_end marker.
+
+    Returns (state, verdicts, late rows).  A step is judged when every expected rank has
+    reported, when a rank is LATE_STEPS past it, or when every rank has ended.  Steps are
+    judged in order so the baseline stays causal.  A row for a step already judged is late:
+    it no longer changes the verdict but is still returned, so it reaches the store.
+    """
+    state = {"pending": {k: dict(v) for k, v in state["pending"].items()},
+             "judged_through": state["judged_through"], "world_size": state["world_size"],
+             "ended_ranks": list(state["ended_ranks"]), "history": state["history"]}
+    state["world_size"] = max(state["world_size"], row.get("world_size", 0))
+    if row.get("job_end"):
+        if row["rank"] not in state["ended_ranks"]:
+            state["ended_ranks"].append(row["rank"])
+        flush = len(state["ended_ranks"]) >= _expected_ranks(state)
+        return (*_judge_ready(state, cfg, flush=flush), [])
+    if row["step"] <= state["judged_through"]:
+        return state, [], [row]
+    state["pending"].setdefault(str(row["step"]), {})[str(row["rank"])] = row
+    return (*_judge_ready(state, cfg, flush=False), [])
+
+
+def _expected_ranks(state: dict) -> int:
+    seen = {rank for ranks in state["pending"].values() for rank in ranks}
+    return max(state["world_size"], len(seen))
+
+
+def _judge_ready(state: dict, cfg: verdict.VerdictConfig, flush: bool) -> tuple[dict, list[dict]]:
+    if not state["pending"]:
+        return state, []
+    expected = _expected_ranks(state)
+    newest = max(int(s) for s in state["pending"])
+    ready_through = state["judged_through"]
+    for key in sorted(state["pending"], key=int):
+        step = int(key)
+        complete = len(state["pending"][key]) >= expected
+        if flush or complete or step <= newest - LATE_STEPS:
+            ready_through = step
+    verdicts = []
+    for key in sorted(state["pending"], key=int):
+        step = int(key)
+        if step > ready_through:
+            break
+        rows = verdict.attribute_wait([dict(r, rank=int(r["rank"]))
+                                       for r in state["pending"].pop(key).values()])
+        result, state["history"] = verdict.judge(step, rows, state["history"], cfg)
+        result["ranks"] = rows
+        verdicts.append(result)
+        state["judged_through"] = step
+    return state, verdicts
