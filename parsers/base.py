@@ -56,12 +56,14 @@ def to_ms(value: float | None, unit: str | None, default_unit: str = "s") -> flo
     return round(value * factor, 6)
 
 
-_MEM = {"b": 1e-9, "kb": 1e-6, "kib": 1024 / 1e9, "mb": 1e-3, "mib": 1048576 / 1e9, "gb": 1.0,
-        "gib": 1073741824 / 1e9, "tb": 1e3, "tib": 1099511627776 / 1e9}
+# Frameworks print "GB"/"MB" for binary units as often as not; mem_gb follows the printed
+# number for G units and treats M units as 1/1024 G.
+_MEM = {"kb": 1 / 1048576, "kib": 1 / 1048576, "mb": 1 / 1024, "mib": 1 / 1024, "gb": 1.0,
+        "gib": 1.0, "tb": 1024.0, "tib": 1024.0}
 
 
 def to_gb(value: float | None, unit: str | None, default_unit: str = "gb") -> float | None:
-    """Memory in GB (10^9 bytes)."""
+    """Memory in G units as printed (GiB and GB alike)."""
     if value is None:
         return None
     factor = _MEM.get((unit or default_unit).lower())

@@ -14,7 +14,7 @@ from .pydict import parse_flat_dict
 METER = regex.compile(r"(?:(TRAIN|VALIDATION|TEST|Epoch:|Test:|Train:|Eval:|Val:)\s*+)\[(\d++)\]\[\s*+(\d++)/(\d++)\](.{0,4000}+)")
 _METER_ITEM = regex.compile(r"([A-Za-z@][\w/@ ]{0,30}?)\s++(-?[\d.]++(?:[eE][-+]?\d++)?)(?:\s*+\(\s*+(-?[\d.]++(?:[eE][-+]?\d++)?)\))?")
 MXNET = regex.compile(r"(?:Node\[(\d++)\] )?Epoch\[(\d++)\] Batch \[(\d++)-(\d++)\]\s++Speed: ([\d.]++) samples/sec(.{0,1000}+)")
-FAIRSEQ = regex.compile(r"\| (train_inner|train|valid|valid_\w++) \| (\{.{0,8000}+\})\s*+$")
+FAIRSEQ = regex.compile(r"\| (train_inner|train|valid|valid_\w++) \| (\{.{0,8000}+)")
 NODE = regex.compile(r"Node\[(\d++)\]")
 _STEPISH = regex.compile(r"(?i)(?:^|[\s|,\[])(?:step|iter|iteration|global_step|num_updates|training_steps|it)\s*+[:= ]")
 
@@ -92,6 +92,7 @@ class GenericParser(Parser):
             if comp:
                 lanes["compute"] = round(comp, 6)
             fields["lanes_ms"] = lanes
+        extra.pop("eta", None)
         if extra:
             fields["metrics"] = dict(list(extra.items())[:24])
         return [record("progress", self.name, rank, step, **fields)]
@@ -132,6 +133,9 @@ class GenericParser(Parser):
                        iters_per_epoch=total, **fields)]
 
     def _fairseq(self, tag: str, body: str, rank) -> list[dict]:
+        body = body.rstrip()
+        if not body.endswith("}"):
+            return []
         try:
             d = json.loads(body)
         except ValueError:

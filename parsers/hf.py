@@ -31,7 +31,7 @@ class HFTrainerParser(Parser):
         self.main_total: dict = {}
 
     def detect(self, line: str) -> bool:
-        return ("{'loss':" in line or "{'train_runtime'" in line or "trainer.py" in line
+        return ("{'loss':" in line or "{'train_runtime'" in line or "|trainer.py:" in line
                 or "{'eval_loss'" in line)
 
     def _emit_held(self, rank, out: list) -> None:
@@ -73,7 +73,7 @@ class HFTrainerParser(Parser):
             if "runtime" in fields:
                 fields["duration_ms"] = to_ms(fields.pop("runtime"), "s")
             out.append(record("eval", self.name, rank, step, phase="result", **fields))
-        elif "train_runtime" in d:
+        elif "train_runtime" in d and "loss" not in d:
             f = dict_fields(d)
             out.append(record("progress", self.name, rank, None, summary=True,
                               duration_ms=to_ms(f.pop("train_runtime", None), "s"),
@@ -81,6 +81,11 @@ class HFTrainerParser(Parser):
                               it_per_s=f.pop("train_steps_per_second", None),
                               loss=f.pop("train_loss", None), epoch=f.pop("epoch", None)))
         elif "loss" in d or "learning_rate" in d or "grad_norm" in d:
+            if rank not in self.main_total:
+                # no progress bar on this stream (disable_tqdm, file logging): nothing to wait for
+                out.append(record("progress", self.name, rank, d.get("step") if isinstance(d.get("step"), int)
+                                  else None, **dict_fields(d)))
+                return
             old = self.pending.pop(rank, None)
             if old is not None:
                 out.append(record("progress", self.name, rank, step, **old))

@@ -75,6 +75,11 @@ class MegatronParser(Parser):
             m = VALID.match(line, timeout=TIMEOUT)
             if m:
                 fields, _ = parse_fields(m.group(2))
+                for k in list(fields):
+                    if k.endswith("loss_value") and "loss" not in fields:
+                        fields["loss"] = fields[k]
+                    elif k.endswith("loss_ppl"):
+                        fields["ppl"] = fields[k]
                 step = to_int(m.group(1)) if m.group(1) else self.last_step.get(rank)
                 return [record("eval", self.name, rank, step, phase="validation", **fields)]
         if "time (ms)" in line:

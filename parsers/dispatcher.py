@@ -1,0 +1,178 @@
+"""Per-stream dispatcher: decoding, garbage accounting, rank prefixes, `\\r` redraws, ANSI codes,
+a cheap pre-check, framework auto-detection and the always-on event and NCCL parsers."""
+from __future__ import annotations
+
+from .base import ANSI, CONTROL, MAX_LINE
+from .composer import ComposerParser
+from .deepspeed import DeepSpeedParser
+from .events import EventParser
+from .generic import GenericParser
+from .hf import AccelerateParser, HFTrainerParser
+from .lightning import LightningParser, NemoParser
+from .megatron import MegatronParser
+from .nanogpt import NanoGPTParser
+from .nccl import NcclParser
+from .prefix import split_rank_prefix
+from .torchtitan import TorchtitanParser
+
+# Detection order: most specific first; `generic` is the fallback and never claims a stream.
+PARSERS = {
+    "megatron": MegatronParser,
+    "torchtitan": TorchtitanParser,
+    "nemo": NemoParser,
+    "lightning": LightningParser,
+    "hf_trainer": HFTrainerParser,
+    "accelerate": AccelerateParser,
+    "deepspeed": DeepSpeedParser,
+    "composer": ComposerParser,
+    "nanogpt": NanoGPTParser,
+    "generic": GenericParser,
+}
+
+
+def _interesting(s: str) -> bool:
+    """Cheap pre-check: does the line hold any word that some parser or event looks for?"""
+    return ("step" in s or "iter" in s or "loss" in s or "%|" in s or "time" in s or "NCCL" in s
+            or "rror" in s or "Trace" in s or "heckpoint" in s or "poch" in s or "/s" in s
+            or "Loss" in s or "esum" in s or "val" in s or "{" in s or "exitcode" in s
+            or "Kill" in s or "Time" in s or "atency" in s or "Speed" in s or "DLL " in s
+            or "[batch=" in s or "emory" in s or "detected" in s or "ppl" in s or "estart" in s
+            or "ontinuing" in s or "ailed" in s or "Step" in s or "CHECKPOINT" in s)
+
+
+class Dispatcher:
+    """One per stream (a process's stdout, a log file).  `feed` one raw line at a time."""
+
+    def __init__(self, log_format: str | None = None) -> None:
+        if log_format is not None and log_format not in PARSERS:
+            raise ValueError(f"unknown log format {log_format!r}; one of {', '.join(PARSERS)}")
+        self.forced = log_format
+        self.parsers = {name: cls() for name, cls in PARSERS.items()
+                        if log_format is None or name == log_format}
+        if log_format is not None and log_format != "generic":
+            self.parsers["generic"] = GenericParser()
+        self.order = list(self.parsers.values())
+        self.active = self.parsers[log_format] if log_format else None
+        self.events = EventParser()
+        self.nccl = NcclParser()
+        self.seen: set[str] = set()
+        self.stats = {"lines": 0, "records": 0, "garbage": 0, "timeouts": 0, "truncated": 0,
+                      "switches": 0}
+
+    @property
+    def framework(self) -> str | None:
+        return self.active.name if self.active else None
+
+    def feed(self, line: str | bytes, rank: int | None = None) -> list[dict]:
+        stats = self.stats
+        stats["lines"] += 1
+        try:
+            if not isinstance(line, str):
+                try:
+                    line = bytes(line).decode("utf-8")
+                except (UnicodeDecodeError, TypeError, ValueError):
+                    stats["garbage"] += 1
+                    return []
+            if len(line) > MAX_LINE:
+                line = line[:MAX_LINE]
+                stats["truncated"] += 1
+            if line.endswith("\n"):
+                line = line[:-1]
+            if not line.isprintable():
+                if "\x1b" in line:
+                    line = ANSI.sub("", line, timeout=0.05)
+                line = line.replace("\t", "    \t") if "\t" in line else line
+                if CONTROL.search(line, timeout=0.05):
+                    stats["garbage"] += 1
+                    return []
+            if rank is None and line and line[0] in "[ 0123456789":
+                rank, line = split_rank_prefix(line)
+            if "\r" in line:
+                out: list = []
+                for seg in line.split("\r")[:2000]:
+                    if seg:
+                        out.extend(self._line(seg, rank))
+            else:
+                out = self._line(line, rank)
+        except TimeoutError:
+            stats["timeouts"] += 1
+            stats["garbage"] += 1
+            return []
+        if out:
+            stats["records"] += len(out)
+        return out
+
+    def _line(self, line: str, rank) -> list[dict]:
+        events = self.events
+        out: list = []
+        if events.tb and rank in events.tb:
+            consumed, recs = events.traceback_line(line, rank, self._fw())
+            out.extend(recs)
+            if consumed:
+                return out
+        active = self.active
+        if active is not None and getattr(active, "open", None) and rank in active.open:
+            recs = active.parse(line, rank)     # Composer: multi-line record in progress
+            if recs or line.lstrip().startswith(("Train ", "Eval ")):
+                return out + self._accept(active, recs)
+        if not _interesting(line):
+            return out
+        if "NCCL" in line:
+            recs = self.nccl.parse(line, rank)
+            if recs:
+                out.extend(recs)
+                return out
+        recs = self._progress(line, rank)
+        if recs:
+            out.extend(recs)
+            if recs[0]["kind"] in ("progress", "timing"):
+                step = recs[0]["step"]
+                if step is not None:
+                    events.last_step[rank] = step
+            return out
+        out.extend(events.parse(line, rank, self._fw()))
+        return out
+
+    def _fw(self) -> str:
+        return self.active.name if self.active else "generic"
+
+    def _accept(self, parser, recs: list) -> list:
+        if recs and parser.yields_to and parser.yields_to & self.seen:
+            return []
+        if recs:
+            self.seen.add(parser.name)
+        return recs
+
+    def _progress(self, line: str, rank) -> list[dict]:
+        active = self.active
+        if active is not None:
+            recs = active.parse(line, rank)
+            if recs:
+                return self._accept(active, recs)
+            if self.forced:
+                if active.name != "generic":
+                    return self.parsers["generic"].parse(line, rank)
+                return []
+        for p in self.order:
+            if p is active or p.name == "generic":
+                continue
+            if p.detect(line):
+                recs = p.parse(line, rank)
+                if self.active is not p:
+                    self.active = p
+                    self.stats["switches"] += 1
+                return self._accept(p, recs)
+        if active is None or active.name != "generic":
+            return self.parsers["generic"].parse(line, rank)
+        return []
+
+    def flush(self) -> list[dict]:
+        out: list = []
+        try:
+            for p in self.order:
+                out.extend(self._accept(p, p.flush()))
+            out.extend(self.events.flush(self._fw()))
+        except TimeoutError:
+            self.stats["timeouts"] += 1
+        self.stats["records"] += len(out)
+        return out

@@ -1,0 +1,198 @@
+"""Framework-independent events: checkpoints, restarts, evaluation phases, and errors
+(NCCL watchdog timeouts, CUDA OOM, Python tracebacks as one event, launcher failures)."""
+from __future__ import annotations
+
+import regex
+
+from .base import TIMEOUT, num, record, to_ms
+
+WATCHDOG = regex.compile(
+    r"Watchdog caught collective operation timeout: WorkNCCL\(SeqNum=(\d++), OpType=(\w++)"
+    r"(?:, NumelIn=(\d++), NumelOut=(\d++))?,? ?(?:Timeout\(ms\)=(\d++))?\) ran for (\d++) milliseconds")
+OOM = regex.compile(r"CUDA out of memory\. Tried to allocate ([\d.]++) ([GMK]i?B)(?:\. GPU (\d++))?")
+RETRIES = regex.compile(r"(\d++) CUDA memory allocation retries")
+CHILD = regex.compile(r"failed \(exitcode: (-?\d++)\) local_rank: (\d++) \(pid: (\d++)\)")
+KILLING = regex.compile(r"Killing subprocess (\d++)")
+NCCL_WARN = regex.compile(r"NCCL WARN (.{0,500}+)")
+EXC_END = regex.compile(r"([A-Za-z_][\w.]{0,120}?(?:Error|Exception|Interrupt|Exit|Warning|Failure))(?::\s?(.{0,2000}+))?$")
+NAN = regex.compile(r"(?:Inf|NaN|nan|inf) detected|[Ll]oss is (?:nan|NaN|inf)")
+
+CKPT = regex.compile(
+    r"(?i)\b(sav(?:ing|ed)|wr(?:ote|iting)|load(?:ing|ed)|restor(?:ing|ed)|stor(?:ing|ed))\b"
+    r"[^\n]{0,80}?\bcheckpoints?\b(?!_|=| *+:? *+(?:None|False|True)\b)")
+CKPT_HF = regex.compile(r"Saving model checkpoint to (\S{1,1000}+)")
+CKPT_PATH = regex.compile(r"""(?:\bto|\bfrom|\bat|\bin|:)\s++['"]?(/?[\w.~-]{0,200}+/[^\s'",]{1,800}+|[\w.-]{1,200}?\.(?:pt|pth|bin|ckpt|safetensors|distcp)\b)""")
+CKPT_DUR = regex.compile(r"(?i)\b(?:in|took|time(?: \(ms\))?:?)\s*+([\d.]++)\s*+(ms|s|sec|secs|seconds)\b")
+CKPT_STEP = regex.compile(r"(?i)(?:iteration|global[ _]step|step)[\s:=_-]{0,3}+(\d++)|checkpoint-(\d++)|step[-_](\d++)")
+RESUME = regex.compile(
+    r"(?i)(?:resum(?:ing|ed|e)|continuing training|restarting)\b[^\n]{0,80}?"
+    r"(?:iteration|global step|step|epoch)\s*+[:=]?\s*+(\d++)")
+RESTART_ELASTIC = regex.compile(r"(\d++)/(\d++) attempts left; will restart worker group")
+EVAL_START = regex.compile(r"(?i)\*{3,}+\s*+(?:Running )?(Evaluation|Evaluating|Prediction)\b")
+
+
+_CKPT_NOT = ("%|", "not found", "Unable to find", "No checkpoint", "no existing checkpoint",
+             "if checkpoint", "will be saved", "Defaulting", "checkpoint_", "_checkpoint=")
+
+
+class EventParser:
+    """Runs on every stream next to the framework parser."""
+
+    def __init__(self) -> None:
+        self.tb: dict = {}          # rank -> open traceback lines
+        self.seen_timeouts: set = set()
+        self.last_step: dict = {}
+
+    def in_traceback(self, rank) -> bool:
+        return rank in self.tb
+
+    def _close_tb(self, rank, framework, exc: str | None, msg: str | None, final: bool = True) -> dict:
+        state = self.tb[rank]
+        lines = state["lines"]
+        state["open"] -= 1
+        if final or state["open"] <= 0:
+            self.tb.pop(rank, None)
+        error = "traceback"
+        text = f"{exc}: {msg}" if msg else (exc or "")
+        if "out of memory" in text or "OutOfMemoryError" in (exc or ""):
+            error = "cuda_oom"
+        elif "NCCL" in text and ("timeout" in text.lower() or "Watchdog" in text):
+            error = "nccl_timeout"
+        return record("error", framework, rank, self.last_step.get(rank), error=error, traceback=True,
+                      exception=exc, message=(msg or "")[:2000], frames=sum(1 for x in lines if x.lstrip().startswith("File ")),
+                      text="\n".join(lines)[-4000:])
+
+    def traceback_line(self, line: str, rank, framework: str) -> tuple[bool, list]:
+        """Feed a line while a traceback is open; returns (consumed, records).
+
+        Several processes that share one unprefixed stream print their tracebacks interleaved:
+        each `Traceback` header opens one more, each exception line closes one, so each
+        traceback is still one event."""
+        state = self.tb[rank]
+        lines = state["lines"]
+        if line.startswith("Traceback (most recent call last)"):
+            state["open"] += 1
+            if len(lines) < 400:
+                lines.append(line)
+            return True, []
+        if line.startswith((" ", "\t")) or line.startswith("During handling") or \
+                line.startswith("The above exception") or not line.strip():
+            if len(lines) < 400:
+                lines.append(line)
+            state["foreign"] = 0
+            return True, []
+        m = EXC_END.match(line.strip(), timeout=TIMEOUT)
+        if m:
+            state["foreign"] = 0
+            rec = self._close_tb(rank, framework, m.group(1), m.group(2), final=False)
+            if rank in self.tb:
+                state["lines"] = [x for x in lines if x.startswith("Traceback")][:1]
+            return True, [rec]
+        # another process's line in between: tolerate a few, then close what is open
+        state["foreign"] = state.get("foreign", 0) + 1
+        if state["foreign"] <= 5:
+            return False, []
+        out = []
+        while rank in self.tb:
+            out.append(self._close_tb(rank, framework, None, None, final=False))
+        return False, out
+
+    def parse(self, line: str, rank, framework: str) -> list[dict]:
+        if line.startswith("Traceback (most recent call last)"):
+            self.tb[rank] = {"lines": [line], "open": 1}
+            return []
+        step = self.last_step.get(rank)
+        if "Watchdog caught" in line:
+            m = WATCHDOG.search(line, timeout=TIMEOUT)
+            if m:
+                key = (rank, m.group(1), m.group(2))
+                if key in self.seen_timeouts:
+                    return []
+                self.seen_timeouts.add(key)
+                return [record("error", framework, rank, step, error="nccl_timeout", seq=int(m.group(1)),
+                               op=m.group(2), numel_in=_i(m.group(3)), numel_out=_i(m.group(4)),
+                               timeout_ms=_i(m.group(5)), ran_ms=_i(m.group(6)), message=line.strip()[:2000])]
+        if "out of memory" in line:
+            m = OOM.search(line, timeout=TIMEOUT)
+            if m:
+                return [record("error", framework, rank, step, error="cuda_oom", message=line.strip()[:2000],
+                               tried_gb=num(m.group(1)) / (1024 if m.group(2).upper().startswith("M") else 1),
+                               gpu=_i(m.group(3)))]
+        if "allocation retries" in line:
+            m = RETRIES.search(line, timeout=TIMEOUT)
+            if m:
+                return [record("error", framework, rank, step, error="cuda_alloc_retry", severity="warning",
+                               retries=int(m.group(1)), message=line.strip()[:500])]
+        if "NCCL WARN" in line:
+            m = NCCL_WARN.search(line, timeout=TIMEOUT)
+            if m:
+                return [record("error", framework, rank, step, error="nccl_warn", message=m.group(1).strip())]
+        if "exitcode" in line:
+            m = CHILD.search(line, timeout=TIMEOUT)
+            if m:
+                return [record("error", framework, rank, step, error="child_failed", exitcode=int(m.group(1)),
+                               local_rank=int(m.group(2)), pid=int(m.group(3)), message=line.strip()[:500])]
+        if "Killing subprocess" in line:
+            m = KILLING.search(line, timeout=TIMEOUT)
+            if m:
+                return [record("error", framework, rank, step, error="killed", pid=int(m.group(1)),
+                               message=line.strip()[:500])]
+        if "detected" in line or "oss is" in line:
+            m = NAN.search(line, timeout=TIMEOUT)
+            if m:
+                return [record("error", framework, rank, step, error="nan_inf", severity="warning",
+                               message=line.strip()[:500])]
+        low = None
+        if ("heckpoint" in line or "CHECKPOINT" in line) and not any(w in line for w in _CKPT_NOT):
+            out = self._checkpoint(line, rank, framework, step)
+            if out:
+                return out
+        if "esum" in line or "ontinuing" in line or "estart" in line:
+            low = line
+            m = RESUME.search(low, timeout=TIMEOUT)
+            if m:
+                return [record("restart", framework, rank, int(m.group(1)), message=line.strip()[:500])]
+            m = RESTART_ELASTIC.search(low, timeout=TIMEOUT)
+            if m:
+                return [record("restart", framework, rank, step, attempts_left=int(m.group(1)),
+                               max_attempts=int(m.group(2)), message=line.strip()[:500])]
+        if "***" in line:
+            m = EVAL_START.search(line, timeout=TIMEOUT)
+            if m:
+                return [record("eval", framework, rank, step, phase="start", message=line.strip()[:300])]
+        return []
+
+    def _checkpoint(self, line: str, rank, framework: str, step) -> list[dict]:
+        m = CKPT_HF.search(line, timeout=TIMEOUT)
+        verb = "saving" if m else None
+        if not m:
+            m = CKPT.search(line, timeout=TIMEOUT)
+            if not m:
+                return []
+            verb = m.group(1).lower()
+        action = "load" if verb.startswith(("load", "restor")) else "save"
+        tail = line[m.start():]
+        pm = CKPT_PATH.search(tail, timeout=TIMEOUT)
+        path = pm.group(1).rstrip(".") if pm else (m.group(1) if m.re is CKPT_HF else None)
+        dm = CKPT_DUR.search(tail, timeout=TIMEOUT)
+        sm = CKPT_STEP.search(tail, timeout=TIMEOUT)
+        if sm:
+            step = int(sm.group(1) or sm.group(2) or sm.group(3))
+        done = verb.endswith("ed") or "uccessfully" in line or "inished" in line
+        out = [record("checkpoint", framework, rank, step, action=action, path=path,
+                      duration_ms=to_ms(num(dm.group(1)), dm.group(2)) if dm else None,
+                      phase="end" if done else "start", message=line.strip()[:500])]
+        if action == "load" and done and sm and step and step > 0:
+            out.append(record("restart", framework, rank, step, message=line.strip()[:500]))
+        return out
+
+    def flush(self, framework: str) -> list[dict]:
+        out = []
+        for rank in list(self.tb):
+            while rank in self.tb:
+                out.append(self._close_tb(rank, framework, None, None, final=False))
+        return out
+
+
+def _i(text):
+    return int(text) if text is not None else None

@@ -1,0 +1,81 @@
+"""NCCL_DEBUG=INFO output: version, communicator init (rank/nranks/device, channels, transports),
+and NCCL_DEBUG_SUBSYS=COLL per-collective lines."""
+from __future__ import annotations
+
+import regex
+
+from .base import TIMEOUT, Parser, record
+
+VERSION = regex.compile(r"NCCL version (\d++\.\d++\.\d++)(?:\+cuda(\d++\.\d++))?")
+HOST = regex.compile(r"([\w.-]{1,200}+):(\d++):(\d++) \[(\d++)\] NCCL INFO ")
+INIT = regex.compile(
+    r"([\w.-]{1,200}+):(\d++):(\d++) \[(\d++)\] NCCL INFO comm (0x[0-9a-f]++) rank (\d++) nranks (\d++) "
+    r"cudaDev (\d++)(?: nvmlDev (\d++))? busId ([0-9a-fA-F]++)(?: commId (0x[0-9a-f]++))?(?: localRanks \d++ localRank \d++ MNNVL \d++)? - Init COMPLETE")
+COLL = regex.compile(
+    r"NCCL INFO (\w++): opCount ([0-9a-f]++) sendbuff (0x[0-9a-f]++|\(nil\)) recvbuff (0x[0-9a-f]++|\(nil\)) "
+    r"count (\d++) datatype (\d++) op (\d++) root (-?\d++) comm (0x[0-9a-f]++) \[nranks=(\d++)\] stream (0x[0-9a-f]++|\(nil\))")
+CHANNELS = regex.compile(r"NCCL INFO Channel \d++/(\d++) :")
+NCHANNELS = regex.compile(r"NCCL INFO (\d++) coll channels, (?:(\d++) \w++ channels, )*?(\d++) p2p channels")
+VIA = regex.compile(r"via (\w++)(?:/(\w++))?")
+
+DATATYPES = {0: "int8", 1: "uint8", 2: "int32", 3: "uint32", 4: "int64", 5: "uint64", 6: "float16",
+             7: "float32", 8: "float64", 9: "bfloat16", 10: "float8e4m3", 11: "float8e5m2"}
+OPS = {0: "sum", 1: "prod", 2: "max", 3: "min", 4: "avg"}
+
+
+class NcclParser(Parser):
+    name = "nccl"
+
+    def __init__(self) -> None:
+        self.version: str | None = None
+        self.cuda: str | None = None
+        self.topo: dict = {}   # (host, pid) -> {"channels": n, "transports": set}
+
+    def parse(self, line: str, rank: int | None) -> list[dict]:
+        out: list = []
+        if "NCCL version" in line:
+            m = VERSION.search(line, timeout=TIMEOUT)
+            if m:
+                self.version, self.cuda = m.group(1), m.group(2)
+        if "NCCL INFO" not in line:
+            return out
+        if "opCount" in line:
+            m = COLL.search(line, timeout=TIMEOUT)
+            if m:
+                h = HOST.search(line, timeout=TIMEOUT)
+                dt, op = int(m.group(6)), int(m.group(7))
+                out.append(record("nccl_coll", "nccl", rank, None, op=m.group(1), opCount=int(m.group(2), 16),
+                                  count=int(m.group(5)), datatype=DATATYPES.get(dt, str(dt)), datatype_id=dt,
+                                  reduce_op=OPS.get(op, str(op)), root=int(m.group(8)), comm=m.group(9),
+                                  nranks=int(m.group(10)), host=h.group(1) if h else None,
+                                  pid=int(h.group(2)) if h else None, device=int(h.group(4)) if h else None))
+            return out
+        if "Init COMPLETE" in line:
+            for m in INIT.finditer(line, timeout=TIMEOUT):
+                key = (m.group(1), m.group(2))
+                topo = self.topo.pop(key, {})
+                comm_rank = int(m.group(6))
+                out.append(record("nccl_init", "nccl", rank if rank is not None else comm_rank, None,
+                                  version=self.version, cuda=self.cuda, comm=m.group(5), comm_rank=comm_rank,
+                                  nranks=int(m.group(7)), device=int(m.group(8)), bus_id=m.group(10),
+                                  comm_id=m.group(11), host=m.group(1), pid=int(m.group(2)),
+                                  channels=topo.get("channels"),
+                                  transports=sorted(topo["transports"]) if topo.get("transports") else None))
+            return out
+        if "Channel" in line or "channels" in line:
+            h = HOST.search(line, timeout=TIMEOUT)
+            if h:
+                topo = self.topo.setdefault((h.group(1), h.group(2)), {})
+                if len(self.topo) > 4096:
+                    self.topo.pop(next(iter(self.topo)))
+                m = CHANNELS.search(line, timeout=TIMEOUT)
+                if m:
+                    topo["channels"] = max(topo.get("channels") or 0, int(m.group(1)))
+                m = NCHANNELS.search(line, timeout=TIMEOUT)
+                if m:
+                    topo["channels"] = int(m.group(1))
+                if " via " in line:
+                    v = VIA.search(line, timeout=TIMEOUT)
+                    if v:
+                        topo.setdefault("transports", set()).add(v.group(1))
+        return out
