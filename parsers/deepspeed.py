@@ -34,6 +34,7 @@ class DeepSpeedParser(Parser):
     def detect(self, line: str) -> bool:
         return ("[deepspeed]" in line or "RunningAvgSamplesPerSec" in line or "ds_config" in line
                 or ("[Rank " in line and "step=" in line) or "Model Parameters:" in line
+                or line.startswith("ppl:") or "chosen_last_scores" in line
                 or "DeepSpeed" in line and "info" in line.lower())
 
     def parse(self, line: str, rank: int | None) -> list[dict]:

@@ -37,7 +37,8 @@ def _interesting(s: str) -> bool:
             or "Loss" in s or "esum" in s or "val" in s or "{" in s or "exitcode" in s
             or "Kill" in s or "Time" in s or "atency" in s or "Speed" in s or "DLL " in s
             or "[batch=" in s or "emory" in s or "detected" in s or "ppl" in s or "estart" in s
-            or "ontinuing" in s or "ailed" in s or "Step" in s or "CHECKPOINT" in s)
+            or "ontinuing" in s or "ailed" in s or "Step" in s or "CHECKPOINT" in s
+            or "chosen_" in s)
 
 
 class Dispatcher:
