@@ -6,7 +6,7 @@ import regex
 from .base import TIMEOUT, Parser, num, record
 from .kv import normalise
 
-HEADER = regex.compile(r"\[(?:epoch=(\d++)\])?\[batch=(\d++)(?:/(\d++))?\]:(.{0,4000}+)")
+HEADER = regex.compile(r"(?:\[epoch=(\d++)\])?\[batch=(\d++)(?:/(\d++))?\]:(.{0,4000}+)")
 ITEM = regex.compile(r"\s*+(Train|Eval)\s++([\w/.@-]{1,120}+):\s*+(-?[\d.]++(?:[eE][-+]?\d++)?|nan|inf)")
 _INLINE = regex.compile(r"\s*+([\w/.@-]{1,120}+):\s*+(-?[\d.]++(?:[eE][-+]?\d++)?)")
 _MAP = {"loss/train/total": "loss", "throughput/batches_per_sec": "it_per_s",

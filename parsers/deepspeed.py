@@ -43,7 +43,7 @@ class DeepSpeedParser(Parser):
             if m:
                 step = int(m.group(2))
                 r = rank if rank is not None else int(m.group(1))
-                self.last_step[r] = step
+                self.last_step[rank] = step
                 return [record("progress", self.name, r, step, lr=num(m.group(4)),
                                skipped_steps=int(m.group(3)))]
         if "SamplesPerSec=" in line:

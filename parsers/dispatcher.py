@@ -82,7 +82,6 @@ class Dispatcher:
             if not line.isprintable():
                 if "\x1b" in line:
                     line = ANSI.sub("", line, timeout=0.05)
-                line = line.replace("\t", "    \t") if "\t" in line else line
                 if CONTROL.search(line, timeout=0.05):
                     stats["garbage"] += 1
                     return []

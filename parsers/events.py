@@ -23,7 +23,7 @@ CKPT = regex.compile(
 CKPT_HF = regex.compile(r"Saving model checkpoint to (\S{1,1000}+)")
 CKPT_PATH = regex.compile(r"""(?:\bto|\bfrom|\bat|\bin|:)\s++['"]?(/?[\w.~-]{0,200}+/[^\s'",]{1,800}+|[\w.-]{1,200}?\.(?:pt|pth|bin|ckpt|safetensors|distcp)\b)""")
 CKPT_DUR = regex.compile(r"(?i)\b(?:in|took|time(?: \(ms\))?:?)\s*+([\d.]++)\s*+(ms|s|sec|secs|seconds)\b")
-CKPT_STEP = regex.compile(r"(?i)(?:iteration|global[ _]step|step)[\s:=_-]{0,3}+(\d++)|checkpoint-(\d++)|step[-_](\d++)")
+CKPT_STEP = regex.compile(r"(?i)(?:iteration|global[ _]step|step)[\s:=_-]{0,8}+(\d++)|checkpoint-(\d++)|step[-_](\d++)")
 RESUME = regex.compile(
     r"(?i)(?:resum(?:ing|ed|e)|continuing training|restarting)\b[^\n]{0,80}?"
     r"(?:iteration|global step|step|epoch)\s*+[:=]?\s*+(\d++)")

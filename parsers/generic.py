@@ -16,7 +16,8 @@ _METER_ITEM = regex.compile(r"([A-Za-z@][\w/@ ]{0,30}?)\s++(-?[\d.]++(?:[eE][-+]
 MXNET = regex.compile(r"(?:Node\[(\d++)\] )?Epoch\[(\d++)\] Batch \[(\d++)-(\d++)\]\s++Speed: ([\d.]++) samples/sec(.{0,1000}+)")
 FAIRSEQ = regex.compile(r"\| (train_inner|train|valid|valid_\w++) \| (\{.{0,8000}+)")
 NODE = regex.compile(r"Node\[(\d++)\]")
-_STEPISH = regex.compile(r"(?i)(?:^|[\s|,\[])(?:step|iter|iteration|global_step|num_updates|training_steps|it)\s*+[:= ]")
+_STEPISH = regex.compile(r"(?i)(?:^|[\s|,\[])(?:step|iter|iteration|global_step|num_updates|training_steps|it)(?:\s*+[:=]|\s)")
+_STEP_TOTAL = regex.compile(r"(?i)\b(?:step|iter|iteration)\s*+[:=]?\s*+\d++\s*+/\s*+(\d++)")
 
 _DICT_STEP = ("global_step", "step", "training_steps", "iteration", "iter", "num_updates")
 
@@ -69,6 +70,9 @@ class GenericParser(Parser):
         if fields.get("step") is None:
             return []
         step = fields.pop("step")
+        tm = _STEP_TOTAL.search(s, timeout=TIMEOUT)
+        if tm:
+            fields.setdefault("total_steps", int(tm.group(1)))
         if len(fields) + len(extra) == 0:
             return []
         if not any(k in fields for k in ("loss", "step_time_ms", "lr", "it_per_s", "tokens_per_s",

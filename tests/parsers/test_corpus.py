@@ -172,7 +172,7 @@ def test_deepspeed_sft_throughput(parse_log):
     assert steps[10]["skipped_steps"] == 6 and steps[10]["lr"] == approx(9.649992967150629e-06)
     assert steps[10]["rank"] == 0
     ppl = [r for r in recs if r["kind"] == "eval" and "ppl" in r]
-    assert ppl[0]["ppl"] == approx(4998.29638671875) and len(ppl) == 16
+    assert ppl[0]["ppl"] == approx(4998.29638671875) and len(ppl) == 17     # epochs 0..16
 
 
 @covers("deepspeed/dschat_step2_dpo_opt-350m_8gpu_rankprefix.log")

@@ -1,0 +1,233 @@
+"""Single-line and short-stream behaviour of each parser, including the variants their docs describe."""
+from __future__ import annotations
+
+import pytest
+from pytest import approx
+
+from ridgescope.parsers import Dispatcher, split_rank_prefix
+
+from .conftest import feed_all
+
+
+@pytest.mark.parametrize("line,rank,rest", [
+    ("[rank3]:step 1", 3, "step 1"),
+    ("[default12]:hello", 12, "hello"),
+    ("[rank0]:[rank0]:[W522 x] msg", 0, "[W522 x] msg"),
+    ("3: TRAIN [0][10/1291]", 3, "TRAIN [0][10/1291]"),
+    ("416: foo", 416, "foo"),
+    ("  0: {'a': 1}", 0, "{'a': 1}"),
+    ("[1,3]<stdout>:iteration 5", 3, "iteration 5"),
+    ("[0,15]<stderr>:oops", 15, "oops"),
+    ("plain line", None, "plain line"),
+    ("12:34:56 time", None, "12:34:56 time"),
+    ("[INFO] x", None, "[INFO] x"),
+    ("", None, ""),
+])
+def test_split_rank_prefix(line, rank, rest):
+    assert split_rank_prefix(line) == (rank, rest)
+
+
+def one(line, log_format=None, rank=None):
+    recs, _ = feed_all([line], log_format, rank)
+    assert len(recs) == 1, recs
+    return recs[0]
+
+
+def test_spine_line():
+    r = one("step 12/60 loss 2.3451 step_time_ms 153.2")
+    assert (r["kind"], r["step"], r["total_steps"], r["loss"], r["step_time_ms"]) == ("progress", 12, 60, 2.3451, 153.2)
+    r = one("[rank1]:step 12/60 loss 2.3451 step_time_ms 153.2")
+    assert r["rank"] == 1
+    r = one("step 12/60 loss 2.3451 step_time_ms 153.2", log_format="generic")
+    assert (r["step"], r["loss"], r["step_time_ms"]) == (12, 2.3451, 153.2)
+
+
+def test_hf_dict_without_bar():
+    r = one("{'loss': 2.1, 'learning_rate': 5e-05, 'epoch': 0.5}")
+    assert (r["kind"], r["framework"], r["loss"], r["lr"], r["epoch"]) == ("progress", "hf_trainer", 2.1, 5e-05, 0.5)
+
+
+def test_hf_eval_dict():
+    recs, _ = feed_all(["{'eval_loss': 1.25, 'eval_runtime': 3.5, 'eval_samples_per_second': 10.0, 'epoch': 1.0}"])
+    assert recs[0]["kind"] == "eval" and recs[0]["loss"] == 1.25 and recs[0]["duration_ms"] == 3500.0
+
+
+def test_megatron_line_and_timers():
+    recs, _ = feed_all([
+        " iteration       10/  500000 | consumed samples:          640 | elapsed time per iteration (ms): 1234.5 |"
+        " throughput per GPU (TFLOP/s/GPU): 150.2 | learning rate: 3.000E-05 | global batch size:    64 |"
+        " lm loss: 6.0E+00 | loss scale: 1.0 | grad norm: 0.812 | number of skipped iterations:   0 |",
+        "(min, max) time across ranks (ms):",
+        "    forward-backward ...............................: (1100.10, 1101.20)",
+        "time (ms) | forward-backward: 1000.00 | forward-compute: 400.00 | backward-compute: 590.00 |"
+        " all-grads-sync: 50.00 | optimizer: 80.00 | batch-generator: 4.50",
+    ])
+    p = recs[0]
+    assert (p["step"], p["total_steps"], p["step_time_ms"], p["loss"], p["tflops"], p["grad_norm"]) == \
+        (10, 500000, 1234.5, 6.0, 150.2, 0.812)
+    t = recs[-1]
+    assert t["kind"] == "timing" and t["step"] == 10
+    assert t["lanes_ms"] == {"compute": 1080.0, "communication": 50.0, "input": 4.5}
+
+
+def test_megatron_checkpoint_and_resume():
+    recs, _ = feed_all([
+        "saving checkpoint at iteration    2000 to /ckpt/gpt",
+        "  successfully saved checkpoint at iteration    2000 to /ckpt/gpt",
+        " loading checkpoint from /ckpt/gpt at iteration 2000",
+        "  successfully loaded checkpoint from /ckpt/gpt [ t 1/1, p 1/1 ] at iteration 2000",
+    ], log_format="megatron")
+    ck = [r for r in recs if r["kind"] == "checkpoint"]
+    assert [(r["action"], r["step"], r["path"]) for r in ck] == [("save", 2000, "/ckpt/gpt")] * 2 + [("load", 2000, "/ckpt/gpt")] * 2
+    assert [r["step"] for r in recs if r["kind"] == "restart"] == [2000]
+
+
+def test_torchtitan_line():
+    r = one("step: 10  loss:  7.9  memory: 30.1GiB(40.5%)  tps: 1,234  tflops: 88.5  mfu: 12.3%")
+    assert (r["framework"], r["step"], r["loss"], r["mem_gb"], r["tokens_per_s"], r["tflops"], r["mfu"]) == \
+        ("torchtitan", 10, 7.9, 30.1, 1234, 88.5, 12.3)
+    recs, _ = feed_all(["[titan] 2025-01-01 - root - INFO - Finished saving the checkpoint (or staging if async"
+                        " is enabled)in 12.34 seconds."], "torchtitan")
+    assert recs[0]["kind"] == "checkpoint" and recs[0]["duration_ms"] == approx(12340.0)
+
+
+def test_deepspeed_wall_clock_breakdown():
+    recs, _ = feed_all([
+        "[2024-01-01 00:00:00,000] [INFO] [logging.py:96:log_dist] [Rank 0] step=30, skipped=0, lr=[1e-4], mom=[(0.9, 0.95)]",
+        "[2024-01-01 00:00:00,000] [INFO] [logging.py:96:log_dist] [Rank 0] time (ms) | forward_microstep: 100.50 |"
+        " backward_microstep: 250.00 | backward_inner_microstep: 200.00 | backward_allreduce_microstep: 50.00 |"
+        " step_microstep: 20.00",
+    ])
+    t = recs[-1]
+    assert t["kind"] == "timing" and t["step"] == 30 and t["framework"] == "deepspeed"
+    assert t["lanes_ms"] == {"compute": 320.5, "communication": 50.0}
+
+
+def test_tqdm_redraws_one_record_per_step():
+    line = "\r".join(f" {p}%|##  | {n}/10 [00:0{n}<00:10, {1.5 + n / 10:.2f}it/s]" for n, p in
+                     [(0, 0), (1, 10), (1, 10), (2, 20), (2, 20), (2, 20), (3, 30)])
+    recs, _ = feed_all(["{'loss': 1.0, 'learning_rate': 1e-4, 'epoch': 0.1}".join(["", ""]), line], "hf_trainer")
+    prog = [r for r in recs if r["kind"] == "progress" and r["step"]]
+    assert [r["step"] for r in prog] == [1, 2, 3]
+    assert prog[1]["it_per_s"] == 1.7                          # final redraw of step 2
+
+
+def test_lightning_bar_postfix_and_validation():
+    lines = [
+        "Epoch 0:  50%|█████     | 1/2 [00:01<00:01, 0.90it/s, v_num=3, train_loss=2.500]",
+        "Epoch 0:  50%|█████     | 1/2 [00:01<00:01, 0.91it/s, v_num=3, train_loss=2.400]\r"
+        "Epoch 0: 100%|██████████| 2/2 [00:02<00:00, 0.95it/s, v_num=3, train_loss=2.300]",
+        "Validation DataLoader 0: 100%|██████████| 5/5 [00:00<00:00, 20.00it/s]",
+        "Epoch 1:  50%|█████     | 1/2 [00:01<00:01, 0.97it/s, v_num=3, train_loss=2.100]",
+    ]
+    recs, _ = feed_all(lines)
+    prog = [r for r in recs if r["kind"] == "progress"]
+    assert [(r["step"], r["loss"]) for r in prog] == [(1, 2.4), (2, 2.3), (3, 2.1)]
+    assert prog[0]["framework"] == "lightning" and prog[0]["it_per_s"] == 0.91
+    assert any(r["kind"] == "eval" and r["batches"] == 5 for r in recs)
+
+
+def test_composer_console():
+    recs, _ = feed_all([
+        "[batch=1/100]:",
+        "\t Train time/batch: 0",
+        "\t Train loss/train/total: 6.8732",
+        "\t Train throughput/samples_per_sec: 512.5",
+        "\t Train lr-DecoupledAdamW/group0: 0.0006",
+        "[batch=2/100]:",
+        "\t Train loss/train/total: 6.5",
+    ])
+    assert [(r["step"], r["loss"]) for r in recs] == [(1, 6.8732), (2, 6.5)]
+    assert recs[0]["samples_per_s"] == 512.5 and recs[0]["lr"] == 0.0006 and recs[0]["total_steps"] == 100
+
+
+def test_nanogpt_variants():
+    r = one("iter 100: loss 3.1234, time 123.45ms, mfu 35.20%")
+    assert (r["step"], r["loss"], r["step_time_ms"], r["mfu"]) == (100, 3.1234, 123.45, 35.2)
+    r = one("step    1/74 | train loss 11.010109 | norm 15.4089 | lr 1.00e-06 | (1233.64 ms | 425 tok/s)")
+    assert (r["step"], r["total_steps"], r["loss"], r["grad_norm"], r["step_time_ms"], r["tokens_per_s"]) == \
+        (1, 74, 11.010109, 15.4089, 1233.64, 425)
+    r = one("step 2000: train loss 2.9, val loss 3.1")
+    assert r["kind"] == "eval" and r["loss"] == 3.1
+
+
+def test_accelerate_epoch_metrics():
+    recs, _ = feed_all(["Accelerate launch config loaded from accelerate.yaml",
+                        "epoch 2: {'accuracy': 0.85, 'f1': 0.9}"], "accelerate")
+    ev = [r for r in recs if r["kind"] == "eval"]
+    assert ev[0]["epoch"] == 2 and ev[0]["accuracy"] == 0.85
+
+
+def test_errors_and_traceback_single_event():
+    recs, _ = feed_all([
+        "Traceback (most recent call last):",
+        '  File "train.py", line 10, in <module>',
+        "    main()",
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 3 has a total capacity of 80 GiB",
+        "[rank2]:[E ProcessGroupNCCL.cpp:1] [Rank 2] Watchdog caught collective operation timeout: "
+        "WorkNCCL(SeqNum=7, OpType=ALLREDUCE, NumelIn=10, NumelOut=10, Timeout(ms)=600000) ran for 600010 milliseconds"
+        " before timing out.",
+    ])
+    assert [r["error"] for r in recs] == ["cuda_oom", "nccl_timeout"]
+    assert recs[0]["traceback"] is True and recs[0]["frames"] == 1
+    assert recs[1]["rank"] == 2 and recs[1]["op"] == "ALLREDUCE"
+
+
+def test_resume_and_elastic_restart():
+    recs, _ = feed_all(["Resuming training from iteration 1500",
+                        "[default] Worker group FAILED. 2/3 attempts left; will restart worker group"])
+    assert [(r["kind"], r["step"]) for r in recs] == [("restart", 1500), ("restart", None)]
+    assert recs[1]["attempts_left"] == 2
+
+
+def test_nccl_coll_line():
+    r = one("node1:100:200 [3] NCCL INFO ReduceScatter: opCount 1f sendbuff 0x7f00 recvbuff 0x7f10 count 1024 "
+            "datatype 9 op 0 root 0 comm 0x5500 [nranks=8] stream 0x6600", rank=3)
+    assert (r["op"], r["opCount"], r["count"], r["datatype"], r["nranks"], r["rank"], r["device"]) == \
+        ("ReduceScatter", 31, 1024, "bfloat16", 8, 3, 3)
+
+
+def test_garbage_counted_and_skipped():
+    d = Dispatcher()
+    assert d.feed(b"\xff\xfe\x00binary") == []
+    assert d.feed("\x00\x01\x02 noise step 1 loss 2") == []
+    assert d.feed("x" * 2_000_000) == []
+    assert d.feed("step 3/10 loss 1.0 " + "9" * 1_000_000)  is not None
+    assert d.stats["garbage"] == 2 and d.stats["truncated"] == 2 and d.stats["lines"] == 4
+
+
+def test_ansi_codes_stripped():
+    r = one("\x1b[31mstep:  1  \x1b[32mloss: 12.57298  \x1b[34mtps: 462  \x1b[36mtflops: 38.94  \x1b[35mmfu: N/A\x1b[39m")
+    assert (r["step"], r["loss"], r["tokens_per_s"]) == (1, 12.57298, 462)
+
+
+def test_format_switch_and_forced():
+    recs, d = feed_all([
+        " iteration        1/     100 | elapsed time per iteration (ms): 10.0 | lm loss: 1.0E+00 |",
+        "step: 2  loss: 2.0  tps: 10",
+    ])
+    assert [r["framework"] for r in recs] == ["megatron", "torchtitan"]
+    assert d.stats["switches"] == 2
+    recs, _ = feed_all(["step: 2  loss: 2.0  tps: 10"], log_format="megatron")
+    assert all(r["framework"] != "torchtitan" for r in recs)
+    with pytest.raises(ValueError):
+        Dispatcher("nope")
+
+
+def test_interleaved_ranks_keep_their_own_state():
+    recs, _ = feed_all([
+        "[rank0]:step:1/10 train_time:100ms step_avg:100ms",
+        "[rank1]:step:1/10 train_time:110ms step_avg:110ms",
+        "[rank1]:step:2/10 train_time:300ms step_avg:150ms",
+        "[rank0]:step:2/10 train_time:160ms step_avg:80ms",
+    ])
+    st = {(r["rank"], r["step"]): r.get("step_time_ms") for r in recs}
+    assert st[(1, 2)] == 190.0 and st[(0, 2)] == 60.0
+
+
+def test_records_are_msgpack_serialisable():
+    import msgpack
+    recs, _ = feed_all(["step 1/2 loss 1.0 step_time_ms 3", "{'loss': 1.0}",
+                        "node:1:2 [0] NCCL INFO comm 0x1 rank 0 nranks 2 cudaDev 0 busId 100 - Init COMPLETE"])
+    for r in recs:
+        assert msgpack.unpackb(msgpack.packb(r)) == r
