@@ -1,0 +1,126 @@
+"""Property tests: arbitrary text and bytes never raise, and every line finishes in bounded time."""
+from __future__ import annotations
+
+import time
+
+import msgpack
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ridgescope.parsers import PARSERS, Dispatcher
+from ridgescope.parsers.events import EventParser
+from ridgescope.parsers.nccl import NcclParser
+from ridgescope.parsers.prefix import split_rank_prefix
+
+SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+# Fragments of real progress lines, so that generated text reaches the deep paths of each parser.
+FRAGMENTS = [
+    " iteration ", "/", " | ", "elapsed time per iteration (ms): ", "lm loss: ", "time (ms) | ",
+    "forward-compute: ", "step:", "step ", "loss:", " loss ", "tps: ", "memory: ", "GiB(", "%)", "mfu: ",
+    "{'loss': ", "'epoch': ", "}", "%|", "| ", "it/s]", "s/it]", "[00:01<00:02, ", "Epoch 0: ",
+    "v_num=1, train_loss=", "DLL 2025-01-01 00:00:00.1 - ", " : ", "[Rank 0] step=", ", skipped=", ", lr=[",
+    "RunningAvgSamplesPerSec=", "NCCL INFO ", "comm 0x1 rank ", " nranks ", " cudaDev ", "busId ",
+    " - Init COMPLETE", "AllReduce: opCount ", " count ", " datatype ", " [nranks=", "Traceback (most recent call last):",
+    "  File ", "RuntimeError: ", "CUDA out of memory. Tried to allocate ", "Watchdog caught collective operation timeout: ",
+    "WorkNCCL(SeqNum=", "saving checkpoint at iteration ", " to /x", "Resuming from step ", "[batch=", "Train ",
+    "[rank3]:", "3: ", "[1,2]<stdout>:", "\r", "\x1b[31m", "\t", "=", ":", "1", "12", "3.5", "1e-3", "nan", "(", ")",
+    "[", "]", ",", " ", "ms", "s", "train_time:", "iter ", "Latency: ", "|E2E latency=", "epoch: 0|step: ",
+    "Epoch: [0][", "Speed: ", "| train_inner | {", "\"loss\": \"1.0\"",
+]
+
+lines = st.lists(st.sampled_from(FRAGMENTS) | st.text(max_size=20), max_size=40).map("".join)
+
+
+def _check(recs):
+    for r in recs:
+        assert r["kind"] in {"progress", "timing", "checkpoint", "eval", "restart", "error", "nccl_init", "nccl_coll"}
+        assert "rank" in r and "step" in r and "framework" in r
+        msgpack.packb(r)
+
+
+def _feed_timed(d, line):
+    t0 = time.perf_counter()
+    recs = d.feed(line)
+    assert time.perf_counter() - t0 < 1.0
+    _check(recs)
+
+
+@SETTINGS
+@given(st.lists(lines, max_size=8), st.sampled_from([None, *PARSERS]))
+def test_any_text_never_raises(batch, fmt):
+    d = Dispatcher(fmt)
+    for line in batch:
+        _feed_timed(d, line)
+    _check(d.flush())
+    assert d.stats["lines"] == len(batch)
+
+
+@SETTINGS
+@given(st.lists(st.binary(max_size=200), max_size=8))
+def test_any_bytes_never_raise(batch):
+    d = Dispatcher()
+    for raw in batch:
+        _feed_timed(d, raw)
+    _check(d.flush())
+
+
+@SETTINGS
+@given(lines, st.sampled_from(sorted(PARSERS)))
+def test_each_parser_direct(line, name):
+    p = PARSERS[name]()
+    for r in (None, 0):
+        _check(p.parse(line, r))
+    _check(p.flush())
+    _check(NcclParser().parse(line, None))
+    _check(EventParser().parse(line, None, name))
+    rank, rest = split_rank_prefix(line)
+    assert rank is None or rank >= 0
+    assert line.endswith(rest)
+
+
+def test_pathological_lines_finish():
+    d = Dispatcher()
+    nasty = [
+        "step " + "1" * 200_000,
+        " iteration " + "1 |" * 100_000,
+        "time (ms) | " + "a: 1 | " * 50_000,
+        "{'loss': " + "[" * 100_000,
+        " 1%|" + "#" * 300_000 + "| 1/2 [",
+        "key=" * 100_000,
+        "step: 1  loss: " + "9" * 50_000,
+        "\r".join(["  5%|#  | 1/20 [00:01<00:10, 1.0it/s]"] * 5000),
+        "a" * 1_048_576,
+        "Traceback (most recent call last):",
+        "  File " * 100_000,
+        "x" * 10 + "\x1b[" * 100_000,
+    ]
+    for line in nasty:
+        _feed_timed(d, line)
+    _check(d.flush())
+    assert d.stats["lines"] == len(nasty)
+
+
+def test_regex_timeout_counts_as_garbage(monkeypatch):
+    import ridgescope.parsers.dispatcher as disp
+
+    d = Dispatcher()
+
+    def boom(line, rank):
+        raise TimeoutError("regex time-out")
+
+    monkeypatch.setattr(d, "_line", boom)
+    assert d.feed("step 1/2 loss 1.0") == []
+    assert d.stats["timeouts"] == 1 and d.stats["garbage"] == 1
+    assert disp  # module import used for monkeypatch scope
+
+
+def test_regex_timeout_mechanism_is_real():
+    import pytest
+    import regex
+
+    from ridgescope.parsers.base import TIMEOUT
+
+    bad = regex.compile(r"(.*)*,(.*)*,(.*)*x")     # the kind of pattern the parsers avoid
+    with pytest.raises(TimeoutError):
+        bad.search("a," * 300, timeout=TIMEOUT)
