@@ -7,6 +7,15 @@ import sys
 
 # Subcommand name -> module under ridgescope.cli that defines register(sub) and run(args).
 COMMANDS = {
+    "up": "cmd_up",
+    "down": "cmd_down",
+    "status": "cmd_status",
+    "run": "cmd_run",
+    "steps": "cmd_steps",
+    "explain": "cmd_explain",
+    "alerts": "cmd_alerts",
+    "sql": "cmd_sql",
+    "demo": "cmd_demo",
 }
 
 

@@ -41,6 +41,9 @@ def _interesting(s: str) -> bool:
             or "chosen_" in s)
 
 
+_PREFIX_START = frozenset("[ 0123456789")
+
+
 class Dispatcher:
     """One per stream (a process's stdout, a log file).  `feed` one raw line at a time."""
 
@@ -60,6 +63,10 @@ class Dispatcher:
         self.stats = {"lines": 0, "records": 0, "garbage": 0, "timeouts": 0, "truncated": 0,
                       "switches": 0}
 
+    def _hungry(self) -> bool:
+        a = self.active
+        return a is not None and bool(getattr(a, "open", None))
+
     @property
     def framework(self) -> str | None:
         return self.active.name if self.active else None
@@ -67,6 +74,13 @@ class Dispatcher:
     def feed(self, line: str | bytes, rank: int | None = None) -> list[dict]:
         stats = self.stats
         stats["lines"] += 1
+        # fast path: a short, clean, unprefixed line that no parser would look at
+        if line.__class__ is str and len(line) < 2048:
+            if line[-1:] == "\n":
+                line = line[:-1]
+            if line.isprintable() and not (line and line[0] in _PREFIX_START) and not self.events.tb \
+                    and not self._hungry() and not _interesting(line):
+                return []
         try:
             if not isinstance(line, str):
                 try:
@@ -121,6 +135,8 @@ class Dispatcher:
             recs = self.nccl.parse(line, rank)
             if recs:
                 out.extend(recs)
+                return out
+            if "NCCL INFO" in line:
                 return out
         recs = self._progress(line, rank)
         if recs:

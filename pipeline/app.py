@@ -118,16 +118,16 @@ def build_app(settings: Settings, store=None, verdict_cfg: VerdictConfig | None 
         async for event in stream.events():
             try:
                 raw = msgpack.unpackb(event.value, raw=False)
-                if isinstance(raw, dict) and raw.get("job_end"):
+                if isinstance(raw, dict) and (raw.get("job_end") or raw.get("tick")):
                     job, row, host = raw["job"], raw, ""
                 else:
                     msg = envelope.decode(event.value)
                     job, host = msg["job"], msg["host"]
                     row = dict(msg["p"], rank=msg["rank"], host=host)
                 state = job_steps.get(job) or windows.new_job_state()
-                state, verdicts, late = windows.aggregate(state, row, cfg)
-                job_steps[job] = state
                 now = time.time_ns()
+                state, verdicts, late = windows.aggregate(state, row, cfg, now)
+                job_steps[job] = state
                 for late_row in late:
                     await send(records_topic, job, envelope.make(
                         "step_rank", job, late_row["rank"], late_row.get("host", host),
@@ -164,5 +164,14 @@ def build_app(settings: Settings, store=None, verdict_cfg: VerdictConfig | None 
                             await dead_letter(event, f"sink insert into {table}: {exc}")
 
         query_api.register(app, store)
+    # --- timers -----------------------------------------------------------------------------
+    @app.timer(interval=2.0)
+    async def tick_pending_jobs():
+        """Wake the aggregate agent for jobs with steps waiting on a rank that never came."""
+        for job, state in list(job_steps.items()):
+            if state and state.get("pending"):
+                await step_rank_topic.send(key=job.encode(), value=msgpack.packb(
+                    {"tick": True, "job": job}))
+
     query_api.register_status(app)
     return app

@@ -8,10 +8,6 @@ from __future__ import annotations
 
 from ridgescope.pipeline import breakdown, verdict
 
-LATE_STEPS = 3
-"""A step is judged with the ranks it has once any rank is this many steps past it."""
-
-
 # --- correlate: one rank's open windows ------------------------------------------------------
 
 def new_rank_state() -> dict:
@@ -83,7 +79,7 @@ def correlate(state: dict, msg: dict) -> tuple[dict, list[dict]]:
         return state, []
     if window is None or window["step"] <= state["closed_through"]:
         return state, []  # a replayed or late duplicate of a closed step
-    state["open"][str(window["step"])] = {"source": source, **window}
+    state["open"][str(window["step"])] = {**window, "source": source}
     return _close(state, upto=window["step"] - 1)
 
 
@@ -101,58 +97,72 @@ def _close(state: dict, upto: int | None) -> tuple[dict, list[dict]]:
 
 # --- aggregate: one job's steps across ranks ------------------------------------------------
 
+GRACE_NS = 20_000_000_000
+"""An incomplete step is judged with the ranks it has this long after its first row arrived."""
+MAX_PENDING = 500
+"""Bound on a job's steps waiting for ranks; past it the oldest are judged as they are."""
+
+
 def new_job_state() -> dict:
     return {"pending": {}, "judged_through": 0, "world_size": 0, "ended_ranks": [],
             "history": verdict.new_history()}
 
 
-def aggregate(state: dict, row: dict,
-              cfg: verdict.VerdictConfig) -> tuple[dict, list[dict], list[dict]]:
-    """Feed one step_rank row (with ``rank``) or a job_end marker.
+def aggregate(state: dict, row: dict, cfg: verdict.VerdictConfig,
+              now_ns: int) -> tuple[dict, list[dict], list[dict]]:
+    """Feed one step_rank row (with ``rank``), a job_end marker or a tick.
 
     Returns (state, verdicts, late rows).  A step is judged when every expected rank has
-    reported, when a rank is LATE_STEPS past it, or when every rank has ended.  Steps are
-    judged in order so the baseline stays causal.  A row for a step already judged is late:
-    it no longer changes the verdict but is still returned, so it reaches the store.
+    reported, when GRACE_NS of processing time passed since its first row (ticks carry the
+    time), or when every rank has ended.  Steps are judged in order so the baseline stays
+    causal.  A row for a step already judged is late: it no longer changes the verdict but is
+    returned, so it still reaches the store.  ``now_ns`` is processing time, not event time:
+    partitions are consumed in bursts, so one rank's rows may come well after another's.
     """
-    state = {"pending": {k: dict(v) for k, v in state["pending"].items()},
+    state = {"pending": {k: {"first_ns": v["first_ns"], "rows": dict(v["rows"])}
+                         for k, v in state["pending"].items()},
              "judged_through": state["judged_through"], "world_size": state["world_size"],
              "ended_ranks": list(state["ended_ranks"]), "history": state["history"]}
     state["world_size"] = max(state["world_size"], row.get("world_size", 0))
+    if row.get("tick"):
+        return (*_judge_ready(state, cfg, now_ns, flush=False), [])
     if row.get("job_end"):
         if row["rank"] not in state["ended_ranks"]:
             state["ended_ranks"].append(row["rank"])
         flush = len(state["ended_ranks"]) >= _expected_ranks(state)
-        return (*_judge_ready(state, cfg, flush=flush), [])
+        return (*_judge_ready(state, cfg, now_ns, flush=flush), [])
     if row["step"] <= state["judged_through"]:
         return state, [], [row]
-    state["pending"].setdefault(str(row["step"]), {})[str(row["rank"])] = row
-    return (*_judge_ready(state, cfg, flush=False), [])
+    entry = state["pending"].setdefault(str(row["step"]), {"first_ns": now_ns, "rows": {}})
+    entry["rows"][str(row["rank"])] = row
+    return (*_judge_ready(state, cfg, now_ns, flush=False), [])
 
 
 def _expected_ranks(state: dict) -> int:
-    seen = {rank for ranks in state["pending"].values() for rank in ranks}
+    seen = {rank for entry in state["pending"].values() for rank in entry["rows"]}
     return max(state["world_size"], len(seen))
 
 
-def _judge_ready(state: dict, cfg: verdict.VerdictConfig, flush: bool) -> tuple[dict, list[dict]]:
+def _judge_ready(state: dict, cfg: verdict.VerdictConfig, now_ns: int,
+                 flush: bool) -> tuple[dict, list[dict]]:
     if not state["pending"]:
         return state, []
     expected = _expected_ranks(state)
-    newest = max(int(s) for s in state["pending"])
+    order = sorted(state["pending"], key=int)
+    overflow = len(order) - MAX_PENDING
     ready_through = state["judged_through"]
-    for key in sorted(state["pending"], key=int):
-        step = int(key)
-        complete = len(state["pending"][key]) >= expected
-        if flush or complete or step <= newest - LATE_STEPS:
-            ready_through = step
+    for i, key in enumerate(order):
+        entry = state["pending"][key]
+        if (flush or i < overflow or len(entry["rows"]) >= expected
+                or now_ns - entry["first_ns"] >= GRACE_NS):
+            ready_through = int(key)
     verdicts = []
-    for key in sorted(state["pending"], key=int):
+    for key in order:
         step = int(key)
         if step > ready_through:
             break
         rows = verdict.attribute_wait([dict(r, rank=int(r["rank"]))
-                                       for r in state["pending"].pop(key).values()])
+                                       for r in state["pending"].pop(key)["rows"].values()])
         result, state["history"] = verdict.judge(step, rows, state["history"], cfg)
         result["ranks"] = rows
         verdicts.append(result)

@@ -1,0 +1,83 @@
+"""Lines per second per core of `Dispatcher.feed` (auto-detection included) on the test corpus.
+
+    .venv/bin/python bench/parsers/bench_dispatcher.py [--repeat N] [--out bench/parsers/results.json]
+
+Three workloads, each fed through fresh Dispatchers in one thread:
+- nomatch:  corpus lines that yield no record (config dumps, launcher chatter, warnings, ...)
+- progress: corpus lines that yield a progress record, grouped per file so detection sticks
+- mixed:    every text log of the corpus, in order, as a log probe would see them
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import time
+from pathlib import Path
+
+from ridgescope.parsers import Dispatcher
+
+ROOT = Path(__file__).resolve().parents[2]
+CORPUS = ROOT / "tests" / "data" / "corpus"
+
+
+def load():
+    files = {}
+    for p in sorted(CORPUS.rglob("*.log")):
+        with open(p, "rb") as fh:
+            files[str(p.relative_to(CORPUS))] = [raw.decode("utf-8", "replace").rstrip("\n") for raw in fh]
+    return files
+
+
+def classify(files):
+    nomatch, progress = [], {}
+    for name, lines in files.items():
+        d = Dispatcher()
+        for line in lines:
+            recs = d.feed(line)
+            if not recs and not d.events.tb and len(line) < 400:
+                nomatch.append(line)
+            elif any(r["kind"] == "progress" for r in recs) and "\r" not in line:
+                progress.setdefault(name, []).append(line)
+    return nomatch, progress
+
+
+def run(streams, repeat):
+    best = float("inf")
+    n = sum(len(s) for s in streams)
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        for lines in streams:
+            d = Dispatcher()
+            feed = d.feed
+            for line in lines:
+                feed(line)
+            d.flush()
+        best = min(best, time.perf_counter() - t0)
+    return n, best
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--out", default=str(Path(__file__).with_name("results.json")))
+    args = ap.parse_args(argv)
+    files = load()
+    nomatch, progress = classify(files)
+    results = {}
+    for name, streams in (("nomatch", [nomatch]), ("progress", list(progress.values())),
+                          ("mixed", list(files.values()))):
+        n, secs = run(streams, args.repeat)
+        results[name] = {"lines": n, "seconds": round(secs, 4), "lines_per_s": round(n / secs)}
+        print(f"{name:9s} {n:8d} lines  {secs:7.3f} s  {n / secs:12,.0f} lines/s")
+    per_fw = {}
+    for fname, lines in progress.items():
+        n, secs = run([lines], args.repeat)
+        per_fw[fname] = round(n / secs)
+    results["progress_by_file"] = per_fw
+    results["machine"] = {"python": platform.python_version(), "cpu": platform.processor() or platform.machine()}
+    Path(args.out).write_text(json.dumps(results, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,51 @@
+"""Run a command with the probes attached: `ridgescope run --job NAME -- CMD...`."""
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+from ridgescope.cli.common import add_stack_args, settings_from
+from ridgescope.probes import runner
+
+
+def register(parser) -> None:
+    add_stack_args(parser)
+    parser.add_argument("--job", help="job name (default: the command's name and the time)")
+    parser.add_argument("--tag", action="append", default=[], metavar="KEY=VALUE",
+                        help="a tag stored with the job; repeatable")
+    parser.add_argument("--no-hooks", action="store_true",
+                        help="keep the hook probe out of the job: stdout and host probes only")
+    parser.add_argument("cmd", nargs="+", metavar="-- CMD", help="the command to run")
+
+
+def parse_tags(pairs: list[str]) -> dict[str, str]:
+    tags = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise ValueError(f"--tag wants KEY=VALUE, got {pair!r}")
+        tags[key] = value
+    return tags
+
+
+def run(args) -> int:
+    cmd = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
+    try:
+        tags = parse_tags(args.tag)
+        settings = settings_from(args)
+    except ValueError as exc:
+        print(f"ridgescope run: {exc}", file=sys.stderr)
+        return 2
+    job = args.job or f"{Path(cmd[0]).name}-{time.strftime('%Y%m%d-%H%M%S')}"
+    result = runner.run(cmd, job, settings.broker or None, Path(settings.data_dir),
+                        hooks=not args.no_hooks, tags=tags)
+    stats = result.stats
+    report = (f"[ridgescope] job {job}: {result.events} probe events, {result.log_lines} log "
+              f"lines ({result.garbage_lines} unparsable); delivered {stats.delivered}")
+    if stats.undelivered:
+        report += (f"; NOT delivered: {stats.undelivered} ({stats.spooled} spooled for the "
+                   f"next run, {stats.dropped} dropped): {stats.last_error}")
+    print(report, file=sys.stderr, flush=True)
+    code = result.exit_code
+    return 128 - code if code < 0 else code

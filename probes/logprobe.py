@@ -1,0 +1,89 @@
+"""Log probe: passes a child's stdout/stderr through unchanged and parses it on the side.
+
+Bytes are written to our own stream as soon as they are read, before any parsing, so the
+user sees exactly what the job printed, when it printed it.  Complete lines then go to one
+parser dispatcher per stream, which maps launcher prefixes to ranks.
+"""
+from __future__ import annotations
+
+import os
+import threading
+import time
+
+MAX_LINE = 1 << 20
+
+
+class StreamPump:
+    def __init__(self, fd: int, out, stream: str, on_record, default_rank: int):
+        self.fd, self.out, self.stream = fd, out, stream
+        self.on_record = on_record
+        self.default_rank = default_rank
+        self.lines = 0
+        self.parse_errors = 0
+        try:
+            from ridgescope.parsers import Dispatcher
+            self.dispatcher = Dispatcher()
+        except Exception:  # noqa: BLE001 - without parsers the output still passes through
+            self.dispatcher = None
+        self._thread = threading.Thread(target=self._run, name=f"ridgescope-{stream}",
+                                        daemon=True)
+
+    def start(self) -> "StreamPump":
+        self._thread.start()
+        return self
+
+    def join(self, timeout_s: float | None = None) -> None:
+        self._thread.join(timeout_s)
+
+    def _run(self) -> None:
+        pending = b""
+        while True:
+            try:
+                chunk = os.read(self.fd, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            self.out.write(chunk)
+            self.out.flush()
+            pending += chunk
+            *lines, pending = pending.split(b"\n")
+            if len(pending) > MAX_LINE:
+                lines.append(pending)
+                pending = b""
+            for line in lines:
+                self._parse(line)
+        if pending:
+            self._parse(pending)
+        self._flush()
+        os.close(self.fd)
+
+    def _parse(self, line: bytes) -> None:
+        self.lines += 1
+        if self.dispatcher is None:
+            return
+        try:
+            records = self.dispatcher.feed(line)
+        except Exception:  # noqa: BLE001 - parsers count garbage; this is the last guard
+            self.parse_errors += 1
+            return
+        self._emit(records)
+
+    def _flush(self) -> None:
+        if self.dispatcher is not None:
+            try:
+                self._emit(self.dispatcher.flush())
+            except Exception:  # noqa: BLE001
+                self.parse_errors += 1
+
+    def _emit(self, records: list[dict]) -> None:
+        now = time.time_ns()
+        for record in records:
+            rank = record.get("rank")
+            self.on_record(rank if isinstance(rank, int) else self.default_rank,
+                           {"record": record, "stream": self.stream}, now)
+
+    @property
+    def garbage(self) -> int:
+        stats = getattr(self.dispatcher, "stats", None) or {}
+        return int(stats.get("garbage", 0)) + self.parse_errors

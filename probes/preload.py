@@ -1,0 +1,74 @@
+"""What the bootstrap runs in every Python process of a job started by `ridgescope run`.
+
+It does nothing until ``torch`` is imported: then it arms the hook probe.  Every step sits in
+one guard; ``loaded`` tells whether it armed.  It never raises into the job.
+"""
+from __future__ import annotations
+
+import importlib.abc
+import importlib.util
+import os
+import socket
+import sys
+
+from ridgescope.probes import env
+from ridgescope.probes.base import debug
+
+loaded = False
+_channel = None
+_torch_probe = None
+
+
+def _channel_for_this_process():
+    global _channel
+    if _channel is None:
+        from ridgescope.probes.channel import Channel
+        rank = int(os.environ.get("RANK", "0"))
+        _channel = Channel(os.environ[env.SOCKET], os.environ.get(env.JOB, "job"), rank,
+                           socket.gethostname())
+        import atexit
+        atexit.register(_channel.flush)
+    return _channel
+
+
+def _emit(kind: str, payload: dict, ts_ns: int | None = None) -> None:
+    _channel_for_this_process().emit(kind, payload, ts_ns)
+
+
+def _on_torch_imported() -> None:
+    global loaded, _torch_probe
+    try:
+        from ridgescope.probes.torch_hooks import TorchHookProbe
+        _torch_probe = TorchHookProbe()
+        loaded = _torch_probe.instrument(emit=_emit)
+    except Exception as exc:  # noqa: BLE001
+        debug(f"hook probe not armed: {exc}")
+
+
+class _TorchImportWatcher(importlib.abc.MetaPathFinder):
+    """Wraps torch's loader so the probe arms right after ``import torch`` finishes."""
+
+    def find_spec(self, name, path, target=None):
+        if name != "torch":
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.loader is None:
+            return spec
+        exec_module = spec.loader.exec_module
+
+        def exec_and_arm(module):
+            exec_module(module)
+            _on_torch_imported()
+        spec.loader.exec_module = exec_and_arm
+        return spec
+
+
+def start() -> None:
+    """Arm the probes that apply to this process."""
+    if not os.environ.get(env.SOCKET) or os.environ.get(env.HOOKS) == "0":
+        return
+    if "torch" in sys.modules:
+        _on_torch_imported()
+    else:
+        sys.meta_path.insert(0, _TorchImportWatcher())

@@ -1,0 +1,127 @@
+"""`ridgescope run`: start a command with the probes attached, and publish what they see.
+
+The command's output passes through unchanged and its exit code is returned, whatever happens
+to the broker.  The in-job hook probe reaches this process through the relay socket; the log
+and host probes run here.  At the end it reports what it could not deliver.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import regex
+
+from ridgescope.probes import env
+from ridgescope.probes.host import HostProbe
+from ridgescope.probes.logprobe import StreamPump
+from ridgescope.probes.publisher import Publisher, PublishStats
+from ridgescope.probes.relay import Relay
+from ridgescope.schemas import envelope
+from ridgescope.schemas.kinds import TOPIC_FOR_KIND
+
+BOOTSTRAP_DIR = Path(__file__).parent / "bootstrap"
+_NPROC = regex.compile(r"^--nproc[-_]per[-_]node(?:=(\d+))?$")
+_NNODES = regex.compile(r"^--nnodes(?:=(\d+))?$")
+
+
+@dataclass
+class RunResult:
+    exit_code: int
+    stats: PublishStats
+    events: int = 0
+    log_lines: int = 0
+    garbage_lines: int = 0
+    ranks: set = field(default_factory=set)
+
+
+def world_size_from_cmd(cmd: list[str]) -> int:
+    """World size when the launcher's arguments say it (torchrun), else 0 (unknown)."""
+    nproc, nnodes = 0, 1
+    for i, arg in enumerate(cmd):
+        for pattern in (_NPROC, _NNODES):
+            match = pattern.match(arg)
+            if not match:
+                continue
+            value = match.group(1) or (cmd[i + 1] if i + 1 < len(cmd) else "")
+            if value.isdigit():
+                if pattern is _NPROC:
+                    nproc = int(value)
+                else:
+                    nnodes = int(value)
+    return nproc * nnodes
+
+
+def child_env(job: str, socket_path: Path, hooks: bool) -> dict[str, str]:
+    child = dict(os.environ)
+    python_path = [str(BOOTSTRAP_DIR)]
+    if child.get("PYTHONPATH"):
+        python_path.append(child["PYTHONPATH"])
+    child["PYTHONPATH"] = os.pathsep.join(python_path)
+    child[env.JOB] = job
+    child[env.SOCKET] = str(socket_path)
+    if not hooks:
+        child[env.HOOKS] = "0"
+    return child
+
+
+def run(cmd: list[str], job: str, broker: str | None, data_dir: Path, *, hooks: bool = True,
+        tags: dict | None = None, host_interval_s: float = 1.0) -> RunResult:
+    host = socket.gethostname()
+    run_dir = data_dir / "run"
+    publisher = Publisher(broker, spool_path=data_dir / "spool" / f"{host}.spool").start()
+    seq = iter(range(1, 1 << 62))
+    ranks_seen: set[int] = set()
+
+    def publish(kind: str, rank: int, payload: dict, ts_ns: int) -> None:
+        ranks_seen.add(rank)
+        data = envelope.encode(envelope.make(kind, job, rank, host, ts_ns, next(seq), payload))
+        publisher.publish(TOPIC_FOR_KIND[kind], f"{job}/{rank}".encode(), data)
+
+    world = world_size_from_cmd(cmd)
+    started = time.time_ns()
+    publish("job_start", -1, {"world_size": world, "cmd": cmd, "tags": tags or {}}, started)
+    relay = Relay(run_dir / f"{os.getpid()}.sock",
+                  lambda topic, key, value, msg: publisher.publish(topic, key, value)).start()
+    try:
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                env=child_env(job, relay.path, hooks))
+    except OSError as exc:
+        relay.close()
+        print(f"ridgescope run: cannot start {cmd[0]!r}: {exc}", file=sys.stderr)
+        publisher.close(0.5)
+        return RunResult(127, publisher.stats)
+    default_rank = 0 if world <= 1 else -1
+    log_event = lambda rank, payload, ts: publish("progress", rank, payload, ts)  # noqa: E731
+    pumps = [StreamPump(proc.stdout.fileno(), sys.stdout.buffer, "stdout", log_event,
+                        default_rank).start(),
+             StreamPump(proc.stderr.fileno(), sys.stderr.buffer, "stderr", log_event,
+                        default_rank).start()]
+    host_probe = HostProbe(proc.pid, lambda rank, payload, ts: publish(
+        "host_sample", rank, payload, ts), interval_s=host_interval_s).start()
+    previous = {sig: signal.signal(sig, lambda s, f: proc.send_signal(s))
+                for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        exit_code = proc.wait()
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    for pump in pumps:
+        pump.join()
+    host_probe.stop()
+    relay.drain()
+    relay.close()
+    ranks = (ranks_seen | relay.ranks) - {-1} or {0}
+    end_world = max(world, len(ranks))
+    for rank in sorted(ranks):
+        publish("job_end", rank, {"exit_code": exit_code, "world_size": end_world, "cmd": cmd,
+                                  "tags": tags or {}, "started_ns": started}, time.time_ns())
+    stats = publisher.close(5.0 if broker else 0.0)
+    return RunResult(exit_code, stats, events=relay.received,
+                     log_lines=sum(p.lines for p in pumps),
+                     garbage_lines=sum(p.garbage for p in pumps), ranks=ranks)

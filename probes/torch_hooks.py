@@ -1,0 +1,172 @@
+"""The framework hook probe for PyTorch: per-step phase spans, with no change to the job's code.
+
+Armed by the bootstrap when ``torch`` is imported.  It records, in wall-clock ns:
+- step boundaries from the global optimizer step hooks (the first optimizer is the step clock);
+- DataLoader wait (``_BaseDataLoaderIter.__next__``);
+- forward (``DistributedDataParallel.forward``) and backward (``torch.autograd.backward``);
+- DDP all-reduce per bucket, ready and done, through a comm hook that wraps the default one or
+  the user's own (DDP accepts one comm hook per model, so ours chains theirs);
+- optimizer time, and checkpoint saves (``torch.save``, ``torch.distributed.checkpoint``).
+At each step end it sends one ``step_spans`` summary.  Wrappers only stamp times.
+"""
+from __future__ import annotations
+
+import functools
+import os
+import threading
+import time
+
+from ridgescope.probes.base import Probe
+
+_now = time.time_ns
+
+
+class StepRecorder:
+    """Collects one rank's spans for the step in progress and emits them at its end."""
+
+    def __init__(self, emit, world_size_fn):
+        self.emit = emit
+        self.world_size_fn = world_size_fn
+        self.step = 0
+        self.t0: int | None = None
+        self.spans: list = []
+        self.buckets: list = []
+        self._lock = threading.Lock()
+
+    def span(self, phase: str, start: int, end: int) -> None:
+        if self.t0 is None:
+            self.t0 = start
+        self.spans.append([phase, start, end])
+
+    def bucket(self, index: int, ready: int, done: int) -> None:
+        self.buckets.append([index, ready, done])
+
+    def end_step(self, t1: int) -> None:
+        with self._lock:
+            spans, buckets = self.spans, self.buckets
+            self.spans, self.buckets = [], []
+            t0 = self.t0 if self.t0 is not None else t1
+            self.t0 = t1
+            self.step += 1
+            step = self.step
+        self.emit("step_spans", {"step": step, "t0_ns": t0, "t1_ns": t1, "spans": spans,
+                                 "buckets": buckets, "world_size": self.world_size_fn(),
+                                 "source": "torch"}, t1)
+
+
+def _timed(recorder: StepRecorder, phase: str, fn):
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        start = _now()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            recorder.span(phase, start, _now())
+    wrapper.__ridgescope_original__ = fn
+    return wrapper
+
+
+def _timed_comm_hook(recorder: StepRecorder, hook):
+    def comm_hook(state, bucket):
+        ready = _now()
+        index = bucket.index()
+        future = hook(state, bucket)
+
+        def done(fut):
+            recorder.bucket(index, ready, _now())
+            return fut.value()
+        return future.then(done)
+    return comm_hook
+
+
+class TorchHookProbe(Probe):
+    name = "torch"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._patches: list[tuple[object, str, object]] = []
+        self._hook_handles: list = []
+        self.recorder: StepRecorder | None = None
+
+    def _patch(self, owner, attr: str, replacement) -> None:
+        self._patches.append((owner, attr, getattr(owner, attr)))
+        setattr(owner, attr, replacement)
+
+    def _instrument(self, emit=None, **_) -> None:
+        import torch
+        import torch.distributed as dist
+        from torch.nn.parallel import DistributedDataParallel as DDP
+        from torch.optim.optimizer import (register_optimizer_step_post_hook,
+                                           register_optimizer_step_pre_hook)
+        from torch.utils.data import dataloader
+
+        def world_size() -> int:
+            if dist.is_available() and dist.is_initialized():
+                return dist.get_world_size()
+            return int(os.environ.get("WORLD_SIZE", "1"))
+
+        rec = self.recorder = StepRecorder(emit, world_size)
+        iter_cls = dataloader._BaseDataLoaderIter
+        self._patch(iter_cls, "__next__", _timed(rec, "data_wait", iter_cls.__next__))
+        self._patch(torch.autograd, "backward", _timed(rec, "backward", torch.autograd.backward))
+        self._patch(torch, "save", _timed(rec, "checkpoint", torch.save))
+        self._patch_dcp(rec)
+        self._patch_ddp(rec, DDP)
+
+        clock = {"optimizer": None, "start": 0}
+
+        def pre_hook(optimizer, args, kwargs):
+            if clock["optimizer"] is None:
+                clock["optimizer"] = id(optimizer)
+            clock["start"] = _now()
+
+        def post_hook(optimizer, args, kwargs):
+            end = _now()
+            rec.span("optimizer", clock["start"], end)
+            if id(optimizer) == clock["optimizer"]:
+                rec.end_step(end)
+
+        self._hook_handles = [register_optimizer_step_pre_hook(pre_hook),
+                              register_optimizer_step_post_hook(post_hook)]
+
+    def _patch_dcp(self, rec: StepRecorder) -> None:
+        try:
+            import torch.distributed.checkpoint as dcp
+        except Exception:  # noqa: BLE001 - older or trimmed torch builds lack it
+            return
+        for name in ("save", "async_save"):
+            if hasattr(dcp, name):
+                self._patch(dcp, name, _timed(rec, "checkpoint", getattr(dcp, name)))
+
+    def _patch_ddp(self, rec: StepRecorder, DDP) -> None:
+        from torch.distributed.algorithms.ddp_comm_hooks.default_hooks import allreduce_hook
+        original_register = DDP.register_comm_hook
+        original_forward = DDP.forward
+
+        def register_comm_hook(self_ddp, state, hook):
+            self_ddp.__ridgescope_comm_hook__ = True
+            return original_register(self_ddp, state, _timed_comm_hook(rec, hook))
+
+        def forward(self_ddp, *args, **kwargs):
+            if not getattr(self_ddp, "__ridgescope_comm_hook__", False):
+                self_ddp.__ridgescope_comm_hook__ = True
+                try:
+                    original_register(self_ddp, None, _timed_comm_hook(rec, allreduce_hook))
+                except Exception:  # noqa: BLE001 - e.g. a hook set through another path
+                    pass
+            start = _now()
+            try:
+                return original_forward(self_ddp, *args, **kwargs)
+            finally:
+                rec.span("forward", start, _now())
+
+        self._patch(DDP, "register_comm_hook", register_comm_hook)
+        self._patch(DDP, "forward", forward)
+
+    def _uninstrument(self) -> None:
+        for owner, attr, original in reversed(self._patches):
+            setattr(owner, attr, original)
+        self._patches.clear()
+        for handle in self._hook_handles:
+            handle.remove()
+        self._hook_handles.clear()
