@@ -44,6 +44,15 @@ def _interesting(s: str) -> bool:
 _PREFIX_START = frozenset("[ 0123456789")
 
 
+def _maybe_prefixed(line: str) -> bool:
+    if line[0] == "[":
+        return line[1:2] in _PREFIX_SECOND
+    return ": " in line[:10]
+
+
+_PREFIX_SECOND = frozenset("rd0123456789")
+
+
 class Dispatcher:
     """One per stream (a process's stdout, a log file).  `feed` one raw line at a time."""
 
@@ -78,9 +87,9 @@ class Dispatcher:
         if line.__class__ is str and len(line) < 2048:
             if line[-1:] == "\n":
                 line = line[:-1]
-            if line.isprintable() and not (line and line[0] in _PREFIX_START) and not self.events.tb \
-                    and not self._hungry() and not _interesting(line):
-                return []
+            if line.isprintable() and not self.events.tb and not self._hungry() and not _interesting(line):
+                if rank is not None or not line or line[0] not in _PREFIX_START or not _maybe_prefixed(line):
+                    return []
         try:
             if not isinstance(line, str):
                 try:
@@ -99,7 +108,7 @@ class Dispatcher:
                 if CONTROL.search(line, timeout=0.05):
                     stats["garbage"] += 1
                     return []
-            if rank is None and line and line[0] in "[ 0123456789":
+            if rank is None and line and line[0] in _PREFIX_START and _maybe_prefixed(line):
                 rank, line = split_rank_prefix(line)
             if "\r" in line:
                 out: list = []

@@ -62,20 +62,29 @@ class NcclParser(Parser):
                                   channels=topo.get("channels"),
                                   transports=sorted(topo["transports"]) if topo.get("transports") else None))
             return out
-        if "Channel" in line or "channels" in line:
-            h = HOST.search(line, timeout=TIMEOUT)
-            if h:
-                topo = self.topo.setdefault((h.group(1), h.group(2)), {})
+        via = " via " in line
+        slash = not via and "Channel" in line and "/" in line
+        coll = not via and "coll channels" in line
+        if via or slash or coll:
+            h = HOST.match(line, timeout=TIMEOUT)
+            if not h:
+                return out
+            key = (h.group(1), h.group(2))
+            topo = self.topo.get(key)
+            if topo is None:
                 if len(self.topo) > 4096:
                     self.topo.pop(next(iter(self.topo)))
-                m = CHANNELS.search(line, timeout=TIMEOUT)
+                topo = self.topo[key] = {"channels": None, "transports": set()}
+            if via:
+                v = VIA.search(line, h.end(), timeout=TIMEOUT)
+                if v:
+                    topo["transports"].add(v.group(1))
+            elif slash:
+                m = CHANNELS.search(line, h.start(), timeout=TIMEOUT)
                 if m:
-                    topo["channels"] = max(topo.get("channels") or 0, int(m.group(1)))
-                m = NCHANNELS.search(line, timeout=TIMEOUT)
+                    topo["channels"] = max(topo["channels"] or 0, int(m.group(1)))
+            else:
+                m = NCHANNELS.search(line, h.start(), timeout=TIMEOUT)
                 if m:
                     topo["channels"] = int(m.group(1))
-                if " via " in line:
-                    v = VIA.search(line, timeout=TIMEOUT)
-                    if v:
-                        topo.setdefault("transports", set()).add(v.group(1))
         return out
