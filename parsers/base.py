@@ -24,6 +24,13 @@ def num(text: str | None) -> float | None:
     """A printed number ('1,234', '6.0E+00', '97%') as float; None for nan/inf/N/A or junk."""
     if text is None:
         return None
+    try:
+        v = float(text)
+        if v - v == 0.0:          # finite
+            return v
+        return None
+    except ValueError:
+        pass
     t = text.strip().rstrip("%").replace(",", "")
     if not t or len(t) > 40:
         return None
@@ -141,12 +148,13 @@ _TIMER_ITEM = regex.compile(r"\s*+([A-Za-z][\w./ -]{0,80}?)\s*+:\s*+(-?[\d.]++(?
 def parse_timer_list(text: str) -> dict[str, float]:
     """'forward-compute: 340.72 | backward-compute: 176.25 | ...' -> {name: ms}."""
     timers: dict[str, float] = {}
-    for part in text.split("|")[:64]:
-        m = _TIMER_ITEM.match(part, timeout=TIMEOUT)
-        if m:
-            v = num(m.group(2))
+    for part in text.split("|", 64)[:64]:
+        k, sep, val = part.rpartition(":")
+        name = k.strip()
+        if sep and 0 < len(name) <= 80 and name[0].isalpha():
+            v = num(val)
             if v is not None:
-                timers[m.group(1).strip()] = v
+                timers[name] = v
     return timers
 
 

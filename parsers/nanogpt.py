@@ -12,6 +12,8 @@ KARPATHY_EVAL = regex.compile(r"step (\d++): train loss ([\d.]++|nan), val loss 
 MODDED = regex.compile(r"step:(\d++)/(\d++) (.{0,2000}+)")
 STEP_SLASH = regex.compile(r"step\s{1,8}+(\d++)\s*+/\s*+(\d++)\b\s*+[|:,]?(.{0,2000}+)")
 STEP_PLAIN = regex.compile(r"step\s{1,8}+(\d++)\s*+[|:,]\s*+(.{0,2000}+)")
+MODDED_FAST = regex.compile(
+    r"step:(\d++)/(\d++) (?:val_loss:([\d.]++|nan) |train_loss:([\d.]++|nan) )?train_time:(\d++)ms step_avg:([\d.]++|nan)ms\s*+$")
 _MS = regex.compile(r"([A-Za-z_]++):(-?[\d.]++|nan)ms")
 
 
@@ -27,9 +29,31 @@ class NanoGPTParser(Parser):
     def parse(self, line: str, rank: int | None) -> list[dict]:
         return self.parse_only(line, rank, update=True)
 
+    def _modded_fast(self, m, rank, update: bool) -> list[dict]:
+        step, total = int(m.group(1)), int(m.group(2))
+        cumulative = float(m.group(5))
+        fields = {"train_time_ms": cumulative}
+        avg = num(m.group(6))
+        if avg is not None:
+            fields["step_avg_ms"] = avg
+        if m.group(3) is not None:
+            return [record("eval", self.name, rank, step, total_steps=total, phase="validation",
+                           loss=num(m.group(3)), **fields)]
+        if m.group(4) is not None:
+            fields["loss"] = num(m.group(4))
+        prev = self.prev.get(rank)
+        if prev and prev[1] is not None and step == prev[0] + 1 and cumulative >= prev[1]:
+            fields["step_time_ms"] = round(cumulative - prev[1], 3)
+        if update:
+            self.prev[rank] = (step, cumulative)
+        return [record("progress", self.name, rank, step, total_steps=total, **fields)]
+
     def parse_only(self, line: str, rank=None, update: bool = False) -> list[dict]:
         s = line.lstrip()
         if s.startswith("step:"):
+            m = MODDED_FAST.match(s, timeout=TIMEOUT)
+            if m:
+                return self._modded_fast(m, rank, update)
             m = MODDED.match(s, timeout=TIMEOUT)
             if not m:
                 return []
