@@ -6,6 +6,7 @@ workers against the same broker and a server store.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import logging
 import sys
 
@@ -13,6 +14,7 @@ import faust
 
 from ridgescope.pipeline import config
 from ridgescope.pipeline.app import build_app
+from ridgescope.pipeline.topics import ensure_topics
 from ridgescope.sql.store import Store
 
 
@@ -33,6 +35,7 @@ def main(argv: list[str] | None = None) -> int:
     applied = store.migrate()
     if applied:
         print(f"ridgescope worker: applied migrations {', '.join(applied)}", flush=True)
+    asyncio.run(ensure_topics(settings.broker, settings.partitions))
     app = build_app(settings, store=store)
     logging.getLogger("faust").setLevel(args.loglevel)
     worker = faust.Worker(app, loglevel=args.loglevel, quiet=True)

@@ -6,6 +6,9 @@ Three workloads, each fed through fresh Dispatchers in one thread:
 - nomatch:  corpus lines that yield no record (config dumps, launcher chatter, warnings, ...)
 - progress: corpus lines that yield a progress record, grouped per file so detection sticks
 - mixed:    every text log of the corpus, in order, as a log probe would see them
+- cold:     the part of `nomatch` that fails the cheap pre-check (launcher chatter, arg dumps):
+            the cost of a line that no parser looks at
+- spine:    the spine job's own `step N/T loss .. step_time_ms ..` line, 50k distinct lines
 """
 from __future__ import annotations
 
@@ -16,6 +19,7 @@ import time
 from pathlib import Path
 
 from ridgescope.parsers import Dispatcher
+from ridgescope.parsers.dispatcher import _interesting
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "tests" / "data" / "corpus"
@@ -65,8 +69,11 @@ def main(argv=None):
     files = load()
     nomatch, progress = classify(files)
     results = {}
-    for name, streams in (("nomatch", [nomatch]), ("progress", list(progress.values())),
-                          ("mixed", list(files.values()))):
+    cold = [line for line in nomatch if not _interesting(line)]
+    spine = [f"step {i}/50000 loss {2 + (i % 97) / 100:.4f} step_time_ms {150 + i % 13}.{i % 10}"
+             for i in range(1, 50001)]
+    for name, streams in (("nomatch", [nomatch]), ("cold", [cold]), ("progress", list(progress.values())),
+                          ("spine", [spine]), ("mixed", list(files.values()))):
         n, secs = run(streams, args.repeat)
         results[name] = {"lines": n, "seconds": round(secs, 4), "lines_per_s": round(n / secs)}
         print(f"{name:9s} {n:8d} lines  {secs:7.3f} s  {n / secs:12,.0f} lines/s")
