@@ -17,7 +17,11 @@ from pathlib import Path
 
 import msgpack
 
-log = logging.getLogger("ridgescope.publisher")
+# The wrapped command owns stderr: the client library's connection errors must not reach it.
+# They are counted in PublishStats and reported once, at the end.
+for _name in ("aiokafka", "kafka"):
+    logging.getLogger(_name).addHandler(logging.NullHandler())
+    logging.getLogger(_name).propagate = False
 
 MAX_BUFFERED = 200_000
 MAX_SPOOL_BYTES = 64 * 1024 * 1024

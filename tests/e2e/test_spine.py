@@ -1,0 +1,102 @@
+"""The spine end to end: a real 4-rank torchrun job through real brokers, Faust and chDB."""
+from __future__ import annotations
+
+import sys
+import uuid
+
+import pytest
+
+from support import cli
+
+STEPS = 60
+NPROC = 4
+SLOW_INPUT_RANK, SLOW_INPUT_STEPS = 1, range(20, 23)
+STRAGGLER_RANK, STRAGGLER_STEP = 2, 40
+HEAVY_CKPT_AFTER = 50  # saved after step 50: it lands in step 51's window
+FAULTS = {"RS_DEMO_STEPS": str(STEPS), "RS_DEMO_SLOW_INPUT": "1:20-22",
+          "RS_DEMO_STRAGGLER": "2:40", "RS_DEMO_CKPT_EVERY": "15",
+          "RS_DEMO_HEAVY_CKPT": str(HEAVY_CKPT_AFTER)}
+
+pytestmark = [pytest.mark.torch, pytest.mark.slow]
+
+
+def run_demo_job(stack, job: str, hooks: bool = True):
+    flags = [] if hooks else ["--no-hooks"]
+    return cli("run", *stack.flags, "--job", job, *flags, "--", sys.executable, "-m",
+               "torch.distributed.run", "--nproc-per-node", str(NPROC), "--tee", "3",
+               "-m", "ridgescope.cli.demo_job", env=FAULTS, timeout=600)
+
+
+def check_spine(stack, job: str) -> None:
+    steps = stack.wait_for_steps(job, STEPS)
+    by_step = {s["step"]: s for s in steps}
+    assert sorted(by_step) == list(range(1, STEPS + 1))
+
+    # Every step of every rank lands in step_rank, once.
+    rows = stack.sql(f"SELECT step, count() AS n, uniqExact(rank) AS ranks FROM step_rank "
+                     f"FINAL WHERE job = '{job}' GROUP BY step ORDER BY step")
+    assert [(r["step"], r["n"], r["ranks"]) for r in rows] == [
+        (s, NPROC, NPROC) for s in range(1, STEPS + 1)]
+    for s in steps:
+        assert s["rank_count"] == NPROC
+        assert set(s["lanes_ms"]) == {"input", "transfer", "compute", "communication",
+                                      "checkpoint", "idle"}
+        assert sum(s["lanes_ms"].values()) == pytest.approx(
+            sum(s["lanes_ms"].values()), rel=1e-9)
+
+    # Slow input on rank 1: found, blamed on input and on rank 1, and nowhere else.
+    input_steps = [s for s in steps if s["slow"] and s["cause"] == "input"]
+    assert input_steps, "no slow-input step found"
+    for s in input_steps:
+        assert s["culprit_rank"] == SLOW_INPUT_RANK, s
+        assert SLOW_INPUT_STEPS.start <= s["step"] <= SLOW_INPUT_STEPS.stop, s
+
+    # The compute straggler on rank 2.
+    straggler = by_step[STRAGGLER_STEP]
+    assert straggler["slow"] and straggler["cause"] == "compute", straggler
+    assert straggler["culprit_rank"] == STRAGGLER_RANK
+
+    # The heavy checkpoint, and every slow checkpoint step, blamed on the checkpoint.
+    heavy = by_step[HEAVY_CKPT_AFTER + 1]
+    assert heavy["slow"] and heavy["cause"] == "checkpoint", heavy
+    assert heavy["culprit_rank"] == 0
+    for s in steps:
+        if s["slow"] and s["phase"] == "checkpoint":
+            assert s["cause"] == "checkpoint", s
+
+    # Victims are not culprits: the other ranks' wait is communication wait.
+    ranks = stack.sql(f"SELECT rank, comm_wait_ms FROM step_rank FINAL WHERE job = '{job}' "
+                      f"AND step = {STRAGGLER_STEP} ORDER BY rank")
+    victims = [r["comm_wait_ms"] for r in ranks if r["rank"] != STRAGGLER_RANK]
+    assert min(victims) > 0.5 * straggler["excess_ms"], ranks
+
+    # Few false alarms on the steps we did not touch.
+    injected = set(range(SLOW_INPUT_STEPS.start, SLOW_INPUT_STEPS.stop + 2)) | {
+        STRAGGLER_STEP, HEAVY_CKPT_AFTER + 1}
+    normal = [s for s in steps if s["phase"] == "normal" and s["step"] not in injected]
+    flagged = [s["step"] for s in normal if s["slow"]]
+    assert len(flagged) < 0.05 * len(normal), f"false alarms at steps {flagged}"
+
+    # Alerts for the slow steps, and explain answers the seven questions.
+    alerts = stack.sql(f"SELECT step, cause, culprit_rank FROM alerts FINAL WHERE job = '{job}'")
+    assert {a["step"] for a in alerts} == {s["step"] for s in steps if s["slow"]}
+    text = cli("explain", *stack.flags, "--job", job, "--step", str(STRAGGLER_STEP)).stdout
+    assert "Cause: compute, culprit rank 2" in text
+    for n in range(1, 8):
+        assert f"\n{n}. " in text
+
+
+@pytest.mark.kafka
+def test_spine_on_apache_kafka(kafka_stack):
+    job = f"spine-kafka-{uuid.uuid4().hex[:6]}"
+    result = run_demo_job(kafka_stack, job)
+    assert "[default0]:step 60/60" in result.stdout
+    assert "NOT delivered" not in result.stderr
+    check_spine(kafka_stack, job)
+
+
+@pytest.mark.tansu
+def test_spine_on_tansu(tansu_stack):
+    job = f"spine-tansu-{uuid.uuid4().hex[:6]}"
+    run_demo_job(tansu_stack, job)
+    check_spine(tansu_stack, job)

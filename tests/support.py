@@ -1,0 +1,84 @@
+"""Helpers for tests that drive the real command line and a real stack."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from ridgescope.pipeline import config, stack, tansu
+
+REPO = Path(__file__).resolve().parents[1]
+
+def cli(*args: str, check: bool = True, env: dict | None = None,
+        timeout: float = 300) -> subprocess.CompletedProcess:
+    """Run the real `ridgescope` command line."""
+    proc = subprocess.run([sys.executable, "-m", "ridgescope.cli.main", *args],
+                          capture_output=True, text=True, timeout=timeout,
+                          env={**os.environ, **(env or {})})
+    if check and proc.returncode != 0:
+        raise AssertionError(f"ridgescope {' '.join(args)} exited {proc.returncode}:\n"
+                             f"{proc.stdout}\n{proc.stderr}")
+    return proc
+
+
+@dataclass
+class Stack:
+    """A pipeline worker with its own data dir and store, against a given broker."""
+    data_dir: Path
+    broker: str
+    web_port: int
+
+    @property
+    def flags(self) -> list[str]:
+        return ["--data-dir", str(self.data_dir)]
+
+    @property
+    def settings(self) -> config.Settings:
+        return config.load(data_dir=str(self.data_dir))
+
+    def up(self) -> None:
+        cli("up", *self.flags, "--broker", self.broker, "--web-port", str(self.web_port))
+
+    def down(self) -> None:
+        cli("down", *self.flags)
+
+    def worker_pid(self) -> int:
+        return stack.read_state(self.settings)["worker_pid"]
+
+    def kill_worker(self) -> None:
+        os.kill(self.worker_pid(), signal.SIGKILL)
+        deadline = time.monotonic() + 10
+        while stack.alive(self.worker_pid()) and time.monotonic() < deadline:
+            time.sleep(0.1)
+
+    def restart_worker(self) -> None:
+        state = stack.read_state(self.settings)
+        state["worker_pid"] = stack.start_worker(self.settings)
+        stack.state_path(self.settings).write_text(json.dumps(state))
+
+    def sql(self, query: str) -> list[dict]:
+        return json.loads(cli("sql", *self.flags, "--format", "json", query).stdout)
+
+    def steps(self, job: str) -> list[dict]:
+        return json.loads(cli("steps", *self.flags, "--job", job, "--format", "json").stdout)
+
+    def wait_for_steps(self, job: str, count: int, timeout_s: float = 120) -> list[dict]:
+        deadline = time.monotonic() + timeout_s
+        steps: list[dict] = []
+        while time.monotonic() < deadline:
+            steps = self.steps(job)
+            if len(steps) >= count:
+                return steps
+            time.sleep(1)
+        raise AssertionError(f"only {len(steps)} of {count} steps of {job} after {timeout_s} s")
+
+
+def make_stack(tmp_path: Path, broker: str) -> Stack:
+    s = Stack(tmp_path / "rs", broker, tansu.free_port())
+    s.up()
+    return s

@@ -1,0 +1,161 @@
+"""Correlate and aggregate as pure state machines: a synthetic 4-rank DDP job, no Kafka."""
+from __future__ import annotations
+
+from ridgescope.pipeline import windows
+from ridgescope.pipeline.verdict import VerdictConfig
+
+MS = 1_000_000
+RANKS = 4
+CFG = VerdictConfig()
+
+
+def ddp_step(step, t0, data=None, compute=None, ckpt=None):
+    """One step of every rank: data wait, forward+backward, all-reduce that ends when the last
+    rank is ready, optimizer.  Faults are {rank: extra ms}."""
+    data, compute, ckpt = data or {}, compute or {}, ckpt or {}
+    ready = {}
+    spans = {}
+    for r in range(RANKS):
+        t = t0[r]
+        s = []
+        if ckpt.get(r):
+            s.append(["checkpoint", t, t + ckpt[r] * MS])
+            t += ckpt[r] * MS
+        wait = (2 + data.get(r, 0)) * MS
+        s.append(["data_wait", t, t + wait])
+        t += wait
+        fwd = (10 + compute.get(r, 0)) * MS
+        s.append(["forward", t, t + fwd])
+        t += fwd
+        s.append(["backward", t, None])
+        ready[r] = t + 20 * MS
+        spans[r] = s
+    done = max(ready.values()) + 3 * MS
+    payloads = {}
+    for r in range(RANKS):
+        spans[r][-1][2] = done
+        t1 = done + 4 * MS
+        spans[r].append(["optimizer", done, t1])
+        payloads[r] = {"step": step, "t0_ns": t0[r], "t1_ns": t1, "spans": spans[r],
+                       "buckets": [[0, ready[r] - 8 * MS, done - 1 * MS], [1, ready[r], done]],
+                       "world_size": RANKS}
+    return payloads
+
+
+def envelope(kind, rank, payload, ts=0):
+    return {"v": 1, "kind": kind, "job": "j", "rank": rank, "host": "h", "ts_ns": ts, "seq": 0,
+            "p": payload}
+
+
+def run_job(steps=30, faults=None):
+    """Feed a job through correlate then aggregate; return the verdicts by step."""
+    faults = faults or {}
+    rank_state = {r: windows.new_rank_state() for r in range(RANKS)}
+    job_state = windows.new_job_state()
+    verdicts = {}
+    t0 = {r: 0 for r in range(RANKS)}
+
+    def feed(rows, rank):
+        nonlocal job_state
+        for row in rows:
+            job_state, out, late = windows.aggregate(job_state, dict(row, rank=rank), CFG, 0)
+            assert not late
+            verdicts.update({v["step"]: v for v in out})
+
+    for step in range(1, steps + 1):
+        payloads = ddp_step(step, t0, **faults.get(step, {}))
+        for r in range(RANKS):
+            rank_state[r], rows = windows.correlate(rank_state[r],
+                                                    envelope("step_spans", r, payloads[r]))
+            feed(rows, r)
+            t0[r] = payloads[r]["t1_ns"]
+    for r in range(RANKS):
+        rank_state[r], rows = windows.correlate(
+            rank_state[r], envelope("job_end", r, {"exit_code": 0, "world_size": RANKS}))
+        feed(rows, r)
+        job_state, out, _ = windows.aggregate(
+            job_state, {"job_end": True, "rank": r, "world_size": RANKS}, CFG, 0)
+        verdicts.update({v["step"]: v for v in out})
+    return verdicts
+
+
+def test_a_clean_job_has_no_slow_steps_and_lanes_partition_each_window():
+    verdicts = run_job()
+    assert sorted(verdicts) == list(range(1, 31))
+    assert not [s for s, v in verdicts.items() if v["slow"]]
+    for v in verdicts.values():
+        for row in v["ranks"]:
+            assert sum(row["lanes_ms"].values()) == \
+                __import__("pytest").approx(row["duration_ms"], abs=0.01)
+
+
+def test_slow_input_on_one_rank_blames_that_rank_not_the_victims():
+    v = run_job(faults={12: {"data": {1: 300}}})[12]
+    assert v["slow"] and v["cause"] == "input" and v["culprit_rank"] == 1
+    waits = {r["rank"]: r["comm_wait_ms"] for r in v["ranks"]}
+    assert waits[1] < 1 and all(waits[r] > 250 for r in (0, 2, 3))
+
+
+def test_compute_straggler_and_checkpoint_are_told_apart():
+    verdicts = run_job(faults={15: {"compute": {2: 200}}, 20: {"ckpt": {0: 400}}})
+    assert (verdicts[15]["cause"], verdicts[15]["culprit_rank"]) == ("compute", 2)
+    assert (verdicts[20]["cause"], verdicts[20]["culprit_rank"]) == ("checkpoint", 0)
+    assert verdicts[20]["phase"] == "checkpoint"
+    assert verdicts[20]["excess_ms"] > 350
+
+
+def test_warmup_steps_are_never_slow():
+    verdicts = run_job(faults={2: {"compute": {0: 500}}})
+    assert not verdicts[2]["slow"] and verdicts[2]["phase"] == "warmup"
+
+
+def test_a_replayed_row_of_a_judged_step_is_returned_as_late_and_judged_once():
+    state = windows.new_job_state()
+    row = {"step": 1, "t0_ns": 0, "t1_ns": 10 * MS, "duration_ms": 10.0,
+           "lanes_ms": {"compute": 10.0}, "arrival_ns": 5, "world_size": 1, "source": "hook"}
+    state, verdicts, late = windows.aggregate(state, dict(row, rank=0), CFG, 0)
+    assert [v["step"] for v in verdicts] == [1] and not late
+    state, verdicts, late = windows.aggregate(state, dict(row, rank=0), CFG, 0)
+    assert verdicts == [] and late == [dict(row, rank=0)]
+
+
+def test_a_step_missing_a_rank_waits_for_the_grace_period_then_is_judged():
+    state = windows.new_job_state()
+    row = {"step": 1, "t0_ns": 0, "t1_ns": 10 * MS, "duration_ms": 10.0,
+           "lanes_ms": {"compute": 10.0}, "arrival_ns": 5, "world_size": 2, "source": "hook"}
+    state, verdicts, _ = windows.aggregate(state, dict(row, rank=0), CFG, now_ns=0)
+    assert verdicts == []
+    state, verdicts, _ = windows.aggregate(state, {"tick": True}, CFG,
+                                           now_ns=windows.GRACE_NS - 1)
+    assert verdicts == []
+    state, verdicts, _ = windows.aggregate(state, {"tick": True}, CFG, now_ns=windows.GRACE_NS)
+    assert [(v["step"], v["rank_count"]) for v in verdicts] == [(1, 1)]
+
+
+def test_correlate_closes_a_window_at_the_next_step_and_ignores_duplicates():
+    state = windows.new_rank_state()
+    p = ddp_step(1, {r: 0 for r in range(RANKS)})[0]
+    state, rows = windows.correlate(state, envelope("step_spans", 0, p))
+    assert rows == []
+    p2 = dict(p, step=2, t0_ns=p["t1_ns"], t1_ns=p["t1_ns"] + 50 * MS, spans=[], buckets=[])
+    state, rows = windows.correlate(state, envelope("step_spans", 0, p2))
+    assert [r["step"] for r in rows] == [1] and rows[0]["source"] == "hook"
+    state, rows = windows.correlate(state, envelope("step_spans", 0, p))
+    assert rows == []
+    state, rows = windows.correlate(state, envelope("job_end", 0, {"exit_code": 0,
+                                                                    "world_size": 4}))
+    assert [r["step"] for r in rows] == [2] and rows[0]["lanes_ms"]["idle"] == 50.0
+
+
+def test_stdout_progress_stands_in_only_when_the_hook_probe_is_absent():
+    state = windows.new_rank_state()
+    record = {"kind": "progress", "step": 5, "step_time_ms": 120.0, "rank": 0}
+    state, _ = windows.correlate(state, envelope("progress", 0, {"record": record},
+                                                 ts=10_000 * MS))
+    state, rows = windows.correlate(state, envelope("job_end", 0, {"exit_code": 0,
+                                                                    "world_size": 1}))
+    assert [(r["step"], r["source"], r["duration_ms"]) for r in rows] == [(5, "log", 120.0)]
+    hooked = windows.new_rank_state()
+    hooked["hook_seen"] = True
+    hooked, _ = windows.correlate(hooked, envelope("progress", 0, {"record": record}, ts=1))
+    assert hooked["open"] == {}
