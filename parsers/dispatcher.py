@@ -31,14 +31,16 @@ PARSERS = {
 
 
 def _interesting(s: str) -> bool:
-    """Cheap pre-check: does the line hold any word that some parser or event looks for?"""
-    return ("step" in s or "iter" in s or "loss" in s or "%|" in s or "time" in s or "NCCL" in s
+    """Cheap pre-check: does the line hold any word that some parser or event looks for?
+
+    Substring tests run in C; word stems cover both cases ('tep' for step/Step, 'oss' for
+    loss/Loss).  A line that fails here costs nothing more."""
+    return ("tep" in s or "oss" in s or "ime" in s or "iter" in s or "%|" in s or "NCCL" in s
             or "rror" in s or "Trace" in s or "heckpoint" in s or "poch" in s or "/s" in s
-            or "Loss" in s or "esum" in s or "val" in s or "{" in s or "exitcode" in s
-            or "Kill" in s or "Time" in s or "atency" in s or "Speed" in s or "DLL " in s
-            or "[batch=" in s or "emory" in s or "detected" in s or "ppl" in s or "estart" in s
-            or "ontinuing" in s or "ailed" in s or "Step" in s or "CHECKPOINT" in s
-            or "chosen_" in s)
+            or "val" in s or "{" in s or "esum" in s or "estart" in s or "ontinuing" in s
+            or "xitcode" in s or "Kill" in s or "atency" in s or "Speed" in s or "DLL " in s
+            or "[batch=" in s or "emory" in s or "detected" in s or "ppl" in s or "ailed" in s
+            or "chosen_" in s or "CHECKPOINT" in s)
 
 
 _PREFIX_START = frozenset("[ 0123456789")
@@ -46,7 +48,7 @@ _PREFIX_START = frozenset("[ 0123456789")
 
 def _maybe_prefixed(line: str) -> bool:
     if line[0] == "[":
-        return line[1:2] in _PREFIX_SECOND
+        return line.startswith(("[rank", "[default")) or (line[1:2].isdigit() and "]<std" in line[:24])
     return ": " in line[:10]
 
 
@@ -87,7 +89,8 @@ class Dispatcher:
         if line.__class__ is str and len(line) < 2048:
             if line[-1:] == "\n":
                 line = line[:-1]
-            if line.isprintable() and not self.events.tb and not self._hungry() and not _interesting(line):
+            if (line.isprintable() or ("\t" in line and line.replace("\t", " ").isprintable())) \
+                    and not self.events.tb and not self._hungry() and not _interesting(line):
                 if rank is not None or not line or line[0] not in _PREFIX_START or not _maybe_prefixed(line):
                     return []
         try:

@@ -16,7 +16,7 @@ _METER_ITEM = regex.compile(r"([A-Za-z@][\w/@ ]{0,30}?)\s++(-?[\d.]++(?:[eE][-+]
 MXNET = regex.compile(r"(?:Node\[(\d++)\] )?Epoch\[(\d++)\] Batch \[(\d++)-(\d++)\]\s++Speed: ([\d.]++) samples/sec(.{0,1000}+)")
 FAIRSEQ = regex.compile(r"\| (train_inner|train|valid|valid_\w++) \| (\{.{0,8000}+)")
 NODE = regex.compile(r"Node\[(\d++)\]")
-_STEPISH = regex.compile(r"(?i)(?:^|[\s|,\[])(?:step|iter|iteration|global_step|num_updates|training_steps|it)(?:\s*+[:=]|\s)")
+_STEPISH = regex.compile(r"(?:^|[\s|,\[])(?:[Ss]tep|STEP|[Ii]ter(?:ation)?|ITER|global_step|num_updates|training_steps)(?:\s*+[:=]|\s)")
 _STEP_TOTAL = regex.compile(r"(?i)\b(?:step|iter|iteration)\s*+[:=]?\s*+\d++\s*+/\s*+(\d++)")
 
 _DICT_STEP = ("global_step", "step", "training_steps", "iteration", "iter", "num_updates")
@@ -61,7 +61,8 @@ class GenericParser(Parser):
                     return []
                 kind = "eval" if any("eval" in k for k in d) and "loss" not in fields else "progress"
                 return [record(kind, self.name, rank, step, **fields, **({"metrics": extra} if extra else {}))]
-        if not _STEPISH.search(s, timeout=TIMEOUT):
+        if not ("tep" in s or "ter" in s or "TEP" in s or "TER" in s or "num_updates" in s) \
+                or not _STEPISH.search(s, timeout=TIMEOUT):
             return []
         items = pairs(s)
         if not items:

@@ -34,7 +34,40 @@ EPOCH_KEYS = {"epoch", "ep"}
 TOTAL_KEYS = {"total_steps", "max_steps", "total"}
 
 
+def _fast_pairs(text: str, limit: int):
+    """Plain `k v k v`, `k: v k: v` or `k=v k=v` text (the common case) without a regex."""
+    if "," in text or "(" in text or len(text) > 1000:
+        return None
+    toks = text.replace("|", " ").split()
+    out = []
+    if toks and all("=" in t for t in toks):
+        for t in toks[:limit]:
+            k, _, v = t.partition("=")
+            if not k or not (k[0].isalpha() or k[0] == "_"):
+                return None
+            float(v)
+            out.append((k, v, None))
+        return out
+    if len(toks) % 2:
+        return None
+    for i in range(0, min(len(toks), 2 * limit), 2):
+        k, v = toks[i], toks[i + 1]
+        if k[-1] == ":":
+            k = k[:-1]
+        if not k or not (k[0].isalpha() or k[0] == "_") or ":" in k or "=" in k:
+            return None
+        float(v)
+        out.append((k, v, None))
+    return out
+
+
 def pairs(text: str, limit: int = 64) -> list[tuple[str, str, str | None]]:
+    try:
+        fast = _fast_pairs(text, limit)
+    except ValueError:
+        fast = None
+    if fast is not None:
+        return fast
     out = []
     for m in _PAIR.finditer(text, timeout=TIMEOUT):
         out.append((m.group("key"), m.group("val"), m.group("unit")))
