@@ -1,0 +1,118 @@
+"""Bad input and crashes: dead letters with reasons, and a killed worker that resumes cleanly."""
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+
+import msgpack
+import pytest
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+
+from ridgescope.schemas import envelope
+
+pytestmark = [pytest.mark.kafka, pytest.mark.slow]
+MS = 1_000_000
+
+
+def step_messages(job: str, steps: range, ranks: int = 2, step_ms: int = 100) -> list:
+    """step_spans of a steady job: 20 ms input, 60 ms compute, 20 ms all-reduce per step."""
+    out = []
+    for step in steps:
+        for rank in range(ranks):
+            t0 = 1_700_000_000_000 * MS + (step - 1) * step_ms * MS
+            t1 = t0 + step_ms * MS
+            payload = {"step": step, "t0_ns": t0, "t1_ns": t1, "world_size": ranks,
+                       "spans": [["data_wait", t0, t0 + 20 * MS], ["forward", t0 + 20 * MS,
+                                                                   t0 + 40 * MS],
+                                 ["backward", t0 + 40 * MS, t1]],
+                       "buckets": [[0, t0 + 80 * MS, t1]]}
+            out.append(("rs.raw.hook", f"{job}/{rank}", envelope.encode(
+                envelope.make("step_spans", job, rank, "h", t1, step, payload))))
+    return out
+
+
+def job_end(job: str, ranks: int = 2) -> list:
+    return [("rs.raw.hook", f"{job}/{r}", envelope.encode(envelope.make(
+        "job_end", job, r, "h", time.time_ns(), 0, {"exit_code": 0, "world_size": ranks})))
+        for r in range(ranks)]
+
+
+def produce(bootstrap: str, messages: list) -> None:
+    async def go():
+        producer = AIOKafkaProducer(bootstrap_servers=bootstrap)
+        await producer.start()
+        try:
+            for topic, key, value in messages:
+                await producer.send_and_wait(topic, value, key=key.encode())
+        finally:
+            await producer.stop()
+    asyncio.run(go())
+
+
+def dead_letters(bootstrap: str, key: bytes, want: int, timeout_s: float = 60) -> list[dict]:
+    async def go():
+        consumer = AIOKafkaConsumer("rs.dead_letter", bootstrap_servers=bootstrap,
+                                    auto_offset_reset="earliest", enable_auto_commit=False,
+                                    group_id=None)
+        await consumer.start()
+        found = []
+        try:
+            deadline = time.monotonic() + timeout_s
+            while len(found) < want and time.monotonic() < deadline:
+                batch = await consumer.getmany(timeout_ms=1000)
+                for records in batch.values():
+                    for record in records:
+                        letter = msgpack.unpackb(record.value, raw=False)
+                        if letter["key"] == key:
+                            found.append(letter)
+        finally:
+            await consumer.stop()
+        return found
+    return asyncio.run(go())
+
+
+def test_malformed_messages_go_to_the_dead_letter_topic_and_the_worker_keeps_going(
+        kafka_stack):
+    job = f"dlq-{uuid.uuid4().hex[:6]}"
+    key = f"{job}/0"
+    bad_payload = envelope.make("step_spans", job, 0, "h", 1, 1, {"step": 1})
+    produce(kafka_stack.broker, [
+        ("rs.raw.hook", key, b"\x00\x01 not an envelope"),
+        ("rs.raw.hook", key, msgpack.packb(bad_payload)),
+        *step_messages(job, range(1, 9), ranks=1), *job_end(job, ranks=1)])
+    letters = dead_letters(kafka_stack.broker, key.encode(), want=2)
+    reasons = sorted(letter["reason"] for letter in letters)
+    assert len(reasons) == 2, reasons
+    assert reasons[0].startswith("SchemaError: not msgpack") or "envelope" in reasons[0]
+    assert "step_spans: payload field 't0_ns' is missing" in " ".join(reasons)
+    assert {letter["topic"] for letter in letters} == {"rs.raw.hook"}
+    assert b"not an envelope" in b"".join(letter["value"] for letter in letters)
+    steps = kafka_stack.wait_for_steps(job, 8)
+    assert [s["step"] for s in steps] == list(range(1, 9))
+
+
+def test_a_killed_or_restarted_worker_recovers_its_tables_with_no_duplicate_steps(kafka_stack):
+    job = f"crash-{uuid.uuid4().hex[:6]}"
+    produce(kafka_stack.broker, step_messages(job, range(1, 16)))
+    kafka_stack.wait_for_steps(job, 14)  # step 15 stays open until step 16 arrives
+
+    kafka_stack.kill_worker()
+    kafka_stack.restart_worker()
+    produce(kafka_stack.broker, step_messages(job, range(16, 31)))
+    kafka_stack.wait_for_steps(job, 29)
+
+    kafka_stack.down()
+    kafka_stack.up()
+    produce(kafka_stack.broker, step_messages(job, range(31, 46)) + job_end(job))
+    steps = kafka_stack.wait_for_steps(job, 45)
+
+    assert [s["step"] for s in steps] == list(range(1, 46))
+    counts = kafka_stack.sql(f"SELECT count() AS n, uniqExact(step) AS u FROM steps FINAL "
+                             f"WHERE job = '{job}'")
+    assert counts == [{"n": 45, "u": 45}]
+    rows = kafka_stack.sql(f"SELECT count() AS n FROM step_rank FINAL WHERE job = '{job}'")
+    assert rows == [{"n": 90}]
+    # The baseline carried over both restarts: no step after warm-up lost its history.
+    assert all(s["baseline_ms"] == pytest.approx(100.0) for s in steps if s["step"] > 8)
+    assert not any(s["slow"] for s in steps)
