@@ -130,19 +130,15 @@ def timers_to_lanes(timers: dict[str, float]) -> dict[str, float]:
         elif n.startswith("optimizer-"):
             if "optimizer" not in names and "comm" not in n and "all-gather" not in n:
                 add("compute", v)
-        elif n == "all-grads-sync" or (any(w in n for w in _COMM_WORDS) and n not in names_nested_in_sync(names, n)):
+        elif n == "all-grads-sync":
+            add("communication", v)
+        elif any(w in n for w in _COMM_WORDS):
+            # Megatron nests per-kind grad sync timers inside `all-grads-sync`: count the outer one
+            if "all-grads-sync" in names and n.endswith(("grads-all-reduce", "grads-reduce-scatter")):
+                continue
             add("communication", v)
     return lanes
 
-
-def names_nested_in_sync(names: set[str], n: str) -> set[str]:
-    # Megatron prints `all-grads-sync` and, inside it, per-kind sync timers; count only the outer one.
-    if "all-grads-sync" in names and n != "all-grads-sync" and n.endswith(("grads-all-reduce", "grads-reduce-scatter")):
-        return {n}
-    return set()
-
-
-_TIMER_ITEM = regex.compile(r"\s*+([A-Za-z][\w./ -]{0,80}?)\s*+:\s*+(-?[\d.]++(?:[eE][-+]?\d++)?)")
 
 
 def parse_timer_list(text: str) -> dict[str, float]:

@@ -4,7 +4,6 @@ from __future__ import annotations
 import regex
 
 from .base import TIMEOUT, Parser, num, record
-from .kv import normalise
 
 HEADER = regex.compile(r"(?:\[epoch=(\d++)\])?\[batch=(\d++)(?:/(\d++))?\]:(.{0,4000}+)")
 ITEM = regex.compile(r"\s*+(Train|Eval)\s++([\w/.@-]{1,120}+):\s*+(-?[\d.]++(?:[eE][-+]?\d++)?|nan|inf)")

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import regex
 
-from .base import TIMEOUT, Parser, num, record, to_gb, to_ms
+from .base import TIMEOUT, Parser, num, record, to_ms
 from .megatron import timer_records
 
 STEP = regex.compile(r"\[Rank (\d++)\] step=(\d++), skipped=(\d++), lr=\[\s*+([-\d.eE+]++)")

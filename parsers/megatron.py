@@ -8,7 +8,6 @@ from .base import TIMEOUT, Parser, num, parse_timer_list, record, timers_to_lane
 ITER = regex.compile(r"\s*+iteration\s++(\d++)\s*+/\s*+(\d++)\s*+\|(.{0,4000}+)")
 TIMERS = regex.compile(r"time \(ms\)\s*+\|(.{0,4000}+)")
 VALID = regex.compile(r"\s*+validation loss at (?:iteration|the end of training for \w+ data)\s*+(\d*+)\s*+\|(.{0,2000}+)")
-_FIELD = regex.compile(r"\|?\s*+([A-Za-z][\w ()/.,-]{0,80}?)\s*+:\s*+(-?[\d.]++(?:[eE][-+]?\d++)?)\s*+(?=\||$)")
 
 _MAP = {
     "elapsed time per iteration (ms)": "step_time_ms",
