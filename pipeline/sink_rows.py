@@ -10,7 +10,7 @@ LANE_COLUMNS = [f"{lane}_ms" for lane in LANES + ("idle",)]
 
 COLUMNS = {
     "jobs": ["job", "host", "world_size", "cmd", "tags", "started_ns", "ended_ns", "exit_code",
-             "updated_ns"],
+             "updated_ns", "framework", "hosts", "scheduler_ids"],
     "progress": ["job", "rank", "host", "ts_ns", "seq", "kind", "step", "stream", "record"],
     "host_samples": ["job", "rank", "host", "ts_ns", "pid", "cpu_s", "read_bytes", "write_bytes",
                      "rss_bytes", "nprocs"],
@@ -19,7 +19,7 @@ COLUMNS = {
                   "comm_wait_ms", "arrival_ns", "source", "inserted_ns"],
     "steps": ["job", "step", "ts_ns", "rank_count", "duration_ms", "baseline_ms", "slow", "cause",
               "culprit_rank", "excess_ms", "skew_ms", "confidence", "phase", *LANE_COLUMNS,
-              "inserted_ns"],
+              "inserted_ns", "culprit_host"],
     "alerts": ["job", "step", "ts_ns", "cause", "culprit_rank", "excess_ms", "message",
                "inserted_ns"],
 }
@@ -34,6 +34,28 @@ def alert_payload(verdict: dict) -> dict:
                f"{verdict['cause']} on {who}")
     return {"step": verdict["step"], "cause": verdict["cause"], "culprit_rank": culprit,
             "excess_ms": verdict["excess_ms"], "message": message}
+
+
+def dedup_token(table: str, topic: str, partition: int, first_offset: int,
+                last_offset: int) -> str:
+    """insert_deduplication_token for the rows of ``table`` made from one Kafka partition's
+    offsets first..last: a replay of the same offsets is dropped by the store (migration 002)."""
+    return f"{table}:{topic}:{partition}:{first_offset}-{last_offset}"
+
+
+def _job_extras(host: str, p: dict) -> list:
+    """framework, hosts and scheduler ids of a jobs row (columns added by migration 002)."""
+    hosts = [str(h) for h in p.get("hosts") or [host] if h]
+    scheduler = {str(k): str(v) for k, v in (p.get("scheduler") or {}).items()}
+    return [str(p.get("framework") or ""), hosts, scheduler]
+
+
+def _culprit_host(p: dict) -> str:
+    culprit = p.get("culprit_rank", -1)
+    for row in p.get("ranks") or []:
+        if row.get("rank") == culprit:
+            return str(row.get("host") or "")
+    return str(p.get("culprit_host") or "")
 
 
 def _lanes(lanes_ms: dict) -> list[float]:
@@ -56,7 +78,7 @@ def add(tables: dict[str, list], msg: dict) -> None:
         rows("steps", []).append([
             job, p["step"], ts, p["rank_count"], p["duration_ms"], p["baseline_ms"], p["slow"],
             p["cause"], p["culprit_rank"], p["excess_ms"], p["skew_ms"], p["confidence"],
-            p["phase"], *_lanes(p["lanes_ms"]), now])
+            p["phase"], *_lanes(p["lanes_ms"]), now, _culprit_host(p)])
         for row in p.get("ranks") or []:
             rows("step_rank", []).append(_step_rank(job, host, row, now))
     elif kind == "step_rank":
@@ -80,9 +102,10 @@ def add(tables: dict[str, list], msg: dict) -> None:
                                         {k: float(v) for k, v in p["metrics"].items()}])
     elif kind == "job_start":
         rows("jobs", []).append([job, host, p["world_size"], " ".join(p["cmd"]),
-                                 dict(p.get("tags") or {}), ts, 0, -1, ts])
+                                 dict(p.get("tags") or {}), ts, 0, -1, ts,
+                                 *_job_extras(host, p)])
     elif kind == "job_end":
         # A whole row again: the jobs table keeps the newest row per job.
         rows("jobs", []).append([job, host, p["world_size"], " ".join(p.get("cmd") or []),
                                  dict(p.get("tags") or {}), p.get("started_ns") or 0, ts,
-                                 p["exit_code"], ts])
+                                 p["exit_code"], ts, *_job_extras(host, p)])

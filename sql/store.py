@@ -5,6 +5,7 @@ opens the store; the CLI reaches it through the worker (see ridgescope.pipeline.
 """
 from __future__ import annotations
 
+import os
 import threading
 import time
 from pathlib import Path
@@ -18,6 +19,21 @@ _WRITE_STATEMENT = regex.compile(
     r"^\s*(?:insert|create|drop|alter|truncate|rename|delete|update|optimize|attach|detach|"
     r"grant|revoke|kill|system|set|use|exchange|undrop|replace|backup|restore)\b",
     regex.IGNORECASE)
+
+
+# Parameters of the migrations (``${name}`` in their text).  Retention is a migration parameter,
+# not a row in a settings table, because a TTL expression cannot read a table; the values applied
+# are recorded in ``store_settings`` and can be changed later with ridgescope.sql.retention.
+MIGRATION_DEFAULTS = {
+    "raw_retention_days": 30,
+    "derived_retention_days": 730,
+    "dedup_window": 1000,
+}
+_PARAM_ENV = {
+    "raw_retention_days": "RIDGESCOPE_RAW_RETENTION_DAYS",
+    "derived_retention_days": "RIDGESCOPE_DERIVED_RETENTION_DAYS",
+}
+_PLACEHOLDER = regex.compile(r"\$\{([a-z_]+)\}")
 
 
 class StoreError(RuntimeError):
@@ -38,6 +54,35 @@ def migrations() -> list[tuple[int, str, str]]:
     return found
 
 
+def migration_params(overrides: dict | None = None) -> dict[str, int]:
+    """Migration parameters: defaults, then RIDGESCOPE_*_RETENTION_DAYS, then ``overrides``."""
+    params = dict(MIGRATION_DEFAULTS)
+    for name, var in _PARAM_ENV.items():
+        if os.environ.get(var):
+            params[name] = os.environ[var]
+    params.update(overrides or {})
+    for name, value in params.items():
+        if name not in MIGRATION_DEFAULTS:
+            raise StoreError(f"unknown migration parameter {name!r}")
+        try:
+            params[name] = int(value)
+        except (TypeError, ValueError):
+            raise StoreError(f"migration parameter {name} must be a whole number, "
+                             f"got {value!r}") from None
+        if params[name] < 1:
+            raise StoreError(f"migration parameter {name} must be at least 1, got {value!r}")
+    return params
+
+
+def render_migration(sql: str, params: dict) -> str:
+    """Substitute ``${name}`` placeholders (comments included) with whole-number parameters."""
+    def value(match):
+        if match.group(1) not in params:
+            raise StoreError(f"migration uses unknown parameter ${{{match.group(1)}}}")
+        return str(int(params[match.group(1)]))
+    return _PLACEHOLDER.sub(value, sql)
+
+
 def split_statements(sql: str) -> list[str]:
     """Split a migration file on ';' at line ends, dropping comment-only chunks."""
     chunks = regex.split(r";\s*(?:\n|$)", sql)
@@ -52,19 +97,32 @@ def split_statements(sql: str) -> list[str]:
 class Store:
     """Thread-safe facade over a clickhouse-connect client."""
 
-    def __init__(self, dsn: str):
+    def __init__(self, dsn: str, database: str | None = None):
+        """``database``: use (and create) this database instead of the DSN's default one."""
         self.dsn = dsn
+        self.database = database
         self.embedded = dsn.startswith("chdb://")
         if self.embedded:
             Path(dsn[len("chdb://"):]).mkdir(parents=True, exist_ok=True)
+        if database is not None and not regex.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", database):
+            raise StoreError(f"invalid database name {database!r}")
         try:
             self._client = clickhouse_connect.get_client(dsn=dsn)
+            if database is not None:
+                self._client.command(f"CREATE DATABASE IF NOT EXISTS {database}")
+                self._client.close()
+                self._client = clickhouse_connect.get_client(dsn=dsn, database=database)
         except Exception as exc:
             raise StoreError(f"cannot open store {dsn}: {exc}") from exc
         self._lock = threading.Lock()
 
-    def migrate(self) -> list[str]:
-        """Apply the migrations not yet applied; returns their names."""
+    def migrate(self, params: dict | None = None) -> list[str]:
+        """Apply the migrations not yet applied; returns their names.
+
+        ``params`` override the migration parameters (see MIGRATION_DEFAULTS); they only
+        matter for migrations not applied yet.
+        """
+        values = migration_params(params)
         with self._lock:
             self._client.command(
                 "CREATE TABLE IF NOT EXISTS schema_migrations (version UInt32, name String, "
@@ -75,18 +133,38 @@ class Store:
             for version, name, sql in migrations():
                 if version in done:
                     continue
-                for statement in split_statements(sql):
+                for statement in split_statements(render_migration(sql, values)):
                     self._client.command(statement)
                 self._client.insert("schema_migrations", [[version, name, time.time_ns()]],
                                     column_names=["version", "name", "applied_ns"])
+                if "${" in sql:
+                    self._record_settings(values)
                 applied.append(name)
             return applied
 
-    def insert(self, table: str, rows: list[list], columns: list[str]) -> None:
+    def _record_settings(self, values: dict) -> None:
+        now = time.time_ns()
+        self._client.insert("store_settings", [[k, str(v), now] for k, v in values.items()],
+                            column_names=["name", "value", "updated_ns"])
+
+    def command(self, sql: str) -> None:
+        """Run one statement that changes the store (DDL, OPTIMIZE); never for user input."""
+        with self._lock:
+            try:
+                self._client.command(sql)
+            except Exception as exc:
+                raise StoreError(str(exc).splitlines()[0]) from exc
+
+    def insert(self, table: str, rows: list[list], columns: list[str],
+               dedup_token: str | None = None) -> None:
+        """Insert rows.  With ``dedup_token`` (built from the Kafka offsets of the batch, see
+        sink_rows.dedup_token) a replayed batch is dropped by the table and by every
+        materialized view it feeds, within the last ``dedup_window`` inserts."""
         if not rows:
             return
+        settings = {"insert_deduplication_token": dedup_token} if dedup_token else None
         with self._lock:
-            self._client.insert(table, rows, column_names=columns)
+            self._client.insert(table, rows, column_names=columns, settings=settings)
 
     def query(self, sql: str, params: dict | None = None, *, read_only: bool = True,
               max_rows: int = 10_000, timeout_s: int = 30) -> tuple[list[str], list[tuple]]:
