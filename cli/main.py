@@ -16,6 +16,9 @@ COMMANDS = {
     "alerts": "cmd_alerts",
     "sql": "cmd_sql",
     "demo": "cmd_demo",
+    "jobs": "cmd_jobs",
+    "trend": "cmd_trend",
+    "compare": "cmd_compare",
     "parse": "cmd_parse",
 }
 

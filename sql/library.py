@@ -154,3 +154,25 @@ def all_queries() -> dict[str, Query]:
 
 def render(name: str, **values) -> str:
     return load(name).render(**values)
+
+
+def parse_tags(items: list[str] | None) -> dict[str, str]:
+    """``["team=llm", "model=7b"]`` → ``{"team": "llm", "model": "7b"}``."""
+    tags = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise LibraryError(f"a tag is key=value, got {item!r}")
+        tags[key.strip()] = value.strip()
+    return tags
+
+
+def parse_since(text: str | None) -> int:
+    """``7d``, ``2w``, ``36h`` (rounded up to days) or a bare number of days → days; 0: all."""
+    if not text:
+        return 0
+    match = regex.fullmatch(r"\s*(\d+)\s*([dwh]?)\s*", text)
+    if not match:
+        raise LibraryError(f"--since wants a duration like 7d, 2w or 36h, got {text!r}")
+    number, unit = int(match.group(1)), match.group(2) or "d"
+    return {"d": number, "w": 7 * number, "h": -(-number // 24)}[unit]

@@ -1,0 +1,182 @@
+"""Every query of the library answers its question on the seeded store of 30 synthetic jobs."""
+from __future__ import annotations
+
+import math
+import time
+
+import pytest
+
+from ridgescope.sql import library, synthetic
+
+from . import expected as ex
+
+JOB_NAMES = [f"job-{i:02d}" for i in range(1, 31)]
+
+
+def run(store, name, **params):
+    columns, rows = store.query(library.render(name, **params), max_rows=100_000)
+    return [dict(zip(columns, row)) for row in rows]
+
+
+def test_every_query_has_a_question_and_declared_params():
+    queries = library.all_queries()
+    assert len(queries) >= 8
+    for query in queries.values():
+        assert query.question.endswith("?"), query.name
+        for param in query.params.values():
+            assert param.doc, f"{query.name}: {param.name} has no description"
+
+
+def test_render_refuses_bad_values():
+    with pytest.raises(library.LibraryError):
+        library.render("top_slow_steps")                       # job is required
+    with pytest.raises(library.LibraryError):
+        library.render("top_slow_steps", job="x", limit="ten")
+    with pytest.raises(library.LibraryError):
+        library.render("top_slow_steps", job="x", nope=1)
+    sql = library.render("top_slow_steps", job="it's'; DROP TABLE steps --")
+    assert "'it\\'s\\'; DROP TABLE steps --'" in sql
+
+
+def test_parse_helpers():
+    assert library.parse_tags(["team=llm", "model=7b"]) == {"team": "llm", "model": "7b"}
+    assert library.parse_since("7d") == 7 and library.parse_since("2w") == 14
+    assert library.parse_since("36h") == 2 and library.parse_since(None) == 0
+    with pytest.raises(library.LibraryError):
+        library.parse_tags(["team"])
+    with pytest.raises(library.LibraryError):
+        library.parse_since("yesterday")
+
+
+def test_top_slow_steps(seeded):
+    rows = run(seeded, "top_slow_steps", job="job-01", limit=3)
+    assert [(r["step"], r["cause"], r["excess_ms"]) for r in rows] == [
+        (10, "input", 900.0), (20, "communication", 700.0), (30, "compute", 500.0)]
+    assert rows[0]["culprit_rank"] == 2 and rows[0]["culprit_host"] == "node-01"
+
+
+def test_culprit_steps_of_rank(seeded, fleet):
+    job3 = next(s for s in fleet if s.name == "job-03")
+    rows = run(seeded, "culprit_steps_of_rank", job="job-03", rank=17)
+    assert [r["step"] for r in rows] == sorted(s.step for s in job3.slow if s.culprit_rank == 17)
+    assert {33, 77, 120, 181} <= {r["step"] for r in rows}
+
+
+def test_lane_breakdown_over_time(seeded, fleet_rows):
+    rows = run(seeded, "lane_breakdown_over_time", job="job-05")
+    assert sum(r["step_count"] for r in rows) == 200
+    total = sum(r["checkpoint_ms"] * r["step_count"] for r in rows) / 200
+    assert total == pytest.approx(160.0)                      # 4 × 8,000 ms over 200 steps
+    means = ex.per_job_means(fleet_rows, "communication_ms")
+    comm = sum(r["communication_ms"] * r["step_count"] for r in rows) / 200
+    assert comm == pytest.approx(means["job-05"])
+
+
+def test_culprit_heatmap(seeded, fleet):
+    job3 = next(s for s in fleet if s.name == "job-03")
+    rows = run(seeded, "culprit_heatmap", job="job-03", bucket_steps=100)
+    cells = {(r["first_step"], r["rank"]): r["slow_steps"] for r in rows}
+    want = {}
+    for s in job3.slow:
+        key = ((s.step - 1) // 100 * 100 + 1, s.culprit_rank)
+        want[key] = want.get(key, 0) + 1
+    assert cells == want
+    assert cells[(1, 17)] >= 2 and cells[(101, 17)] >= 2
+
+
+def test_culprit_hosts(seeded, fleet_rows):
+    rows = run(seeded, "culprit_hosts", limit=100)
+    want = ex.culprit_hosts(fleet_rows)
+    assert rows[0]["host"] == synthetic.STRAGGLER_HOST
+    assert {r["host"]: r["culprit_step_count"] for r in rows} == dict(want)
+
+
+def test_compare_jobs_names_the_communication_lane(seeded):
+    rows = {r["lane"]: r for r in run(seeded, "compare_jobs", job_a="job-11", job_b="job-12")}
+    assert rows["communication"]["delta_pct"] == pytest.approx(10.0)
+    for lane in ("input", "transfer", "compute", "checkpoint", "idle"):
+        assert rows[lane]["delta_ms"] == pytest.approx(0.0, abs=1e-9)
+    changed = max((r for k, r in rows.items() if k != "step"), key=lambda r: abs(r["delta_ms"]))
+    assert changed["lane"] == "communication"
+    assert rows["step"]["delta_ms"] == pytest.approx(rows["communication"]["delta_ms"])
+
+
+def test_metric_trend_by_job_with_tag(seeded, fleet_rows):
+    rows = run(seeded, "metric_trend_by_job", metric="step_ms", tags={"team": "vision"})
+    assert [r["job"] for r in rows] == JOB_NAMES[20:]
+    means = ex.per_job_means(fleet_rows, "duration_ms")
+    for r in rows:
+        assert r["value"] == pytest.approx(means[r["job"]])
+    two = run(seeded, "metric_trend_by_job", metric="lane:communication",
+              tags={"team": "llm", "model": "7b"})
+    assert [r["job"] for r in two] == JOB_NAMES[1:20:2]
+
+
+def test_metric_trend_gpu_util_and_slow_share(seeded):
+    gpu = {r["job"]: r["value"] for r in run(seeded, "metric_trend_by_job", metric="gpu_util")}
+    assert gpu["job-08"] == pytest.approx(40.0, abs=3.5)
+    assert all(v == pytest.approx(90.0, abs=3.5) for j, v in gpu.items() if j != "job-08")
+    slow = {r["job"]: r["value"] for r in run(seeded, "metric_trend_by_job", metric="slow_share")}
+    assert slow["job-01"] == pytest.approx(5 / 200)            # 3 named + 2 input steps
+
+
+def test_metric_trend_by_day(seeded):
+    rows = run(seeded, "metric_trend_by_day", metric="step_ms")
+    assert len(rows) == 15
+    assert all(r["job_count"] == 2 and r["step_count"] == 400 for r in rows)
+
+
+def test_metric_trend_by_host(seeded, fleet_rows):
+    rows = run(seeded, "metric_trend_by_host", metric="lane:input")
+    want = ex.per_host_means(fleet_rows, "input_ms")
+    assert {r["host"]: round(r["value"], 6) for r in rows} == {
+        h: round(v, 6) for h, v in want.items()}
+
+
+def test_checkpoint_overhead(seeded):
+    rows = run(seeded, "checkpoint_overhead")
+    assert rows[0]["job"] == "job-05"
+    assert rows[0]["amortised_ms_per_step"] == pytest.approx(160.0)
+    assert rows[0]["checkpoint_step_count"] == 4
+    assert all(r["amortised_ms_per_step"] == pytest.approx(10.0) for r in rows[1:])
+
+
+def test_fleet_checkpoint_share(seeded, fleet_rows):
+    (row,) = run(seeded, "fleet_checkpoint_share")
+    steps = ex.records(fleet_rows, "steps")
+    want = sum(r["checkpoint_ms"] for r in steps) / sum(r["duration_ms"] for r in steps)
+    assert row["job_count"] == 30 and row["checkpoint_share"] == pytest.approx(want)
+
+
+def test_input_bound_share(seeded, fleet_rows):
+    rows = run(seeded, "input_bound_share")
+    assert rows[0]["job"] == "job-08"
+    want = ex.per_job_share(fleet_rows, "input_ms")
+    for r in rows:
+        assert r["input_share"] == pytest.approx(want[r["job"]])
+    assert rows[0]["input_slow_steps"] == 2 + 0                # job-08 has no node-07
+    assert rows[0]["input_share"] > 0.3 > max(r["input_share"] for r in rows[1:])
+
+
+def test_jobs(seeded, fleet):
+    rows = run(seeded, "jobs")
+    assert sorted(r["job"] for r in rows) == JOB_NAMES
+    job3 = next(r for r in rows if r["job"] == "job-03")
+    assert job3["world_size"] == 32 and len(job3["hosts"]) == 4
+    assert job3["scheduler_ids"] == {"slurm_job_id": "100003"} and job3["step_count"] == 200
+    tagged = run(seeded, "jobs", tags={"team": "vision", "model": "7b"})
+    assert sorted(r["job"] for r in tagged) == ["job-22", "job-24", "job-26", "job-28", "job-30"]
+    cutoff = time.time_ns() - 7 * 86400 * 10**9
+    recent = run(seeded, "jobs", since_days=7)
+    assert sorted(r["job"] for r in recent) == sorted(s.name for s in fleet
+                                                      if s.start_ns >= cutoff)
+    assert 0 < len(recent) < 30
+
+
+def test_no_query_returns_nan_for_the_fleet(seeded):
+    params = {"job": "job-01", "job_a": "job-11", "job_b": "job-12", "rank": 2}
+    for name, query in library.all_queries().items():
+        values = {k: v for k, v in params.items() if k in query.params}
+        for row in run(seeded, name, **values):
+            for key, value in row.items():
+                assert not (isinstance(value, float) and math.isnan(value)), (name, key)
