@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 
 from ridgescope.cli.common import StoreError, add_stack_args, fail, print_table, query
 from ridgescope.sql import library
@@ -67,6 +68,6 @@ def run(args) -> int:
         return 0
     print_table(["lane", f"{args.job_a} ms", f"{args.job_b} ms", "delta ms", "delta"],
                 [[x["lane"], x["a_ms_per_step"], x["b_ms_per_step"], x["delta_ms"],
-                  _pct(x["delta_pct"])] for x in result["lanes"]])
+                  _pct(x["delta_pct"])] for x in result["lanes"]], out=sys.stdout)
     print(sentence(result))
     return 0

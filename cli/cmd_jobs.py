@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import sys
 
 from ridgescope.cli.common import StoreError, add_stack_args, fail, print_table, query
 from ridgescope.sql import library
@@ -50,5 +51,5 @@ def run(args) -> int:
                      _time(j["started_ns"]), minutes, "" if j["exit_code"] == -1 else j["exit_code"],
                      j["step_count"], j["step_ms"], 100 * (j["slow_share"] or 0.0),
                      ",".join(f"{k}={v}" for k, v in sorted(j["tags"].items()))])
-    print_table(columns, rows)
+    print_table(columns, rows, out=sys.stdout)
     return 0

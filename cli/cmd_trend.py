@@ -68,9 +68,10 @@ def run(args) -> int:
         print("no data for that trend")
         return 0
     if args.format == "chart":
-        chart(points, args.metric)
+        chart(points, args.metric, out=sys.stdout)
         return 0
     count = "rank_step_count" if args.by == "host" else "step_count"
     print_table([args.by, "steps", args.metric],
-                [[p["key"], p[count], "" if p["value"] is None else p["value"]] for p in points])
+                [[p["key"], p[count], "" if p["value"] is None else p["value"]] for p in points],
+                out=sys.stdout)
     return 0

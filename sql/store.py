@@ -33,7 +33,30 @@ _PARAM_ENV = {
     "raw_retention_days": "RIDGESCOPE_RAW_RETENTION_DAYS",
     "derived_retention_days": "RIDGESCOPE_DERIVED_RETENTION_DAYS",
 }
+_LEADING_COMMENTS = regex.compile(r"^(?:\s+|--[^\n]*(?:\n|$)|/\*.*?\*/)*", regex.DOTALL)
 _PLACEHOLDER = regex.compile(r"\$\{([a-z_]+)\}")
+
+
+def _statement_count(sql: str) -> int:
+    """How many statements ``sql`` holds: ';' outside quotes and comments separates them."""
+    count, i, n, pending = 0, 0, len(sql), False
+    while i < n:
+        c = sql[i]
+        if c in "'\"`":
+            i += 1
+            while i < n and sql[i] != c:
+                i += 2 if sql[i] == "\\" else 1
+        elif sql.startswith("--", i):
+            i = sql.find("\n", i) if "\n" in sql[i:] else n
+        elif sql.startswith("/*", i):
+            i = sql.find("*/", i + 2) + 1 if "*/" in sql[i + 2:] else n
+        elif c == ";":
+            count += pending
+            pending = False
+        elif not c.isspace():
+            pending = True
+        i += 1
+    return count + pending
 
 
 class StoreError(RuntimeError):
@@ -173,10 +196,14 @@ class Store:
         Read-only queries refuse writes twice: by statement shape here, and by ClickHouse's
         ``readonly=1`` setting, so nothing that slips past the first check can write.
         """
-        if read_only and _WRITE_STATEMENT.match(sql):
+        if read_only and _WRITE_STATEMENT.match(_LEADING_COMMENTS.sub("", sql, count=1)):
             raise ReadOnlyViolation(
                 "ridgescope sql is read-only: this statement would change the store "
-                f"({sql.split()[0].upper()}); use SELECT, SHOW, DESCRIBE or EXPLAIN")
+                f"({_LEADING_COMMENTS.sub('', sql, count=1).split()[0].upper()}); "
+                "use SELECT, SHOW, DESCRIBE or EXPLAIN")
+        if read_only and _statement_count(sql) > 1:
+            raise ReadOnlyViolation("ridgescope sql runs one statement at a time; "
+                                    "remove the ';' between statements")
         settings = {"max_execution_time": timeout_s, "max_result_rows": max_rows,
                     "result_overflow_mode": "break"}
         if read_only:
@@ -189,7 +216,8 @@ class Store:
                 if "READONLY" in str(exc):
                     raise ReadOnlyViolation(f"refused in read-only mode: {message}") from exc
                 raise StoreError(message) from exc
-        return list(result.column_names), [tuple(r) for r in result.result_rows]
+        # result_overflow_mode=break stops at a block boundary, so cut to the limit here.
+        return list(result.column_names), [tuple(r) for r in result.result_rows[:max_rows]]
 
     def close(self) -> None:
         with self._lock:
