@@ -11,8 +11,19 @@ PHASE_LANE = {
     "optimizer": "compute",
     "checkpoint": "checkpoint",
     "allreduce": "communication",
+    # From the CUDA trace tier: the device's own busy intervals.
+    "gpu_compute": "compute",
+    "gpu_h2d": "transfer",
+    "gpu_comm": "communication",
 }
 """Where each phase the hook probe records is charged."""
+
+GPU_PHASES = {"gpu_compute", "gpu_h2d", "gpu_comm"}
+GPU_LANES = {"compute", "transfer", "communication"}
+"""When a step carries GPU intervals, these lanes come from them alone: compute from kernel busy
+time, transfer from H2D copies no kernel overlaps, communication from NCCL kernels no compute
+overlaps (the partition's priority does the "no overlap" part).  The host-side stamps of those
+lanes (forward/backward/optimizer, buckets) would charge CPU dispatch time as GPU work."""
 
 NS_PER_MS = 1_000_000
 
@@ -26,14 +37,18 @@ def lane_intervals(spans: list, buckets: list) -> dict[str, list[lanes.Interval]
     """
     last_ready = max((b[1] for b in buckets), default=None)
     out: dict[str, list[lanes.Interval]] = {lane: [] for lane in lanes.PRIORITY}
+    gpu = any(span[0] in GPU_PHASES for span in spans)
     for phase, start, end in spans:
         lane = PHASE_LANE.get(phase)
         if lane is None:
             continue
+        if gpu and lane in GPU_LANES and phase not in GPU_PHASES:
+            continue
         if phase == "backward" and last_ready is not None and start <= last_ready < end:
             end = last_ready
         out[lane].append((start, end))
-    out["communication"].extend((ready, done) for _, ready, done in buckets)
+    if not gpu:
+        out["communication"].extend((ready, done) for _, ready, done in buckets)
     return out
 
 

@@ -14,13 +14,49 @@ def _over(row: dict, base: dict, lane: str) -> float:
     return row[f"{lane}_ms"] - base.get(lane, 0.0)
 
 
+LAUNCH_BOUND_SM_ACTIVE = 50.0
+"""GPM SM activity (%) under which a step's "compute" is mostly the GPU waiting on launches."""
+LAUNCH_BOUND_BUSY = 0.6
+"""Kernel busy time / compute lane under which the stream had gaps between kernels."""
+
+
+def gpu_evidence(metrics: dict) -> list[str]:
+    """What the GPU counters of one rank's step add to its verdict (empty when nothing)."""
+    out = []
+    sm = metrics.get("gpm.sm_active.mean")
+    util = metrics.get("util_gpu.mean")
+    if sm is not None and sm < LAUNCH_BOUND_SM_ACTIVE and (util is None or util > 50.0):
+        out.append(f"SM activity only {sm:.0f}% while kernels ran ({util or 0:.0f}% "
+                   "utilisation): small kernels, likely launch-bound")
+    busy = metrics.get("cupti.compute_busy_ms")
+    lane = metrics.get("compute_ms")
+    if busy is not None and lane and busy / lane < LAUNCH_BOUND_BUSY:
+        out.append(f"kernels kept the GPU busy {busy:.1f} of {lane:.1f} ms")
+    flags = [name[len("clock_event."):] for name, value in metrics.items()
+             if name.startswith("clock_event.") and name != "clock_event.gpu_idle"
+             and value >= 0.2]
+    if flags:
+        out.append("clocks held back by " + ", ".join(sorted(flags)))
+    if metrics.get("xid_count"):
+        out.append(f"XID {metrics.get('xid.max', 0):.0f} reported by the driver")
+    if metrics.get("gpu_lost"):
+        out.append("the GPU fell off the bus")
+    dropped = metrics.get("cupti.dropped")
+    if dropped:
+        out.append(f"{dropped:.0f} CUDA trace records were dropped")
+    return out
+
+
 def answers(step: dict, ranks: list[dict], baselines: dict[int, dict],
-            write_mb: dict[int, float]) -> list[tuple[str, str]]:
+            write_mb: dict[int, float], gpu: dict[int, dict] | None = None
+            ) -> list[tuple[str, str]]:
     """(question, answer) pairs for one step.
 
     ``baselines[rank]`` maps lane → median ms on normal steps; ``write_mb[rank]`` is the data
-    the rank's processes wrote around the step (host probe), when known.
+    the rank's processes wrote around the step (host probe), when known; ``gpu[rank]`` the
+    GPU metrics of the rank's step (NVML/GPM summary and CUDA trace counters), when known.
     """
+    gpu = gpu or {}
     if not ranks:
         return [("Data", "no per-rank rows for this step")]
     base = lambda r: baselines.get(r["rank"], {})  # noqa: E731
@@ -46,7 +82,9 @@ def answers(step: dict, ranks: list[dict], baselines: dict[int, dict],
                 f"rank {r['rank']} computed {r['compute_ms']:.1f} ms "
                 f"({_over(r, base(r), 'compute'):+.1f} ms vs its usual "
                 f"{base(r).get('compute', 0.0):.1f} ms); idle on that rank "
-                f"{r['idle_ms']:.1f} ms"))
+                f"{r['idle_ms']:.1f} ms"
+                + "".join(f"; {line}" for line in gpu_evidence(
+                    dict(gpu.get(r["rank"], {}), compute_ms=r["compute_ms"])))))
 
     first = min(x["arrival_ns"] for x in ranks)
     order = sorted(ranks, key=lambda x: x["arrival_ns"])

@@ -17,6 +17,7 @@ from ridgescope.probes.base import debug
 loaded = False
 _channel = None
 _torch_probe = None
+_cuda_trace = None
 
 
 def _channel_for_this_process():
@@ -43,6 +44,33 @@ def _on_torch_imported() -> None:
         loaded = _torch_probe.instrument(emit=_emit)
     except Exception as exc:  # noqa: BLE001
         debug(f"hook probe not armed: {exc}")
+    if loaded:
+        _arm_cuda_trace()
+
+
+def _arm_cuda_trace() -> None:
+    """The CUPTI tier, next to the hook probe; the hook tier works whether it arms or not."""
+    global _cuda_trace
+    try:
+        from ridgescope.probes.cuda_trace import arm_in_rank
+        _cuda_trace = arm_in_rank(_emit, _torch_probe.recorder)
+    except Exception as exc:  # noqa: BLE001
+        debug(f"CUDA trace tier not armed: {type(exc).__name__}: {exc}")
+        _cuda_trace = None
+    if _cuda_trace is not None:
+        import atexit
+        atexit.register(_flush_cuda_trace)
+
+
+def _flush_cuda_trace() -> None:
+    """At exit: the last step's summary, held back for its GPU spans, then the channel."""
+    try:
+        _torch_probe.recorder.flush_held()
+        _cuda_trace.close()
+        if _channel is not None:
+            _channel.flush()
+    except Exception:  # noqa: BLE001
+        pass
 
 
 class _TorchImportWatcher(importlib.abc.MetaPathFinder):

@@ -18,6 +18,7 @@ from pathlib import Path
 import regex
 
 from ridgescope.probes import env
+from ridgescope.probes import gpu as gpu_probe_mod
 from ridgescope.probes.host import HostProbe
 from ridgescope.probes.logprobe import StreamPump
 from ridgescope.probes.publisher import Publisher, PublishStats
@@ -38,6 +39,8 @@ class RunResult:
     log_lines: int = 0
     garbage_lines: int = 0
     ranks: set = field(default_factory=set)
+    notes: list = field(default_factory=list)
+    """One-line remarks of the node probes (for example: no GPU, so the GPU probe is off)."""
 
 
 def world_size_from_cmd(cmd: list[str]) -> int:
@@ -86,8 +89,19 @@ def run(cmd: list[str], job: str, broker: str | None, data_dir: Path, *, hooks: 
     world = world_size_from_cmd(cmd)
     started = time.time_ns()
     publish("job_start", -1, {"world_size": world, "cmd": cmd, "tags": tags or {}}, started)
-    relay = Relay(run_dir / f"{os.getpid()}.sock",
-                  lambda topic, key, value, msg: publisher.publish(topic, key, value)).start()
+    gpu_probe = None
+
+    def forward(topic, key, value, msg) -> None:
+        publisher.publish(topic, key, value)
+        if gpu_probe is not None and msg is not None and msg.get("kind") == "step_spans":
+            try:  # step boundaries: the GPU probe summarises per step window
+                p = msg["p"]
+                gpu_probe.on_step(int(msg["rank"]), int(p["step"]), int(p["t0_ns"]),
+                                  int(p["t1_ns"]))
+            except Exception:  # noqa: BLE001
+                pass
+
+    relay = Relay(run_dir / f"{os.getpid()}.sock", forward).start()
     try:
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 env=child_env(job, relay.path, hooks))
@@ -97,13 +111,29 @@ def run(cmd: list[str], job: str, broker: str | None, data_dir: Path, *, hooks: 
         publisher.close(0.5)
         return RunResult(127, publisher.stats)
     default_rank = 0 if world <= 1 else -1
-    log_event = lambda rank, payload, ts: publish("progress", rank, payload, ts)  # noqa: E731
+    # The world size lets the aggregate wait for every rank's stdout record of a step.
+    log_event = lambda rank, payload, ts: publish(  # noqa: E731
+        "progress", rank, {**payload, "world_size": world}, ts)
     pumps = [StreamPump(proc.stdout.fileno(), sys.stdout.buffer, "stdout", log_event,
                         default_rank).start(),
              StreamPump(proc.stderr.fileno(), sys.stderr.buffer, "stderr", log_event,
                         default_rank).start()]
     host_probe = HostProbe(proc.pid, lambda rank, payload, ts: publish(
         "host_sample", rank, payload, ts), interval_s=host_interval_s).start()
+    notes: list[str] = []
+
+    def note(message: str) -> None:
+        notes.append(message)
+        if os.environ.get(env.DEBUG) == "1":
+            print(f"[ridgescope] {message}", file=sys.stderr, flush=True)
+
+    try:
+        gpu_probe = gpu_probe_mod.from_env(proc.pid, lambda rank, payload, ts: publish(
+            "gpu_sample", rank, payload, ts), say=note)
+        if gpu_probe is not None and gpu_probe.start().nvml is None:
+            gpu_probe = None  # no GPU: it said so in a note and stays off
+    except Exception:  # noqa: BLE001 - the GPU probe never stands in the job's way
+        gpu_probe = None
     previous = {sig: signal.signal(sig, lambda s, f: proc.send_signal(s))
                 for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
@@ -115,6 +145,11 @@ def run(cmd: list[str], job: str, broker: str | None, data_dir: Path, *, hooks: 
         pump.join()
     host_probe.stop()
     relay.drain()
+    if gpu_probe is not None:
+        try:
+            gpu_probe.stop()
+        except Exception:  # noqa: BLE001
+            pass
     relay.close()
     ranks = (ranks_seen | relay.ranks) - {-1} or {0}
     end_world = max(world, len(ranks))
@@ -124,4 +159,4 @@ def run(cmd: list[str], job: str, broker: str | None, data_dir: Path, *, hooks: 
     stats = publisher.close(5.0 if broker else 0.0)
     return RunResult(exit_code, stats, events=relay.received,
                      log_lines=sum(p.lines for p in pumps),
-                     garbage_lines=sum(p.garbage for p in pumps), ranks=ranks)
+                     garbage_lines=sum(p.garbage for p in pumps), ranks=ranks, notes=notes)

@@ -31,6 +31,10 @@ class StepRecorder:
         self.t0: int | None = None
         self.spans: list = []
         self.buckets: list = []
+        self.gpu = None
+        """The CUDA trace tier, when armed: it adds GPU busy spans to each summary, which is
+        then sent one step late (when the GPU work of the step has been delivered)."""
+        self._held: dict | None = None
         self._lock = threading.Lock()
 
     def span(self, phase: str, start: int, end: int) -> None:
@@ -49,9 +53,27 @@ class StepRecorder:
             self.t0 = t1
             self.step += 1
             step = self.step
-        self.emit("step_spans", {"step": step, "t0_ns": t0, "t1_ns": t1, "spans": spans,
-                                 "buckets": buckets, "world_size": self.world_size_fn(),
-                                 "source": "torch"}, t1)
+        payload = {"step": step, "t0_ns": t0, "t1_ns": t1, "spans": spans, "buckets": buckets,
+                   "world_size": self.world_size_fn(), "source": "torch"}
+        if self.gpu is None:
+            self.emit("step_spans", payload, t1)
+            return
+        held, self._held = self._held, payload
+        if held is not None:
+            self._emit_with_gpu(held)
+
+    def _emit_with_gpu(self, payload: dict) -> None:
+        try:
+            payload = self.gpu.attach(payload)
+        except Exception:  # noqa: BLE001 - the hook tier's summary goes out regardless
+            pass
+        self.emit("step_spans", payload, payload["t1_ns"])
+
+    def flush_held(self) -> None:
+        """Send the summary held back for the GPU tier (at exit)."""
+        held, self._held = self._held, None
+        if held is not None and self.gpu is not None:
+            self._emit_with_gpu(held)
 
 
 def _timed(recorder: StepRecorder, phase: str, fn):
