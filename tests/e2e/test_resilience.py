@@ -116,3 +116,29 @@ def test_a_killed_or_restarted_worker_recovers_its_tables_with_no_duplicate_step
     # The baseline carried over both restarts: no step after warm-up lost its history.
     assert all(s["baseline_ms"] == pytest.approx(100.0) for s in steps if s["step"] > 8)
     assert not any(s["slow"] for s in steps)
+
+
+def test_status_and_alerts_follow_show_a_slow_step_as_it_happens(kafka_stack):
+    import json
+    import subprocess
+    import sys
+
+    from support import cli
+    status = json.loads(cli("status", *kafka_stack.flags, "--format", "json").stdout)
+    assert status["worker_running"] and status["broker"] == kafka_stack.broker
+    assert status["assigned_partitions"] > 0
+
+    job = f"follow-{uuid.uuid4().hex[:6]}"
+    follower = subprocess.Popen(
+        [sys.executable, "-m", "ridgescope.cli.main", "alerts", *kafka_stack.flags, "--follow",
+         "--job", job, "--max", "1", "--format", "json"], stdout=subprocess.PIPE, text=True)
+    time.sleep(5)  # the follower starts at the latest offset
+    messages = step_messages(job, range(1, 13))
+    slow = step_messages(job, range(13, 14), step_ms=400)
+    produce(kafka_stack.broker, messages + slow + step_messages(job, range(14, 16))
+            + job_end(job))
+    out, _ = follower.communicate(timeout=90)
+    alert = json.loads(out.splitlines()[0])
+    assert alert["job"] == job and alert["step"] == 13
+    assert alert["excess_ms"] == pytest.approx(300, abs=1)
+    assert "step 13 took 400 ms" in alert["message"]
