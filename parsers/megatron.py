@@ -59,6 +59,7 @@ class MegatronParser(Parser):
 
     def __init__(self) -> None:
         self.last_step: dict = {}
+        self.last_time: dict = {}
 
     def detect(self, line: str) -> bool:
         return "iteration" in line and ITER.match(line, timeout=TIMEOUT) is not None
@@ -70,6 +71,7 @@ class MegatronParser(Parser):
                 step = int(m.group(1))
                 self.last_step[rank] = step
                 fields, _ = parse_fields(m.group(3))
+                self.last_time[rank] = fields.get("step_time_ms")
                 return [record("progress", self.name, rank, step, total_steps=int(m.group(2)), **fields)]
             m = VALID.match(line, timeout=TIMEOUT)
             if m:
@@ -84,15 +86,19 @@ class MegatronParser(Parser):
         if "time (ms)" in line:
             m = TIMERS.search(line, timeout=TIMEOUT)
             if m:
-                return timer_records(self.name, rank, self.last_step.get(rank), m.group(1))
+                return timer_records(self.name, rank, self.last_step.get(rank), m.group(1),
+                                     self.last_time.get(rank))
         return []
 
 
-def timer_records(framework: str, rank, step, text: str) -> list[dict]:
+def timer_records(framework: str, rank, step, text: str, step_time_ms=None) -> list[dict]:
+    """The timers printed after an iteration line belong to that iteration: the record carries
+    its step time too, so that a stdout-only window can take its lanes from the timers."""
     timers = parse_timer_list(text)
     if not timers:
         return []
-    out = [record("timing", framework, rank, step, timers_ms=timers, lanes_ms=timers_to_lanes(timers))]
+    out = [record("timing", framework, rank, step, timers_ms=timers, lanes_ms=timers_to_lanes(timers),
+                  step_time_ms=step_time_ms if step is not None else None)]
     for name, v in timers.items():
         if name in ("save-checkpoint", "load-checkpoint"):
             out.append(record("checkpoint", framework, rank, step,

@@ -79,8 +79,9 @@ def pick_culprit(rows: list[dict], history: dict, excess_ms: float,
     else:
         culprit = max(rows, key=lambda r: r["duration_ms"] - r["lanes_ms"].get("idle", 0.0)
                       - r.get("comm_wait_ms", 0.0))
-    if culprit["source"] != "hook":
-        return culprit["rank"], "unknown", skew_ms
+    if culprit["source"] != "hook" and not any(
+            culprit["lanes_ms"].get(lane, 0.0) > 0 for lane in LANES):
+        return culprit["rank"], "unknown", skew_ms  # stdout with no printed timers: no split
     excess = _lane_excess(culprit, history["rank_lanes"].get(str(culprit["rank"]), {}))
     lane, lane_excess = max(excess.items(), key=lambda kv: kv[1])
     if lane_excess < 0.3 * excess_ms:

@@ -46,15 +46,20 @@ def log_lanes_ns(payload: dict) -> dict[str, int]:
 
 
 def progress_as_window(msg: dict) -> dict | None:
-    """A parsed progress record with a step time stands in for a window (stdout-only mode)."""
+    """A parsed progress record with a step time stands in for a window (stdout-only mode).
+
+    So does a timing record that carries its step's time (Megatron prints its timers after the
+    iteration line): it replaces that step's open window, with the lanes of the timers."""
     record = msg["p"]["record"]
     step, step_ms = record.get("step"), record.get("step_time_ms")
-    if record.get("kind") != "progress" or not isinstance(step, int) or step < 1:
+    if record.get("kind") not in ("progress", "timing") or not isinstance(step, int) or step < 1:
         return None
     if not isinstance(step_ms, (int, float)) or step_ms <= 0:
         return None
+    world = msg["p"].get("world_size")  # known to `ridgescope run` from the launcher's flags
     t1 = msg["ts_ns"]
-    return {"step": step, "t0_ns": t1 - int(step_ms * 1e6), "t1_ns": t1, "world_size": 0,
+    return {"step": step, "t0_ns": t1 - int(step_ms * 1e6), "t1_ns": t1,
+            "world_size": world if isinstance(world, int) and world > 0 else 0,
             "lanes_ms": record.get("lanes_ms")}
 
 

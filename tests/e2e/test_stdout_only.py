@@ -1,0 +1,85 @@
+"""Stdout only: the spine's real 4-rank job with the hook probe off still has its slow steps found.
+
+The job prints `step N/60 loss X step_time_ms Y` on every rank and no timers, so each slow step is
+found from the printed step times alone and its cause is `unknown`.
+"""
+from __future__ import annotations
+
+import sys
+import uuid
+
+import pytest
+from support import cli
+
+pytestmark = [pytest.mark.torch, pytest.mark.slow]
+
+# The spine's job and faults (tests/e2e/test_spine.py).
+STEPS = 60
+NPROC = 4
+SLOW_INPUT_STEPS = range(20, 23)  # slow DataLoader batches on rank 1
+STRAGGLER_STEP = 40  # extra compute on rank 2
+HEAVY_CKPT_AFTER = 50  # rank 0 saves a heavy checkpoint after step 50: step 51 is slow
+FAULTS = {"RS_DEMO_STEPS": str(STEPS), "RS_DEMO_SLOW_INPUT": "1:20-22",
+          "RS_DEMO_STRAGGLER": "2:40", "RS_DEMO_CKPT_EVERY": "15",
+          "RS_DEMO_HEAVY_CKPT": str(HEAVY_CKPT_AFTER)}
+
+INJECTED = {*SLOW_INPUT_STEPS, STRAGGLER_STEP, HEAVY_CKPT_AFTER + 1}
+
+
+def run_demo_job_without_hooks(stack, job: str):
+    return cli("run", *stack.flags, "--job", job, "--no-hooks", "--", sys.executable, "-m",
+               "torch.distributed.run", "--nproc-per-node", str(NPROC), "--tee", "3",
+               "-m", "ridgescope.cli.demo_job", env=FAULTS, timeout=600)
+
+
+def check_stdout_only(stack, job: str) -> None:
+    steps = stack.wait_for_steps(job, STEPS)
+    by_step = {s["step"]: s for s in steps}
+    assert sorted(by_step) == list(range(1, STEPS + 1))
+
+    # Every step of every rank reaches step_rank once, from the log.
+    rows = stack.sql(f"SELECT step, count() AS n, uniqExact(rank) AS ranks, "
+                     f"groupUniqArray(source) AS sources FROM step_rank FINAL "
+                     f"WHERE job = '{job}' GROUP BY step ORDER BY step")
+    assert [(r["step"], r["n"], r["ranks"], r["sources"]) for r in rows] == [
+        (s, NPROC, NPROC, ["log"]) for s in range(1, STEPS + 1)]
+    for s in steps:
+        assert s["rank_count"] == NPROC
+
+    # The injected slow steps are found from stdout alone, and cannot be split.
+    slow = {s["step"] for s in steps if s["slow"]}
+    assert slow & set(SLOW_INPUT_STEPS), f"no slow-input step found: slow = {sorted(slow)}"
+    assert STRAGGLER_STEP in slow, sorted(slow)
+    assert HEAVY_CKPT_AFTER + 1 in slow, sorted(slow)
+    for s in steps:
+        if s["slow"]:
+            assert s["cause"] == "unknown", s
+            assert s["confidence"] <= 0.5, s
+            assert s["excess_ms"] > 0, s
+
+    # Few false alarms on the steps we did not touch (the step after a slow one may catch up).
+    touched = INJECTED | {step + 1 for step in INJECTED}
+    normal = [s for s in steps if s["phase"] == "normal" and s["step"] not in touched]
+    flagged = [s["step"] for s in normal if s["slow"]]
+    assert len(flagged) < 0.05 * len(normal), f"false alarms at steps {flagged}"
+
+    # The progress records themselves are in the store, with the job's printed values.
+    progress = stack.sql(f"SELECT rank, step, record FROM progress WHERE job = '{job}' "
+                         f"AND kind = 'progress' AND step = {STEPS} ORDER BY rank")
+    assert [(p["rank"], p["step"]) for p in progress] == [(r, STEPS) for r in range(NPROC)]
+
+
+@pytest.mark.tansu
+def test_stdout_only_on_tansu(tansu_stack):
+    job = f"stdout-tansu-{uuid.uuid4().hex[:6]}"
+    result = run_demo_job_without_hooks(tansu_stack, job)
+    assert "[default3]:step 60/60" in result.stdout
+    assert "NOT delivered" not in result.stderr
+    check_stdout_only(tansu_stack, job)
+
+
+@pytest.mark.kafka
+def test_stdout_only_on_apache_kafka(kafka_stack):
+    job = f"stdout-kafka-{uuid.uuid4().hex[:6]}"
+    run_demo_job_without_hooks(kafka_stack, job)
+    check_stdout_only(kafka_stack, job)
