@@ -185,7 +185,11 @@ class Store:
         materialized view it feeds, within the last ``dedup_window`` inserts."""
         if not rows:
             return
-        settings = {"insert_deduplication_token": dedup_token} if dedup_token else None
+        # The sink batches already; a server-side async insert buffer (chDB's default) would only
+        # add its flush delay to every insert, and would deduplicate by other rules.
+        settings = {"async_insert": 0}
+        if dedup_token:
+            settings["insert_deduplication_token"] = dedup_token
         with self._lock:
             self._client.insert(table, rows, column_names=columns, settings=settings)
 
