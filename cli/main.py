@@ -20,6 +20,7 @@ COMMANDS = {
     "trend": "cmd_trend",
     "compare": "cmd_compare",
     "parse": "cmd_parse",
+    "ingest": "cmd_ingest",
 }
 
 

@@ -1,0 +1,326 @@
+"""Back-fill old training logs into the store: `ridgescope ingest FILE... --job NAME`.
+
+Each file is parsed as one stream, exactly as the log probe of `ridgescope run` parses a job's
+stdout, and its records travel the same way: `job_start`, one `progress` message per record
+(with its rank), and one `job_end` per rank, through the broker to the pipeline, so that the
+job's steps are judged and stored like those of a job run under RidgeScope.
+
+Times come from the log where it prints them (ISO 8601 and `[2024-01-02 03:04:05,678]`-style
+prefixes, ctime dates, MLPerf `time_ms`).  A record on a line without a timestamp is placed
+after the last printed one by the step times printed since (`ts_source: estimated`).  A log
+that prints no timestamp at all gets times synthesised from its cumulative step times, ending
+at the file's modification time, and its records say `ts_unknown: true`.  When a progress line
+has a timestamp but no step time, the step time is the time since the previous progress line
+of that rank (`step_time_from_ts: true`), if the timestamps have sub-second precision.
+"""
+from __future__ import annotations
+
+import argparse
+import calendar
+import os
+import re
+import socket
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ridgescope.cli.cmd_run import parse_tags
+from ridgescope.cli.common import add_stack_args, settings_from
+from ridgescope.parsers import PARSERS, Dispatcher
+from ridgescope.probes.publisher import Publisher
+from ridgescope.schemas import envelope
+from ridgescope.schemas.kinds import TOPIC_FOR_KIND
+
+LOG_TOPIC = TOPIC_FOR_KIND["progress"]
+MAX_BACKLOG = 50_000
+"""Messages handed to the publisher but not yet delivered; past this, ingest waits."""
+HEAD = 200
+"""Timestamps are looked for in the first characters of a line only: they are prefixes."""
+
+_ISO = re.compile(r"(?<!\d)(\d{4})[-/](\d\d)[-/](\d\d)[ T](\d\d):(\d\d):(\d\d)(?:[.,](\d{1,9}))?"
+                  r"(?:\s?(Z|UTC|[+-]\d\d:?\d\d)(?![\d:]))?(?![\d:])")
+_MONTHS = {m: i for i, m in enumerate(("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug",
+                                       "Sep", "Oct", "Nov", "Dec"), start=1)}
+_CTIME = re.compile(r"\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct"
+                    r"|Nov|Dec) {1,2}(\d{1,2}) (\d\d):(\d\d):(\d\d)(?: [A-Z]{3,5})? (\d{4})\b")
+_EPOCH_MS = re.compile(r'"time_ms":\s?(\d{13})\b')
+_RANK_IN_NAME = re.compile(r"rank[_-]?(\d{1,6})(?!\d)", re.IGNORECASE)
+
+
+def line_timestamp(head: str) -> tuple[int, bool] | None:
+    """(epoch ns, sub-second precision) of the timestamp a line starts with, if any.
+
+    Times without a zone are taken as UTC: an old log rarely says where it ran."""
+    if "time_ms" in head:
+        m = _EPOCH_MS.search(head)
+        if m:
+            return int(m.group(1)) * 1_000_000, True
+    m = _ISO.search(head)
+    if m:
+        y, mo, d, hh, mi, ss, frac, zone = m.groups()
+        try:
+            secs = calendar.timegm((int(y), int(mo), int(d), int(hh), int(mi), int(ss)))
+        except (ValueError, OverflowError):
+            return None
+        if not (1 <= int(mo) <= 12 and 1 <= int(d) <= 31 and int(hh) < 24):
+            return None
+        if zone and zone not in ("Z", "UTC"):
+            sign = -1 if zone[0] == "+" else 1
+            digits = zone[1:].replace(":", "")
+            secs += sign * (int(digits[:2]) * 3600 + int(digits[2:]) * 60)
+        ns = secs * 1_000_000_000 + (int(frac.ljust(9, "0")[:9]) if frac else 0)
+        return ns, bool(frac)
+    m = _CTIME.search(head)
+    if m:
+        mon, d, hh, mi, ss, y = m.groups()
+        try:
+            secs = calendar.timegm((int(y), _MONTHS[mon], int(d), int(hh), int(mi), int(ss)))
+        except (ValueError, OverflowError):
+            return None
+        return secs * 1_000_000_000, False
+    return None
+
+
+@dataclass
+class Item:
+    rank: int
+    record: dict
+    own_ts: int | None
+    precise: bool
+    stream: str = ""
+    ts: int = 0
+    source: str = "unknown"
+
+
+@dataclass
+class FileResult:
+    path: str
+    lines: int = 0
+    records: int = 0
+    garbage: int = 0
+    timeouts: int = 0
+    framework: str | None = None
+    items: list = field(default_factory=list)
+    timestamps: str = "none"
+
+
+def default_rank(path: str) -> int:
+    """Records without a launcher prefix belong to the rank the file name says, else rank 0."""
+    m = _RANK_IN_NAME.search(Path(path).name)
+    return int(m.group(1)) if m else 0
+
+
+def read_file(path: str, log_format: str | None) -> FileResult:
+    result = FileResult(path)
+    disp = Dispatcher(log_format)
+    fallback = default_rank(path)
+    items = result.items
+    name = f"ingest:{Path(path).name}"
+    stream = sys.stdin.buffer if path == "-" else open(path, "rb")
+    try:
+        for raw in stream:
+            stamp = None
+            if raw[:1] not in (b"\n", b""):
+                stamp = line_timestamp(raw[:HEAD].decode("utf-8", "replace"))
+            for rec in disp.feed(raw):
+                rank = rec.get("rank")
+                items.append(Item(rank if isinstance(rank, int) and rank >= 0 else fallback,
+                                  rec, stamp[0] if stamp else None, bool(stamp and stamp[1]),
+                                  name))
+        for rec in disp.flush():
+            rank = rec.get("rank")
+            items.append(Item(rank if isinstance(rank, int) and rank >= 0 else fallback, rec,
+                              None, False, name))
+    finally:
+        if stream is not sys.stdin.buffer:
+            stream.close()
+    stats = disp.stats
+    result.lines, result.records = stats["lines"], stats["records"]
+    result.garbage, result.timeouts = stats["garbage"], stats["timeouts"]
+    result.framework = disp.framework
+    end_ns = time.time_ns() if path == "-" else os.stat(path).st_mtime_ns
+    result.timestamps = place_in_time(items, end_ns)
+    return result
+
+
+def _step_ms(rec: dict) -> float:
+    if rec.get("kind") != "progress":
+        return 0.0
+    value = rec.get("step_time_ms")
+    return float(value) if isinstance(value, (int, float)) and value > 0 else 0.0
+
+
+def place_in_time(items: list[Item], end_ns: int) -> str:
+    """Give every item a time (see the module's docstring); returns how the file was timed:
+    'printed', 'partly printed' or 'unknown'."""
+    # Step times from printed timestamps, where a progress line has them but no step time.
+    last_progress: dict[int, tuple[int, int]] = {}
+    for it in items:
+        rec = it.record
+        if rec.get("kind") != "progress" or not isinstance(rec.get("step"), int):
+            continue
+        if it.own_ts is not None and it.precise:
+            prev = last_progress.get(it.rank)
+            if "step_time_ms" not in rec and prev and rec["step"] > prev[0] and it.own_ts > prev[1]:
+                rec["step_time_ms"] = round((it.own_ts - prev[1]) / 1e6 / (rec["step"] - prev[0]), 3)
+                rec["step_time_from_ts"] = True
+            last_progress[it.rank] = (rec["step"], it.own_ts)
+        else:
+            last_progress.pop(it.rank, None)
+
+    # Each rank's clock runs on its printed step times; printed timestamps anchor the clocks.
+    cum: dict[int, int] = {}
+    base: dict[int, tuple[int, int]] = {}  # rank -> (anchor generation, its clock at the anchor)
+    anchor_ts, gen = None, 0
+    pending: list[tuple[Item, int]] = []  # (item, its rank's clock) before the first anchor
+    printed = 0
+    for it in items:
+        rank = it.rank
+        clock = cum.get(rank, 0) + int(_step_ms(it.record) * 1e6)
+        cum[rank] = clock
+        if it.own_ts is not None:
+            printed += 1
+            if anchor_ts is None:
+                for early, early_clock in pending:
+                    early.ts = it.own_ts - (cum.get(early.rank, 0) - early_clock)
+                    early.source = "estimated"
+                pending.clear()
+            anchor_ts, gen = it.own_ts, gen + 1
+            base[rank] = (gen, clock)
+            it.ts, it.source = it.own_ts, "log"
+        elif anchor_ts is None:
+            pending.append((it, clock))
+        else:
+            anchor_gen, at = base.get(rank, (None, 0))
+            if anchor_gen != gen:
+                at = clock - int(_step_ms(it.record) * 1e6)
+                base[rank] = (gen, at)
+            it.ts, it.source = anchor_ts + (clock - at), "estimated"
+    if pending:  # no timestamp anywhere: the log ends at the file's modification time
+        last = max(cum.values(), default=0)
+        for it, clock in pending:
+            it.ts = end_ns - (last - clock)
+            it.source = "unknown"
+    # Keep each rank's times strictly increasing, so that its windows are well formed.
+    latest: dict[int, int] = {}
+    for it in items:
+        prev = latest.get(it.rank)
+        if prev is not None and it.ts <= prev and it.source != "log":
+            it.ts = prev + 1000
+        latest[it.rank] = max(it.ts, prev or it.ts)
+        it.record["ts_source"] = it.source
+        if it.source == "unknown":
+            it.record["ts_unknown"] = True
+    if not items:
+        return "none"
+    if printed == len(items):
+        return "printed"
+    return "unknown" if anchor_ts is None else "partly printed, the rest estimated"
+
+
+def _exit_code(items: list[Item]) -> int:
+    for it in items:
+        code = it.record.get("exitcode")
+        if it.record.get("kind") == "error" and isinstance(code, int) and code != 0:
+            return code
+    return 0
+
+
+def register(parser: argparse.ArgumentParser) -> None:
+    add_stack_args(parser)
+    parser.add_argument("files", nargs="+", metavar="FILE", help="log file(s); '-' reads stdin")
+    parser.add_argument("--job", required=True, help="the job name the records are stored under")
+    parser.add_argument("--tag", action="append", default=[], metavar="KEY=VALUE",
+                        help="a tag stored with the job; repeatable")
+    parser.add_argument("--log-format", choices=sorted(PARSERS), default=None,
+                        help="force one parser instead of auto-detection")
+    parser.add_argument("--world-size", type=int, default=0,
+                        help="ranks of the job (default: the ranks found in the logs)")
+    parser.add_argument("--host", default="",
+                        help="host name stored with the records (default: none)")
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        tags = parse_tags(args.tag)
+        settings = settings_from(args)
+    except ValueError as exc:
+        print(f"ridgescope ingest: {exc}", file=sys.stderr)
+        return 2
+    results = []
+    for path in args.files:
+        try:
+            results.append(read_file(path, args.log_format))
+        except OSError as exc:
+            print(f"ridgescope ingest: {path}: {exc.strerror or exc}", file=sys.stderr)
+            return 1
+    for r in results:
+        print(f"[ridgescope] {r.path}: {r.lines} lines, {r.records} records, {r.garbage} garbage "
+              f"({r.timeouts} timeouts); framework {r.framework or 'none'}; timestamps "
+              f"{r.timestamps}", file=sys.stderr)
+    items = sorted((it for r in results for it in r.items), key=lambda it: it.ts)
+    if not items:
+        print(f"ridgescope ingest: no records in {', '.join(args.files)}: nothing sent",
+              file=sys.stderr)
+        return 1
+    return publish(args, settings, tags, results, items)
+
+
+def publish(args, settings, tags: dict, results: list[FileResult], items: list[Item]) -> int:
+    job, host = args.job, args.host
+    ranks = sorted({it.rank for it in items})
+    world = args.world_size or len(ranks)
+    cmd = ["ridgescope", "ingest", *args.files]
+    framework = next((r.framework for r in results if r.framework), "")
+    started, ended = items[0].ts, items[-1].ts
+    data_dir = Path(settings.data_dir)
+    publisher = Publisher(settings.broker or None,
+                          spool_path=data_dir / "spool" / f"{socket.gethostname()}.spool").start()
+    seq = iter(range(1, 1 << 62))
+
+    def backlog() -> int:
+        st = publisher.stats
+        return st.published - st.delivered - st.dropped
+
+    def send(kind: str, rank: int, payload: dict, ts_ns: int) -> None:
+        if backlog() > MAX_BACKLOG:  # a long log: let the publisher catch up, unless it is stuck
+            delivered, stalled = publisher.stats.delivered, time.monotonic() + 30
+            while backlog() > MAX_BACKLOG // 2 and time.monotonic() < stalled:
+                time.sleep(0.05)
+                if publisher.stats.delivered != delivered:
+                    delivered, stalled = publisher.stats.delivered, time.monotonic() + 30
+        data = envelope.encode(envelope.make(kind, job, rank, host, ts_ns, next(seq), payload))
+        # job_end travels on the log topic, behind the rank's records, so it is read after them.
+        topic = LOG_TOPIC if kind == "job_end" else TOPIC_FOR_KIND[kind]
+        publisher.publish(topic, f"{job}/{rank}".encode(), data)
+
+    send("job_start", -1, {"world_size": world, "cmd": cmd, "tags": tags,
+                           "framework": framework}, started)
+    last_ts: dict[int, int] = {}
+    for it in items:
+        send("progress", it.rank, {"record": it.record, "stream": it.stream,
+                                   "world_size": world}, it.ts)
+        last_ts[it.rank] = it.ts
+    code = _exit_code(items)
+    for rank in ranks:
+        send("job_end", rank, {"exit_code": code, "world_size": world, "cmd": cmd, "tags": tags,
+                               "started_ns": started, "framework": framework},
+             max(last_ts[rank], ended))
+    stats = publisher.close(max(10.0, len(items) / 2000))
+    lines = sum(r.lines for r in results)
+    garbage = sum(r.garbage for r in results)
+    report = (f"[ridgescope] job {job}: {len(items)} records from {lines} lines ({garbage} garbage) "
+              f"of {len(ranks)} rank(s); delivered {stats.delivered}")
+    if stats.undelivered:
+        report += (f"; NOT delivered: {stats.undelivered} ({stats.spooled} spooled for the next "
+                   f"run, {stats.dropped} dropped): {stats.last_error}")
+    print(report, file=sys.stderr, flush=True)
+    retention_days = int(os.environ.get("RIDGESCOPE_RAW_RETENTION_DAYS", "30") or 30)
+    if time.time_ns() - started > retention_days * 86400 * 1_000_000_000:
+        print(f"[ridgescope] note: this log starts {(time.time_ns() - started) // 86_400_000_000_000}"
+              f" days ago, before the store's raw retention ({retention_days} days): its "
+              f"progress rows will be dropped by the store's TTL; steps, step_rank and jobs "
+              f"rows are kept for the derived retention", file=sys.stderr)
+    return 1 if stats.undelivered else 0
+

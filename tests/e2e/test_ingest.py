@@ -1,0 +1,116 @@
+"""`ridgescope ingest`: old logs from the corpus, back-filled through a real broker, worker and store."""
+from __future__ import annotations
+
+import json
+import os
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+from support import REPO, cli
+
+from ridgescope.parsers import Dispatcher
+
+pytestmark = [pytest.mark.slow, pytest.mark.tansu]
+
+CORPUS = REPO / "tests" / "data" / "corpus"
+TITAN = CORPUS / "torchtitan_nemo_nanogpt_etc" / "torchtitan_qwen3-14b_8xgpu_rank0_slow-step10_ansi.log"
+NANOGPT = CORPUS / "torchtitan_nemo_nanogpt_etc" / "modded-nanogpt_2025-10-24_NorMuon_8xH100.log"
+TITAN_STEP_TS = {  # '[rank0]:[titan] 2026-05-22 18:27:36,466 ... step:  2' and so on, as UTC
+    1: 1779474453939000000, 2: 1779474456466000000, 10: 1779474502905000000}
+
+
+def ingest(stack, job: str, *args: str):
+    return cli("ingest", *stack.flags, "--job", job, *args, timeout=120)
+
+
+def test_ingest_a_log_that_prints_timestamps(tansu_stack):
+    """torchtitan prints a timestamp on every line and no step time: the step times come from
+    the timestamps, and the slow last step (31 s against ~2.2 s) is found."""
+    job = f"ingest-titan-{uuid.uuid4().hex[:6]}"
+    result = ingest(tansu_stack, job, str(TITAN), "--tag", "cluster=h200", "--tag", "team=llm")
+    report = result.stderr
+    assert "358 lines, 19 records, 0 garbage" in report and "framework torchtitan" in report
+    assert "timestamps printed" in report and "NOT delivered" not in report
+
+    steps = tansu_stack.wait_for_steps(job, 9)
+    by_step = {s["step"]: s for s in steps}
+    assert sorted(by_step) == list(range(2, 11))  # step 1 has no earlier line to time it by
+    assert by_step[2]["duration_ms"] == pytest.approx(2527.0)
+    slow = [s["step"] for s in steps if s["slow"]]
+    assert slow == [10], slow
+    assert by_step[10]["cause"] == "unknown" and by_step[10]["excess_ms"] > 25_000
+
+    rows = tansu_stack.sql(f"SELECT step, rank, t1_ns, source FROM step_rank FINAL "
+                           f"WHERE job = '{job}' AND step IN (2, 10) ORDER BY step")
+    assert [(r["step"], r["rank"], int(r["t1_ns"]), r["source"]) for r in rows] == [
+        (2, 0, TITAN_STEP_TS[2], "log"), (10, 0, TITAN_STEP_TS[10], "log")]
+
+    jobs = tansu_stack.sql(f"SELECT world_size, started_ns, ended_ns, exit_code, tags, framework "
+                           f"FROM jobs FINAL WHERE job = '{job}'")
+    assert len(jobs) == 1
+    assert jobs[0]["world_size"] == 1 and jobs[0]["exit_code"] == 0
+    assert jobs[0]["framework"] == "torchtitan"
+    assert int(jobs[0]["started_ns"]) <= TITAN_STEP_TS[1]
+    assert int(jobs[0]["ended_ns"]) >= TITAN_STEP_TS[10]
+    assert jobs[0]["tags"] == {"cluster": "h200", "team": "llm"}
+
+
+def test_ingest_a_log_without_timestamps(tansu_stack, tmp_path):
+    """modded-nanogpt prints step times but no timestamp: times are synthesised from the step
+    times, marked unknown, and the straggler step 511 (870 ms against ~60 ms) is found."""
+    # The training part of the log (its nvidia-smi header carries a date; without it the log has
+    # no timestamp at all).
+    lines = NANOGPT.read_text().splitlines(keepends=True)
+    start = next(i for i, line in enumerate(lines) if line.startswith("step:0/"))
+    log = tmp_path / "train.log"
+    log.write_text("".join(lines[start:]))
+    disp = Dispatcher("nanogpt")
+    expected = sorted({r["step"] for line in lines[start:] for r in disp.feed(line)
+                       if r["kind"] == "progress" and r.get("step_time_ms")})
+    assert len(expected) > 2000 and 511 in expected
+
+    job = f"ingest-nanogpt-{uuid.uuid4().hex[:6]}"
+    before = time.time_ns()
+    report = ingest(tansu_stack, job, str(log), "--log-format", "nanogpt").stderr
+    assert f"{len(lines) - start} lines" in report and "timestamps unknown" in report
+    assert "0 garbage" in report and "NOT delivered" not in report
+
+    steps = tansu_stack.wait_for_steps(job, len(expected))
+    by_step = {s["step"]: s for s in steps}
+    assert sorted(by_step) == expected
+    assert by_step[511]["slow"] and by_step[511]["cause"] == "unknown"
+    assert by_step[511]["duration_ms"] == pytest.approx(870.0)
+    assert by_step[510]["duration_ms"] == pytest.approx(60.0) and not by_step[510]["slow"]
+    assert by_step[2315]["rank_count"] == 1
+
+    # The records are in `progress`, with the printed values, times marked unknown, and the
+    # synthesised times end at the file's modification time.
+    progress = tansu_stack.sql(
+        f"SELECT step, ts_ns, record FROM progress WHERE job = '{job}' AND kind = 'progress' "
+        f"AND step IN (510, 511, 2315) ORDER BY step")
+    assert [p["step"] for p in progress] == [510, 511, 2315]
+    records = {p["step"]: json.loads(p["record"]) for p in progress}
+    assert records[511]["step_time_ms"] == 870.0 and records[511]["train_time_ms"] == 31516.0
+    assert records[511]["ts_unknown"] is True and records[511]["ts_source"] == "unknown"
+    ts = {p["step"]: int(p["ts_ns"]) for p in progress}
+    assert ts[511] - ts[510] == 870_000_000
+    assert ts[2315] == os.stat(log).st_mtime_ns
+    assert ts[2315] <= before
+
+    evals = tansu_stack.sql(f"SELECT step, record FROM progress WHERE job = '{job}' "
+                            f"AND kind = 'eval' AND step = 500")
+    assert json.loads(evals[0]["record"])["loss"] == pytest.approx(3.8098)
+
+
+def test_ingest_rejects_missing_files_and_empty_logs(tmp_path):
+    missing = cli("ingest", "--data-dir", str(tmp_path), "--broker", "127.0.0.1:1", "--job", "x",
+                  str(tmp_path / "nope.log"), check=False)
+    assert missing.returncode == 1 and "nope.log" in missing.stderr
+    empty = tmp_path / "empty.log"
+    empty.write_text("nothing to see here\n")
+    nothing = cli("ingest", "--data-dir", str(tmp_path), "--broker", "127.0.0.1:1", "--job", "x",
+                  str(empty), check=False)
+    assert nothing.returncode == 1 and "no records" in nothing.stderr
+    assert not Path(tmp_path / "spool").exists()
