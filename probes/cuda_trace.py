@@ -97,6 +97,21 @@ def merge_window(raw: dict[str, list[lanes.Interval]], lo: int, hi: int,
     return spans, busy, added
 
 
+_NCCL_COUNT = {"nccl_kernels": 1}
+_KERNEL_COUNT = {"kernels": 1}
+_nccl_names: dict[str, bool] = {}
+
+
+def _is_nccl(name: str) -> bool:
+    """NCCL_KERNEL.search, remembered per name (a job launches few distinct kernels)."""
+    hit = _nccl_names.get(name)
+    if hit is None:
+        hit = bool(NCCL_KERNEL.search(name))
+        if len(_nccl_names) < 50_000:
+            _nccl_names[name] = hit
+    return hit
+
+
 def classify(record, kinds: dict[int, str]) -> tuple[str, int, int, dict] | None:
     """(phase, start, end, counters) for one activity record; None for kinds not traced."""
     what = kinds.get(int(record.kind))
@@ -105,9 +120,9 @@ def classify(record, kinds: dict[int, str]) -> tuple[str, int, int, dict] | None
         return None
     if what == "kernel":
         name = getattr(record, "name", None) or ""
-        if NCCL_KERNEL.search(name):
-            return "gpu_comm", start, end, {"nccl_kernels": 1}
-        return "gpu_compute", start, end, {"kernels": 1}
+        if _is_nccl(name):
+            return "gpu_comm", start, end, _NCCL_COUNT
+        return "gpu_compute", start, end, _KERNEL_COUNT
     if what == "memset":
         return "gpu_compute", start, end, {"memsets": 1}
     if what == "sync":
@@ -265,14 +280,18 @@ class CuptiTier:
                 pass
             self.dropped_cupti += _dropped(self.cupti)
             self._calibrate()
-        with self._lock:
-            raw = {phase: list(items) for phase, items in self.raw.items()}
-            keep = {phase: [iv for iv in items if iv[1] > hi] for phase, items in raw.items()}
-            self.raw = keep
-            self.held = sum(len(v) for v in keep.values())
+        with self._lock:  # swap, so CUPTI's thread waits only for this
+            raw, self.raw = self.raw, {phase: [] for phase in PHASES}
+            self.held = 0
             counters, self.counters = self.counters, {}
             dropped = self.dropped_cupti + self.dropped_local
             self.dropped_cupti = self.dropped_local = 0
+        keep = {phase: [iv for iv in items if iv[1] > hi] for phase, items in raw.items()}
+        with self._lock:
+            for phase, items in keep.items():
+                if items:
+                    self.raw[phase][:0] = items
+                    self.held += len(items)
         spans, busy, added = merge_window(raw, lo, hi)
         self.attach_cost_ns.append(time.perf_counter_ns() - started)
         if len(self.attach_cost_ns) > 10_000:
