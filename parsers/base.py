@@ -1,10 +1,27 @@
 """Shared helpers for the log parsers: records, numbers, units, timers -> lanes, tqdm bars."""
 from __future__ import annotations
 
+import threading
+
 import regex
 
-# Every regex call of a parser passes this timeout (seconds); a TimeoutError counts as garbage.
+# Every regex call of a parser passes LIMIT.timeout: this many seconds on long lines (a
+# TimeoutError counts as garbage), none on short ones.
 TIMEOUT = 0.02
+SHORT_LINE = 512
+"""Lines up to this long are matched with no time-out (see LIMIT)."""
+
+
+class _Limit(threading.local):
+    """The regex time-out of the line being parsed, per thread (each stream has its own).
+
+    Every pattern is possessive or bounded, so a short line cannot make one backtrack for long;
+    the time-out guards the long lines.  Passing ``timeout=`` to `regex` costs ~4 us a call, more
+    than the match itself, so the dispatcher turns it off for short lines (``None``)."""
+    timeout: float | None = TIMEOUT
+
+
+LIMIT = _Limit()
 # Lines are cut to this many characters before any pattern sees them.
 MAX_LINE = 16384
 
@@ -178,7 +195,7 @@ def parse_bar(segment: str) -> dict | None:
     """Parse one tqdm/Lightning bar redraw; None when the segment is not a bar."""
     if "%|" not in segment:
         return None
-    m = BAR.search(segment, timeout=TIMEOUT)
+    m = BAR.search(segment, timeout=LIMIT.timeout)
     if not m:
         return None
     n = int(m.group("n"))
@@ -191,7 +208,7 @@ def parse_bar(segment: str) -> dict | None:
         bar["it_per_s"] = rate if m.group("unit") == "it/s" else round(1.0 / rate, 6)
     post = {}
     for item in m.group("post").split(",")[:40]:
-        pm = _POST_ITEM.match(item, timeout=TIMEOUT)
+        pm = _POST_ITEM.match(item, timeout=LIMIT.timeout)
         if pm:
             post[pm.group(1).strip()] = pm.group(2).strip()
     bar["post"] = post

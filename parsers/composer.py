@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import regex
 
-from .base import TIMEOUT, Parser, num, record
+from .base import LIMIT, Parser, num, record
 
 HEADER = regex.compile(r"(?:\[epoch=(\d++)\])?\[batch=(\d++)(?:/(\d++))?\]:(.{0,4000}+)")
 ITEM = regex.compile(r"\s*+(Train|Eval)\s++([\w/.@-]{1,120}+):\s*+(-?[\d.]++(?:[eE][-+]?\d++)?|nan|inf)")
@@ -43,21 +43,21 @@ class ComposerParser(Parser):
         out = []
         s = line.strip()
         if s.startswith(("[batch=", "[epoch=")):
-            m = HEADER.match(s, timeout=TIMEOUT)
+            m = HEADER.match(s, timeout=LIMIT.timeout)
             if m:
                 if rank in self.open:
                     out.append(self.open.pop(rank))
                 rec = record("progress", self.name, rank, int(m.group(2)),
                              total_steps=int(m.group(3)) if m.group(3) else None,
                              epoch=int(m.group(1)) if m.group(1) else None)
-                for im in _INLINE.finditer(m.group(4), timeout=TIMEOUT):
+                for im in _INLINE.finditer(m.group(4), timeout=LIMIT.timeout):
                     v = num(im.group(2))
                     if v is not None:
                         self._add(rec, im.group(1), v, "Train")
                 self.open[rank] = rec
                 return out
         if rank in self.open and (s.startswith("Train ") or s.startswith("Eval ")):
-            m = ITEM.match(s, timeout=TIMEOUT)
+            m = ITEM.match(s, timeout=LIMIT.timeout)
             if m:
                 v = num(m.group(3))
                 if v is not None:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import regex
 
-from .base import TIMEOUT, Parser, num, record, to_ms
+from .base import LIMIT, Parser, num, record, to_ms
 from .megatron import timer_records
 
 STEP = regex.compile(r"\[Rank (\d++)\] step=(\d++), skipped=(\d++), lr=\[\s*+([-\d.eE+]++)")
@@ -39,7 +39,7 @@ class DeepSpeedParser(Parser):
 
     def parse(self, line: str, rank: int | None) -> list[dict]:
         if "step=" in line and "[Rank" in line:
-            m = STEP.search(line, timeout=TIMEOUT)
+            m = STEP.search(line, timeout=LIMIT.timeout)
             if m:
                 step = int(m.group(2))
                 r = rank if rank is not None else int(m.group(1))
@@ -47,7 +47,7 @@ class DeepSpeedParser(Parser):
                 return [record("progress", self.name, r, step, lr=num(m.group(4)),
                                skipped_steps=int(m.group(3)))]
         if "SamplesPerSec=" in line:
-            m = THROUGHPUT.search(line, timeout=TIMEOUT)
+            m = THROUGHPUT.search(line, timeout=LIMIT.timeout)
             if m:
                 step = int(m.group(3) or m.group(5))
                 epoch = m.group(1) or m.group(4)
@@ -56,11 +56,11 @@ class DeepSpeedParser(Parser):
                                mem_gb=num(m.group(8)), max_mem_gb=num(m.group(9)),
                                micro_step=int(m.group(2)) if m.group(2) else None)]
         if "time (ms)" in line:
-            m = BREAKDOWN.search(line, timeout=TIMEOUT)
+            m = BREAKDOWN.search(line, timeout=LIMIT.timeout)
             if m:
                 return timer_records(self.name, rank, self.last_step.get(rank), m.group(1))
         if "Latency:" in line:
-            m = CHAT_LAT.search(line, timeout=TIMEOUT)
+            m = CHAT_LAT.search(line, timeout=LIMIT.timeout)
             if m:
                 n = self.latency_count.get(rank, 0) + 1
                 self.latency_count[rank] = n
@@ -68,7 +68,7 @@ class DeepSpeedParser(Parser):
                                params_b=num(m.group(1)), step_time_ms=to_ms(num(m.group(2)), "s"),
                                tflops=num(m.group(3)), samples_per_s=num(m.group(4)))]
         if "|step:" in line:
-            m = CHAT_STEP.match(line, timeout=TIMEOUT)
+            m = CHAT_STEP.match(line, timeout=LIMIT.timeout)
             if m:
                 step = int(m.group(2)) + 1      # printed 0-based
                 self.last_step[rank] = step
@@ -81,12 +81,12 @@ class DeepSpeedParser(Parser):
                 return [record("progress", self.name, rank, step, epoch=int(m.group(1)),
                                loss=vals.get("act_loss"), losses=vals or None)]
         if "E2E latency=" in line:
-            m = CHAT_E2E.search(line, timeout=TIMEOUT)
+            m = CHAT_E2E.search(line, timeout=LIMIT.timeout)
             if m:
                 timers = {}
                 extra = {}
                 for part in m.group(2).split("|")[:16]:
-                    im = _E2E_ITEM.match(part, timeout=TIMEOUT)
+                    im = _E2E_ITEM.match(part, timeout=LIMIT.timeout)
                     if im:
                         name = im.group(1).strip()
                         if "SamplesPerSec" in name:
@@ -101,19 +101,19 @@ class DeepSpeedParser(Parser):
                                step_time_ms=to_ms(num(m.group(1)), "s"), timers_ms=timers, lanes_ms=lanes,
                                samples_per_s=extra.get("CurSamplesPerSec"))]
         if "Evaluating" in line:
-            m = EVAL_HDR.search(line, timeout=TIMEOUT)
+            m = EVAL_HDR.search(line, timeout=LIMIT.timeout)
             if m:
                 ep = int(m.group(2)) if m.group(2) else None
                 self.eval_epoch[rank] = ep
                 return [record("eval", self.name, rank, self.last_step.get(rank), phase="start",
                                metric=m.group(1), epoch=ep)]
         if line.startswith("ppl:"):
-            m = PPL.match(line, timeout=TIMEOUT)
+            m = PPL.match(line, timeout=LIMIT.timeout)
             if m:
                 return [record("eval", self.name, rank, self.last_step.get(rank), phase="result",
                                ppl=num(m.group(1)), epoch=self.eval_epoch.get(rank))]
         if "chosen_last_scores" in line:
-            m = REWARD.search(line, timeout=TIMEOUT)
+            m = REWARD.search(line, timeout=LIMIT.timeout)
             if m:
                 return [record("eval", self.name, rank, self.last_step.get(rank), phase="result",
                                chosen_score=num(m.group(1)), accuracy=num(m.group(2)),

@@ -2,7 +2,7 @@
 a cheap pre-check, framework auto-detection and the always-on event and NCCL parsers."""
 from __future__ import annotations
 
-from .base import ANSI, CONTROL, MAX_LINE
+from .base import ANSI, CONTROL, LIMIT, MAX_LINE, SHORT_LINE, TIMEOUT
 from .composer import ComposerParser
 from .deepspeed import DeepSpeedParser
 from .events import EventParser
@@ -68,6 +68,7 @@ class Dispatcher:
             self.parsers["generic"] = GenericParser()
         self.order = list(self.parsers.values())
         self.active = self.parsers[log_format] if log_format else None
+        self._open = getattr(self.active, "open", None)  # the active parser's multi-line records
         self.events = EventParser()
         self.nccl = NcclParser()
         self.seen: set[str] = set()
@@ -75,8 +76,7 @@ class Dispatcher:
                       "switches": 0}
 
     def _hungry(self) -> bool:
-        a = self.active
-        return a is not None and bool(getattr(a, "open", None))
+        return bool(self._open)
 
     @property
     def framework(self) -> str | None:
@@ -85,14 +85,19 @@ class Dispatcher:
     def feed(self, line: str | bytes, rank: int | None = None) -> list[dict]:
         stats = self.stats
         stats["lines"] += 1
-        # fast path: a short, clean, unprefixed line that no parser would look at
+        # fast path: a short, clean line that no parser would look at.  A launcher prefix does
+        # not matter: if the whole line holds no keyword, neither does the rest after the prefix.
+        if line.__class__ is bytes and len(line) < 2048:
+            try:
+                line = line.decode("utf-8")
+            except UnicodeDecodeError:
+                pass  # the slow path counts it as garbage
         if line.__class__ is str and len(line) < 2048:
             if line[-1:] == "\n":
                 line = line[:-1]
             if (line.isprintable() or ("\t" in line and line.replace("\t", " ").isprintable())) \
-                    and not self.events.tb and not self._hungry() and not _interesting(line):
-                if rank is not None or not line or line[0] not in _PREFIX_START or not _maybe_prefixed(line):
-                    return []
+                    and not self.events.tb and not self._open and not _interesting(line):
+                return []
         try:
             if not isinstance(line, str):
                 try:
@@ -105,6 +110,7 @@ class Dispatcher:
                 stats["truncated"] += 1
             if line.endswith("\n"):
                 line = line[:-1]
+            LIMIT.timeout = TIMEOUT if len(line) > SHORT_LINE else None
             if not line.isprintable():
                 if "\x1b" in line:
                     line = ANSI.sub("", line, timeout=0.05)
@@ -124,6 +130,8 @@ class Dispatcher:
             stats["timeouts"] += 1
             stats["garbage"] += 1
             return []
+        finally:
+            LIMIT.timeout = TIMEOUT
         if out:
             stats["records"] += len(out)
         return out
@@ -188,6 +196,7 @@ class Dispatcher:
                 recs = p.parse(line, rank)
                 if self.active is not p:
                     self.active = p
+                    self._open = getattr(p, "open", None)
                     self.stats["switches"] += 1
                 return self._accept(p, recs)
         if active is None or active.name != "generic":

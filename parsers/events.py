@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import regex
 
-from .base import TIMEOUT, num, record, to_ms
+from .base import LIMIT, num, record, to_ms
 
 WATCHDOG = regex.compile(
     r"Watchdog caught collective operation timeout: WorkNCCL\(SeqNum=(\d++), OpType=(\w++)"
@@ -81,7 +81,7 @@ class EventParser:
                 lines.append(line)
             state["foreign"] = 0
             return True, []
-        m = EXC_END.match(line.strip(), timeout=TIMEOUT)
+        m = EXC_END.match(line.strip(), timeout=LIMIT.timeout)
         if m:
             state["foreign"] = 0
             rec = self._close_tb(rank, framework, m.group(1), m.group(2), final=False)
@@ -103,7 +103,7 @@ class EventParser:
             return []
         step = self.last_step.get(rank)
         if "Watchdog caught" in line:
-            m = WATCHDOG.search(line, timeout=TIMEOUT)
+            m = WATCHDOG.search(line, timeout=LIMIT.timeout)
             if m:
                 key = (rank, m.group(1), m.group(2))
                 if key in self.seen_timeouts:
@@ -113,32 +113,32 @@ class EventParser:
                                op=m.group(2), numel_in=_i(m.group(3)), numel_out=_i(m.group(4)),
                                timeout_ms=_i(m.group(5)), ran_ms=_i(m.group(6)), message=line.strip()[:2000])]
         if "out of memory" in line:
-            m = OOM.search(line, timeout=TIMEOUT)
+            m = OOM.search(line, timeout=LIMIT.timeout)
             if m:
                 return [record("error", framework, rank, step, error="cuda_oom", message=line.strip()[:2000],
                                tried_gb=num(m.group(1)) / (1024 if m.group(2).upper().startswith("M") else 1),
                                gpu=_i(m.group(3)))]
         if "allocation retries" in line:
-            m = RETRIES.search(line, timeout=TIMEOUT)
+            m = RETRIES.search(line, timeout=LIMIT.timeout)
             if m:
                 return [record("error", framework, rank, step, error="cuda_alloc_retry", severity="warning",
                                retries=int(m.group(1)), message=line.strip()[:500])]
         if "NCCL WARN" in line:
-            m = NCCL_WARN.search(line, timeout=TIMEOUT)
+            m = NCCL_WARN.search(line, timeout=LIMIT.timeout)
             if m:
                 return [record("error", framework, rank, step, error="nccl_warn", message=m.group(1).strip())]
         if "exitcode" in line:
-            m = CHILD.search(line, timeout=TIMEOUT)
+            m = CHILD.search(line, timeout=LIMIT.timeout)
             if m:
                 return [record("error", framework, rank, step, error="child_failed", exitcode=int(m.group(1)),
                                local_rank=int(m.group(2)), pid=int(m.group(3)), message=line.strip()[:500])]
         if "Killing subprocess" in line:
-            m = KILLING.search(line, timeout=TIMEOUT)
+            m = KILLING.search(line, timeout=LIMIT.timeout)
             if m:
                 return [record("error", framework, rank, step, error="killed", pid=int(m.group(1)),
                                message=line.strip()[:500])]
         if "detected" in line or "oss is" in line:
-            m = NAN.search(line, timeout=TIMEOUT)
+            m = NAN.search(line, timeout=LIMIT.timeout)
             if m:
                 return [record("error", framework, rank, step, error="nan_inf", severity="warning",
                                message=line.strip()[:500])]
@@ -149,33 +149,33 @@ class EventParser:
                 return out
         if "esum" in line or "ontinuing" in line or "estart" in line:
             low = line
-            m = RESUME.search(low, timeout=TIMEOUT)
+            m = RESUME.search(low, timeout=LIMIT.timeout)
             if m:
                 return [record("restart", framework, rank, int(m.group(1)), message=line.strip()[:500])]
-            m = RESTART_ELASTIC.search(low, timeout=TIMEOUT)
+            m = RESTART_ELASTIC.search(low, timeout=LIMIT.timeout)
             if m:
                 return [record("restart", framework, rank, step, attempts_left=int(m.group(1)),
                                max_attempts=int(m.group(2)), message=line.strip()[:500])]
         if "***" in line:
-            m = EVAL_START.search(line, timeout=TIMEOUT)
+            m = EVAL_START.search(line, timeout=LIMIT.timeout)
             if m:
                 return [record("eval", framework, rank, step, phase="start", message=line.strip()[:300])]
         return []
 
     def _checkpoint(self, line: str, rank, framework: str, step) -> list[dict]:
-        m = CKPT_HF.search(line, timeout=TIMEOUT)
+        m = CKPT_HF.search(line, timeout=LIMIT.timeout)
         verb = "saving" if m else None
         if not m:
-            m = CKPT.search(line, timeout=TIMEOUT)
+            m = CKPT.search(line, timeout=LIMIT.timeout)
             if not m:
                 return []
             verb = m.group(1).lower()
         action = "load" if verb.startswith(("load", "restor")) else "save"
         tail = line[m.start():]
-        pm = CKPT_PATH.search(tail, timeout=TIMEOUT)
+        pm = CKPT_PATH.search(tail, timeout=LIMIT.timeout)
         path = pm.group(1).rstrip(".") if pm else (m.group(1) if m.re is CKPT_HF else None)
-        dm = CKPT_DUR.search(tail, timeout=TIMEOUT)
-        sm = CKPT_STEP.search(tail, timeout=TIMEOUT)
+        dm = CKPT_DUR.search(tail, timeout=LIMIT.timeout)
+        sm = CKPT_STEP.search(tail, timeout=LIMIT.timeout)
         if sm:
             step = int(sm.group(1) or sm.group(2) or sm.group(3))
         done = verb.endswith("ed") or "uccessfully" in line or "inished" in line

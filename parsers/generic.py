@@ -7,7 +7,7 @@ import json
 
 import regex
 
-from .base import TIMEOUT, Parser, num, record, to_ms
+from .base import LIMIT, Parser, num, record, to_ms
 from .kv import normalise, pairs
 from .pydict import parse_flat_dict
 
@@ -31,11 +31,11 @@ class GenericParser(Parser):
     def parse(self, line: str, rank: int | None) -> list[dict]:
         s = line.strip()
         if "][" in s and "/" in s:
-            m = METER.search(s, timeout=TIMEOUT)
+            m = METER.search(s, timeout=LIMIT.timeout)
             if m:
                 return self._meter(m, rank)
         if "Speed:" in s:
-            m = MXNET.search(s, timeout=TIMEOUT)
+            m = MXNET.search(s, timeout=LIMIT.timeout)
             if m:
                 r = rank if rank is not None or not m.group(1) else int(m.group(1))
                 fields, extra = normalise(pairs(m.group(6)))
@@ -43,7 +43,7 @@ class GenericParser(Parser):
                 return [record("progress", "mxnet", r, int(m.group(4)), epoch=int(m.group(2)),
                                samples_per_s=num(m.group(5)), **fields, **({"metrics": extra} if extra else {}))]
         if "| train" in s or "| valid" in s:
-            m = FAIRSEQ.search(s, timeout=TIMEOUT)
+            m = FAIRSEQ.search(s, timeout=LIMIT.timeout)
             if m:
                 return self._fairseq(m.group(1), m.group(2), rank)
         if s.startswith("{") and s.endswith("}"):
@@ -62,7 +62,7 @@ class GenericParser(Parser):
                 kind = "eval" if any("eval" in k for k in d) and "loss" not in fields else "progress"
                 return [record(kind, self.name, rank, step, **fields, **({"metrics": extra} if extra else {}))]
         if not ("tep" in s or "ter" in s or "TEP" in s or "TER" in s or "num_updates" in s) \
-                or not _STEPISH.search(s, timeout=TIMEOUT):
+                or not _STEPISH.search(s, timeout=LIMIT.timeout):
             return []
         items = pairs(s)
         if not items:
@@ -71,7 +71,7 @@ class GenericParser(Parser):
         if fields.get("step") is None:
             return []
         step = fields.pop("step")
-        tm = _STEP_TOTAL.search(s, timeout=TIMEOUT)
+        tm = _STEP_TOTAL.search(s, timeout=LIMIT.timeout)
         if tm:
             fields.setdefault("total_steps", int(tm.group(1)))
         if len(fields) + len(extra) == 0:
@@ -80,7 +80,7 @@ class GenericParser(Parser):
                                           "samples_per_s", "tflops", "grad_norm")):
             return []
         if rank is None and "Node[" in s:
-            nm = NODE.search(s, timeout=TIMEOUT)
+            nm = NODE.search(s, timeout=LIMIT.timeout)
             if nm:
                 rank = int(nm.group(1))
         timers = {}
@@ -107,7 +107,7 @@ class GenericParser(Parser):
         epoch, i, total = int(m.group(2)), int(m.group(3)), int(m.group(4))
         items = {}
         for part in m.group(5).split("\t")[:32]:
-            im = _METER_ITEM.match(part.strip(), timeout=TIMEOUT)
+            im = _METER_ITEM.match(part.strip(), timeout=LIMIT.timeout)
             if im:
                 items[im.group(1).strip()] = num(im.group(2))
         fields: dict = {}

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import regex
 
-from .base import TIMEOUT, num, to_gb, to_ms
+from .base import LIMIT, num, to_gb, to_ms
 
 # key, separator, number, unit.  Keys may hold '/', '.', '-' and up to two inner spaces
 # ('max mem', 'train loss'); every quantifier is bounded or possessive.
@@ -69,7 +69,7 @@ def pairs(text: str, limit: int = 64) -> list[tuple[str, str, str | None]]:
     if fast is not None:
         return fast
     out = []
-    for m in _PAIR.finditer(text, timeout=TIMEOUT):
+    for m in _PAIR.finditer(text, timeout=LIMIT.timeout):
         out.append((m.group("key"), m.group("val"), m.group("unit")))
         if len(out) >= limit:
             break

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import regex
 
-from .base import EVAL_WORDS, TIMEOUT, BarTracker, Parser, num, parse_bar, record, to_ms
+from .base import EVAL_WORDS, LIMIT, BarTracker, Parser, num, parse_bar, record, to_ms
 from .kv import normalise
 
 EPOCH = regex.compile(r"Epoch (\d++)")
@@ -68,7 +68,7 @@ class LightningParser(Parser):
             if bar is not None:
                 desc = bar["desc"]
                 kind = "eval" if any(w in desc for w in EVAL_WORDS) else "train"
-                em = EPOCH.search(desc, timeout=TIMEOUT)
+                em = EPOCH.search(desc, timeout=LIMIT.timeout)
                 bar["epoch"] = int(em.group(1)) if em else None
                 if kind == "train" and bar["total"]:
                     self.total[rank] = bar["total"]
@@ -79,7 +79,7 @@ class LightningParser(Parser):
                     if r:
                         out.append(r)
         if dll_at >= 0:
-            m = DLL.search(line, dll_at, timeout=TIMEOUT)
+            m = DLL.search(line, dll_at, timeout=LIMIT.timeout)
             if m and m.group(1).isdigit():
                 out.extend(self._dll(int(m.group(1)), m.group(2), rank))
         return out
@@ -88,7 +88,7 @@ class LightningParser(Parser):
         self.dll_seen = True
         items = []
         timers = {}
-        for im in _DLL_ITEM.finditer(text, timeout=TIMEOUT):
+        for im in _DLL_ITEM.finditer(text, timeout=LIMIT.timeout):
             key, val = im.group(1).strip(), im.group(2)
             tm = _TIMING.match(key)
             if tm:

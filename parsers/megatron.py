@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import regex
 
-from .base import TIMEOUT, Parser, num, parse_timer_list, record, timers_to_lanes, to_int
+from .base import LIMIT, Parser, num, parse_timer_list, record, timers_to_lanes, to_int
 
 ITER = regex.compile(r"\s*+iteration\s++(\d++)\s*+/\s*+(\d++)\s*+\|(.{0,4000}+)")
 TIMERS = regex.compile(r"time \(ms\)\s*+\|(.{0,4000}+)")
@@ -62,18 +62,18 @@ class MegatronParser(Parser):
         self.last_time: dict = {}
 
     def detect(self, line: str) -> bool:
-        return "iteration" in line and ITER.match(line, timeout=TIMEOUT) is not None
+        return "iteration" in line and ITER.match(line, timeout=LIMIT.timeout) is not None
 
     def parse(self, line: str, rank: int | None) -> list[dict]:
         if "iteration" in line:
-            m = ITER.match(line, timeout=TIMEOUT)
+            m = ITER.match(line, timeout=LIMIT.timeout)
             if m:
                 step = int(m.group(1))
                 self.last_step[rank] = step
                 fields, _ = parse_fields(m.group(3))
                 self.last_time[rank] = fields.get("step_time_ms")
                 return [record("progress", self.name, rank, step, total_steps=int(m.group(2)), **fields)]
-            m = VALID.match(line, timeout=TIMEOUT)
+            m = VALID.match(line, timeout=LIMIT.timeout)
             if m:
                 fields, _ = parse_fields(m.group(2))
                 for k in list(fields):
@@ -84,7 +84,7 @@ class MegatronParser(Parser):
                 step = to_int(m.group(1)) if m.group(1) else self.last_step.get(rank)
                 return [record("eval", self.name, rank, step, phase="validation", **fields)]
         if "time (ms)" in line:
-            m = TIMERS.search(line, timeout=TIMEOUT)
+            m = TIMERS.search(line, timeout=LIMIT.timeout)
             if m:
                 return timer_records(self.name, rank, self.last_step.get(rank), m.group(1),
                                      self.last_time.get(rank))

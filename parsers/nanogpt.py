@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import regex
 
-from .base import TIMEOUT, Parser, num, record
+from .base import LIMIT, Parser, num, record
 from .kv import normalise, pairs
 
 KARPATHY = regex.compile(r"iter (\d++): loss ([-\d.]++|nan), time ([\d.]++)ms(?:, mfu (-?[\d.]++)%)?")
@@ -51,17 +51,17 @@ class NanoGPTParser(Parser):
     def parse_only(self, line: str, rank=None, update: bool = False) -> list[dict]:
         s = line.lstrip()
         if s.startswith("step:"):
-            m = MODDED_FAST.match(s, timeout=TIMEOUT)
+            m = MODDED_FAST.match(s, timeout=LIMIT.timeout)
             if m:
                 return self._modded_fast(m, rank, update)
-            m = MODDED.match(s, timeout=TIMEOUT)
+            m = MODDED.match(s, timeout=LIMIT.timeout)
             if not m:
                 return []
             step, total, rest = int(m.group(1)), int(m.group(2)), m.group(3)
             fields, extra = normalise(pairs(rest))
             fields.pop("step", None)
             cumulative = None
-            for km in _MS.finditer(rest, timeout=TIMEOUT):
+            for km in _MS.finditer(rest, timeout=LIMIT.timeout):
                 key, v = km.group(1), num(km.group(2))
                 if key == "train_time":
                     cumulative = v
@@ -83,22 +83,22 @@ class NanoGPTParser(Parser):
                 self.prev[rank] = (step, cumulative)
             return [record("progress", self.name, rank, step, total_steps=total, **fields)]
         if s.startswith("iter "):
-            m = KARPATHY.match(s, timeout=TIMEOUT)
+            m = KARPATHY.match(s, timeout=LIMIT.timeout)
             if m:
                 return [record("progress", self.name, rank, int(m.group(1)), loss=num(m.group(2)),
                                step_time_ms=num(m.group(3)), mfu=num(m.group(4)))]
             return []
         if s.startswith("step "):
-            m = KARPATHY_EVAL.match(s, timeout=TIMEOUT)
+            m = KARPATHY_EVAL.match(s, timeout=LIMIT.timeout) if ": train loss" in s else None
             if m:
                 return [record("eval", self.name, rank, int(m.group(1)), phase="validation",
                                train_loss=num(m.group(2)), loss=num(m.group(3)))]
-            m = STEP_SLASH.match(s, timeout=TIMEOUT)
+            m = STEP_SLASH.match(s, timeout=LIMIT.timeout)
             total = None
             if m:
                 step, total, rest = int(m.group(1)), int(m.group(2)), m.group(3)
             else:
-                m = STEP_PLAIN.match(s, timeout=TIMEOUT)
+                m = STEP_PLAIN.match(s, timeout=LIMIT.timeout)
                 if not m:
                     return []
                 step, rest = int(m.group(1)), m.group(2)
@@ -106,10 +106,10 @@ class NanoGPTParser(Parser):
             fields.pop("step", None)
             if "step_time_ms" not in fields:
                 # llm.c prints '(1233.64 ms | 425 tok/s)': a bare ms value is the step time
-                bare = regex.search(r"([\d.]++)\s*+ms\b", rest, timeout=TIMEOUT)
+                bare = regex.search(r"([\d.]++)\s*+ms\b", rest, timeout=LIMIT.timeout)
                 if bare:
                     fields["step_time_ms"] = num(bare.group(1))
-                tok = regex.search(r"([\d.]++)\s*+tok/s", rest, timeout=TIMEOUT)
+                tok = regex.search(r"([\d.]++)\s*+tok/s", rest, timeout=LIMIT.timeout)
                 if tok and "tokens_per_s" not in fields:
                     fields["tokens_per_s"] = num(tok.group(1))
             if not fields:

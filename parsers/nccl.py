@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import regex
 
-from .base import TIMEOUT, Parser, record
+from .base import LIMIT, Parser, record
 
 VERSION = regex.compile(r"NCCL version (\d++\.\d++\.\d++)(?:\+cuda(\d++\.\d++))?")
 HOST = regex.compile(r"([\w.-]{1,200}+):(\d++):(\d++) \[(\d++)\] NCCL INFO ")
@@ -34,15 +34,15 @@ class NcclParser(Parser):
     def parse(self, line: str, rank: int | None) -> list[dict]:
         out: list = []
         if "NCCL version" in line:
-            m = VERSION.search(line, timeout=TIMEOUT)
+            m = VERSION.search(line, timeout=LIMIT.timeout)
             if m:
                 self.version, self.cuda = m.group(1), m.group(2)
         if "NCCL INFO" not in line:
             return out
         if "opCount" in line:
-            m = COLL.search(line, timeout=TIMEOUT)
+            m = COLL.search(line, timeout=LIMIT.timeout)
             if m:
-                h = HOST.search(line, timeout=TIMEOUT)
+                h = HOST.search(line, timeout=LIMIT.timeout)
                 dt, op = int(m.group(6)), int(m.group(7))
                 out.append(record("nccl_coll", "nccl", rank, None, op=m.group(1), opCount=int(m.group(2), 16),
                                   count=int(m.group(5)), datatype=DATATYPES.get(dt, str(dt)), datatype_id=dt,
@@ -51,7 +51,7 @@ class NcclParser(Parser):
                                   pid=int(h.group(2)) if h else None, device=int(h.group(4)) if h else None))
             return out
         if "Init COMPLETE" in line:
-            for m in INIT.finditer(line, timeout=TIMEOUT):
+            for m in INIT.finditer(line, timeout=LIMIT.timeout):
                 key = (m.group(1), m.group(2))
                 topo = self.topo.pop(key, {})
                 comm_rank = int(m.group(6))
@@ -66,7 +66,7 @@ class NcclParser(Parser):
         slash = not via and "Channel" in line and "/" in line
         coll = not via and "coll channels" in line
         if via or slash or coll:
-            h = HOST.match(line, timeout=TIMEOUT)
+            h = HOST.match(line, timeout=LIMIT.timeout)
             if not h:
                 return out
             key = (h.group(1), h.group(2))
@@ -76,15 +76,15 @@ class NcclParser(Parser):
                     self.topo.pop(next(iter(self.topo)))
                 topo = self.topo[key] = {"channels": None, "transports": set()}
             if via:
-                v = VIA.search(line, h.end(), timeout=TIMEOUT)
+                v = VIA.search(line, h.end(), timeout=LIMIT.timeout)
                 if v:
                     topo["transports"].add(v.group(1))
             elif slash:
-                m = CHANNELS.search(line, h.start(), timeout=TIMEOUT)
+                m = CHANNELS.search(line, h.start(), timeout=LIMIT.timeout)
                 if m:
                     topo["channels"] = max(topo["channels"] or 0, int(m.group(1)))
             else:
-                m = NCHANNELS.search(line, h.start(), timeout=TIMEOUT)
+                m = NCHANNELS.search(line, h.start(), timeout=LIMIT.timeout)
                 if m:
                     topo["channels"] = int(m.group(1))
         return out

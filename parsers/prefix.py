@@ -18,14 +18,29 @@ def split_rank_prefix(line: str) -> tuple[int | None, str]:
     """
     if not line or line[0] not in _STARTS:
         return None, line
-    m = _PREFIX.match(line, timeout=0.02)
-    if not m:
-        return None, line
-    rank = int(m.group(1) or m.group(2) or m.group(3))
-    rest = line[m.end():]
-    while rest.startswith("[rank") or rest.startswith("[default"):
-        m2 = _PREFIX.match(rest, timeout=0.02)
-        if not m2 or not m2.group(1):
+    rank, rest = _torchrun(line)
+    if rank is None:
+        # Anchored, and no part can take more than a few characters: no time-out needed.
+        m = _PREFIX.match(line)
+        if not m:
+            return None, line
+        rank = int(m.group(1) or m.group(2) or m.group(3))
+        rest = line[m.end():]
+    while rest.startswith(("[rank", "[default")):
+        inner, after = _torchrun(rest)
+        if inner is None:
             break
-        rest = rest[m2.end():]
+        rest = after
     return rank, rest
+
+
+def _torchrun(line: str) -> tuple[int | None, str]:
+    """`[rankN]:` or `[defaultN]:` without a regex (the common case)."""
+    start = 5 if line.startswith("[rank") else 8 if line.startswith("[default") else 0
+    if not start:
+        return None, line
+    end = line.find("]:", start, start + 9)
+    digits = line[start:end]
+    if end < 0 or not digits.isdigit() or not digits.isascii():
+        return None, line
+    return int(digits), line[end + 2:]

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import regex
 
-from .base import TIMEOUT, num
+from .base import LIMIT, num
 
 _ITEM = regex.compile(
     r"""\s*+['"]([^'"]{1,80}+)['"]\s*+:\s*+(?:['"]([^'"]{0,80}+)['"]|([-+\w.]{1,40}+))\s*+(?:,|$)""")
@@ -17,7 +17,7 @@ def parse_flat_dict(text: str) -> dict | None:
         return None
     body = t[1:-1]
     out: dict = {}
-    for m in _ITEM.finditer(body, timeout=TIMEOUT):
+    for m in _ITEM.finditer(body, timeout=LIMIT.timeout):
         key = m.group(1)
         raw = m.group(2) if m.group(2) is not None else m.group(3)
         v = num(raw)
