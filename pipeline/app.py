@@ -88,6 +88,8 @@ def build_app(settings: Settings, store=None, verdict_cfg: VerdictConfig | None 
                              schema=state_schema)
     job_steps = app.Table("job_steps", default=None, partitions=settings.partitions,
                           schema=state_schema)
+    for table in (rank_windows, job_steps):  # Faust takes the codec from here, not the schema
+        table.key_serializer, table.value_serializer = "json", "msgpack"
 
     async def dead_letter(event, reason: str) -> None:
         message = event.message
