@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import MutableMapping
 
 import faust
 import msgpack
@@ -37,6 +38,28 @@ class MsgpackCodec(codecs.Codec):
 
 
 codecs.register("msgpack", MsgpackCodec())
+
+class KeyPrefix(MutableMapping):
+    """One job's slice of a table, so pure functions can keep rows in it by short keys."""
+
+    def __init__(self, table, prefix: str):
+        self.table, self.prefix = table, prefix
+
+    def __getitem__(self, key):
+        return self.table[self.prefix + key]
+
+    def __setitem__(self, key, value):
+        self.table[self.prefix + key] = value
+
+    def __delitem__(self, key):
+        del self.table[self.prefix + key]
+
+    def __iter__(self):
+        return (k[len(self.prefix):] for k in self.table if k.startswith(self.prefix))
+
+    def __len__(self):
+        return sum(1 for _ in self)
+
 
 SINK_BATCH_ROWS = 5000
 SINK_BATCH_SECONDS = 0.5
@@ -88,7 +111,9 @@ def build_app(settings: Settings, store=None, verdict_cfg: VerdictConfig | None 
                              schema=state_schema)
     job_steps = app.Table("job_steps", default=None, partitions=settings.partitions,
                           schema=state_schema)
-    for table in (rank_windows, job_steps):  # Faust takes the codec from here, not the schema
+    step_rows = app.Table("step_rows", default=None, partitions=settings.partitions,
+                          schema=state_schema)
+    for table in (rank_windows, job_steps, step_rows):  # Faust takes the codec from here, not the schema
         table.key_serializer, table.value_serializer = "json", "msgpack"
 
     async def dead_letter(event, reason: str) -> None:
@@ -141,7 +166,8 @@ def build_app(settings: Settings, store=None, verdict_cfg: VerdictConfig | None 
                     row = dict(msg["p"], rank=msg["rank"], host=host)
                 state = job_steps.get(job) or windows.new_job_state()
                 now = time.time_ns()
-                state, verdicts, late = windows.aggregate(state, row, cfg, now)
+                state, verdicts, late = windows.aggregate(state, row, cfg, now,
+                                                          KeyPrefix(step_rows, f"{job}/"))
                 job_steps[job] = state
                 for late_row in late:
                     await send(records_topic, job, envelope.make(

@@ -27,7 +27,7 @@ class VerdictConfig:
 
 
 def new_history() -> dict:
-    return {"durations": [], "rank_lanes": {}, "ckpt_durations": []}
+    return {"durations": [], "ckpt_durations": []}
 
 
 def robust_baseline(values: list[float]) -> tuple[float, float]:
@@ -54,20 +54,20 @@ def mean_lanes(rows: list[dict]) -> dict[str, float]:
     return {k: round(sum(r["lanes_ms"].get(k, 0.0) for r in rows) / len(rows), 3) for k in keys}
 
 
-def _lane_excess(row: dict, rank_history: dict) -> dict[str, float]:
-    """Each lane's excess over this rank's own median; communication wait is the victim's
-    share of communication and is never the culprit's excess."""
+def _lane_excess(row: dict) -> dict[str, float]:
+    """Each lane's excess over this rank's own baseline (correlate keeps it per rank);
+    communication wait is the victim's share of communication, never the culprit's excess."""
+    baseline = row.get("lane_baseline_ms") or {}
     excess = {}
     for lane in LANES:
         value = row["lanes_ms"].get(lane, 0.0)
         if lane == "communication":
             value -= row.get("comm_wait_ms", 0.0)
-        past = rank_history.get(lane) or [0.0]
-        excess[lane] = value - statistics.median(past)
+        excess[lane] = value - baseline.get(lane, 0.0)
     return excess
 
 
-def pick_culprit(rows: list[dict], history: dict, excess_ms: float,
+def pick_culprit(rows: list[dict], excess_ms: float,
                  cfg: VerdictConfig) -> tuple[int, str, float]:
     """(culprit rank, cause, arrival skew in ms) for a slow step."""
     arrivals = sorted(rows, key=lambda r: r["arrival_ns"])
@@ -82,7 +82,7 @@ def pick_culprit(rows: list[dict], history: dict, excess_ms: float,
     if culprit["source"] != "hook" and not any(
             culprit["lanes_ms"].get(lane, 0.0) > 0 for lane in LANES):
         return culprit["rank"], "unknown", skew_ms  # stdout with no printed timers: no split
-    excess = _lane_excess(culprit, history["rank_lanes"].get(str(culprit["rank"]), {}))
+    excess = _lane_excess(culprit)
     lane, lane_excess = max(excess.items(), key=lambda kv: kv[1])
     if lane_excess < 0.3 * excess_ms:
         return culprit["rank"], "unknown", skew_ms
@@ -114,7 +114,7 @@ def judge(step: int, rows: list[dict], history: dict, cfg: VerdictConfig) -> tup
     slow = bool(baseline) and phase != "warmup" and excess > slow_threshold_ms(baseline, mad, cfg)
     culprit, cause, skew_ms = -1, "none", 0.0
     if slow:
-        culprit, cause, skew_ms = pick_culprit(rows, history, excess, cfg)
+        culprit, cause, skew_ms = pick_culprit(rows, excess, cfg)
     sources = {r["source"] for r in rows}
     confidence = 0.9 if sources == {"hook"} else 0.3
     if cause == "unknown":
@@ -126,25 +126,13 @@ def judge(step: int, rows: list[dict], history: dict, cfg: VerdictConfig) -> tup
         "lanes_ms": mean_lanes(rows), "skew_ms": round(skew_ms, 3),
         "confidence": confidence, "phase": phase,
     }
-    return verdict, _remember(history, step, rows, duration, phase, cfg)
+    return verdict, _remember(history, duration, phase, cfg)
 
 
-def _remember(history: dict, step: int, rows: list[dict], duration: float, phase: str,
-              cfg: VerdictConfig) -> dict:
-    updated = {"durations": list(history["durations"]),
-               "rank_lanes": {k: {lane: list(v) for lane, v in lanes.items()}
-                              for k, lanes in history["rank_lanes"].items()},
-               "ckpt_durations": list(history["ckpt_durations"])}
+def _remember(history: dict, duration: float, phase: str, cfg: VerdictConfig) -> dict:
+    updated = {"durations": history["durations"], "ckpt_durations": history["ckpt_durations"]}
     if phase == "checkpoint":
         updated["ckpt_durations"] = (updated["ckpt_durations"] + [duration])[-cfg.window:]
-    if phase != "normal":
-        return updated
-    updated["durations"] = (updated["durations"] + [duration])[-cfg.window:]
-    for row in rows:
-        rank_lanes = updated["rank_lanes"].setdefault(str(row["rank"]), {})
-        for lane in LANES:
-            value = row["lanes_ms"].get(lane, 0.0)
-            if lane == "communication":
-                value -= row.get("comm_wait_ms", 0.0)
-            rank_lanes[lane] = (rank_lanes.get(lane, []) + [value])[-cfg.window:]
+    elif phase == "normal":
+        updated["durations"] = (updated["durations"] + [duration])[-cfg.window:]
     return updated

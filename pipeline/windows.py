@@ -6,12 +6,19 @@ whole flow is testable without Kafka.  States are JSON-friendly dicts (Faust tab
 """
 from __future__ import annotations
 
+import statistics
+from collections.abc import MutableMapping
+
 from ridgescope.pipeline import breakdown, verdict
 
 # --- correlate: one rank's open windows ------------------------------------------------------
 
+LANE_HISTORY = 50
+"""Recent windows of a rank whose lanes make its own baseline."""
+
+
 def new_rank_state() -> dict:
-    return {"open": {}, "closed_through": 0, "hook_seen": False}
+    return {"open": {}, "closed_through": 0, "hook_seen": False, "lane_history": {}}
 
 
 def step_rank_row(payload: dict, source: str) -> dict:
@@ -72,7 +79,8 @@ def correlate(state: dict, msg: dict) -> tuple[dict, list[dict]]:
     """
     kind = msg["kind"]
     state = {"open": dict(state["open"]), "closed_through": state["closed_through"],
-             "hook_seen": state["hook_seen"]}
+             "hook_seen": state["hook_seen"],
+             "lane_history": {k: list(v) for k, v in state.get("lane_history", {}).items()}}
     if kind == "job_end":
         return _close(state, upto=None)
     if kind == "step_spans":
@@ -95,9 +103,23 @@ def _close(state: dict, upto: int | None) -> tuple[dict, list[dict]]:
         if upto is not None and step > upto:
             break
         window = state["open"].pop(key)
-        emitted.append(step_rank_row(window, window["source"]))
+        row = step_rank_row(window, window["source"])
+        row["lane_baseline_ms"] = _remember_lanes(state["lane_history"], row)
+        emitted.append(row)
         state["closed_through"] = max(state["closed_through"], step)
     return state, emitted
+
+
+def _remember_lanes(history: dict[str, list[float]], row: dict) -> dict[str, float]:
+    """This rank's median lanes before this window; then add the window unless it is warm-up
+    or a checkpoint step.  Kept here, per rank, so the job-wide state stays small."""
+    baseline = {lane: round(statistics.median(values), 3) for lane, values in history.items()}
+    if row["step"] > verdict.VerdictConfig.warmup_steps and not row["lanes_ms"].get("checkpoint"):
+        for lane in breakdown.lanes.PRIORITY:
+            values = history.setdefault(lane, [])
+            values.append(row["lanes_ms"].get(lane, 0.0))
+            del values[:-LANE_HISTORY]
+    return baseline
 
 
 # --- aggregate: one job's steps across ranks ------------------------------------------------
@@ -113,9 +135,13 @@ def new_job_state() -> dict:
             "history": verdict.new_history()}
 
 
-def aggregate(state: dict, row: dict, cfg: verdict.VerdictConfig,
-              now_ns: int) -> tuple[dict, list[dict], list[dict]]:
+def aggregate(state: dict, row: dict, cfg: verdict.VerdictConfig, now_ns: int,
+              rows: MutableMapping) -> tuple[dict, list[dict], list[dict]]:
     """Feed one step_rank row (with ``rank``), a job_end marker or a tick.
+
+    ``state`` is small: which steps wait for which ranks, and the baseline.  The rows
+    themselves live in ``rows``, keyed "step/rank", so that storing one row costs the same
+    however many ranks and pending steps the job has.
 
     Returns (state, verdicts, late rows).  A step is judged when every expected rank has
     reported, when GRACE_NS of processing time passed since its first row (ticks carry the
@@ -124,31 +150,33 @@ def aggregate(state: dict, row: dict, cfg: verdict.VerdictConfig,
     returned, so it still reaches the store.  ``now_ns`` is processing time, not event time:
     partitions are consumed in bursts, so one rank's rows may come well after another's.
     """
-    state = {"pending": {k: {"first_ns": v["first_ns"], "rows": dict(v["rows"])}
+    state = {"pending": {k: {"first_ns": v["first_ns"], "ranks": list(v["ranks"])}
                          for k, v in state["pending"].items()},
              "judged_through": state["judged_through"], "world_size": state["world_size"],
              "ended_ranks": list(state["ended_ranks"]), "history": state["history"]}
     state["world_size"] = max(state["world_size"], row.get("world_size", 0))
     if row.get("tick"):
-        return (*_judge_ready(state, cfg, now_ns, flush=False), [])
+        return (*_judge_ready(state, cfg, now_ns, rows, flush=False), [])
     if row.get("job_end"):
         if row["rank"] not in state["ended_ranks"]:
             state["ended_ranks"].append(row["rank"])
         flush = len(state["ended_ranks"]) >= _expected_ranks(state)
-        return (*_judge_ready(state, cfg, now_ns, flush=flush), [])
+        return (*_judge_ready(state, cfg, now_ns, rows, flush=flush), [])
     if row["step"] <= state["judged_through"]:
         return state, [], [row]
-    entry = state["pending"].setdefault(str(row["step"]), {"first_ns": now_ns, "rows": {}})
-    entry["rows"][str(row["rank"])] = row
-    return (*_judge_ready(state, cfg, now_ns, flush=False), [])
+    entry = state["pending"].setdefault(str(row["step"]), {"first_ns": now_ns, "ranks": []})
+    if row["rank"] not in entry["ranks"]:
+        entry["ranks"].append(row["rank"])
+    rows[f"{row['step']}/{row['rank']}"] = row
+    return (*_judge_ready(state, cfg, now_ns, rows, flush=False), [])
 
 
 def _expected_ranks(state: dict) -> int:
-    seen = {rank for entry in state["pending"].values() for rank in entry["rows"]}
+    seen = {rank for entry in state["pending"].values() for rank in entry["ranks"]}
     return max(state["world_size"], len(seen))
 
 
-def _judge_ready(state: dict, cfg: verdict.VerdictConfig, now_ns: int,
+def _judge_ready(state: dict, cfg: verdict.VerdictConfig, now_ns: int, rows: MutableMapping,
                  flush: bool) -> tuple[dict, list[dict]]:
     if not state["pending"]:
         return state, []
@@ -158,7 +186,7 @@ def _judge_ready(state: dict, cfg: verdict.VerdictConfig, now_ns: int,
     ready_through = state["judged_through"]
     for i, key in enumerate(order):
         entry = state["pending"][key]
-        if (flush or i < overflow or len(entry["rows"]) >= expected
+        if (flush or i < overflow or len(entry["ranks"]) >= expected
                 or now_ns - entry["first_ns"] >= GRACE_NS):
             ready_through = int(key)
     verdicts = []
@@ -166,10 +194,10 @@ def _judge_ready(state: dict, cfg: verdict.VerdictConfig, now_ns: int,
         step = int(key)
         if step > ready_through:
             break
-        rows = verdict.attribute_wait([dict(r, rank=int(r["rank"]))
-                                       for r in state["pending"].pop(key)["rows"].values()])
-        result, state["history"] = verdict.judge(step, rows, state["history"], cfg)
-        result["ranks"] = rows
+        step_rows = [rows.pop(f"{step}/{rank}") for rank in state["pending"].pop(key)["ranks"]]
+        step_rows = verdict.attribute_wait([dict(r, rank=int(r["rank"])) for r in step_rows])
+        result, state["history"] = verdict.judge(step, step_rows, state["history"], cfg)
+        result["ranks"] = step_rows
         verdicts.append(result)
         state["judged_through"] = step
     return state, verdicts

@@ -69,6 +69,7 @@ PAYLOAD_SPECS: dict[str, dict[str, tuple[tuple[type, ...], bool]]] = {
         "comm_wait_ms": (_NUM, False),
         "arrival_ns": ((int,), True),
         "world_size": ((int,), True),
+        "lane_baseline_ms": ((dict,), False),
         "cpu_s": (_NUM, False),
         "write_bytes": ((int,), False),
         "source": ((str,), True),

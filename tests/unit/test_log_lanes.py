@@ -35,6 +35,7 @@ def judge_log(lines: list[str]) -> dict[int, dict]:
     """Parse the lines as `ridgescope run` would, one second apart, and judge each step."""
     disp = Dispatcher()
     rank_state, job_state = windows.new_rank_state(), windows.new_job_state()
+    pending_rows: dict = {}
     verdicts: dict[int, dict] = {}
     ts = 0
     seq = 0
@@ -50,10 +51,11 @@ def judge_log(lines: list[str]) -> dict[int, dict]:
     for msg in msgs:
         rank_state, rows = windows.correlate(rank_state, msg)
         for row in rows:
-            job_state, out, _ = windows.aggregate(job_state, dict(row, rank=0), CFG, 0)
+            job_state, out, _ = windows.aggregate(job_state, dict(row, rank=0), CFG, 0,
+                                                  pending_rows)
             verdicts.update({v["step"]: v for v in out})
     job_state, out, _ = windows.aggregate(job_state, {"job_end": True, "rank": 0,
-                                                      "world_size": 1}, CFG, 0)
+                                                      "world_size": 1}, CFG, 0, pending_rows)
     verdicts.update({v["step"]: v for v in out})
     return verdicts
 

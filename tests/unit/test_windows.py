@@ -52,13 +52,15 @@ def run_job(steps=30, faults=None):
     faults = faults or {}
     rank_state = {r: windows.new_rank_state() for r in range(RANKS)}
     job_state = windows.new_job_state()
+    pending_rows = {}
     verdicts = {}
     t0 = {r: 0 for r in range(RANKS)}
 
     def feed(rows, rank):
         nonlocal job_state
         for row in rows:
-            job_state, out, late = windows.aggregate(job_state, dict(row, rank=rank), CFG, 0)
+            job_state, out, late = windows.aggregate(job_state, dict(row, rank=rank), CFG, 0,
+                                                     pending_rows)
             assert not late
             verdicts.update({v["step"]: v for v in out})
 
@@ -74,7 +76,7 @@ def run_job(steps=30, faults=None):
             rank_state[r], envelope("job_end", r, {"exit_code": 0, "world_size": RANKS}))
         feed(rows, r)
         job_state, out, _ = windows.aggregate(
-            job_state, {"job_end": True, "rank": r, "world_size": RANKS}, CFG, 0)
+            job_state, {"job_end": True, "rank": r, "world_size": RANKS}, CFG, 0, pending_rows)
         verdicts.update({v["step"]: v for v in out})
     return verdicts
 
@@ -113,9 +115,9 @@ def test_a_replayed_row_of_a_judged_step_is_returned_as_late_and_judged_once():
     state = windows.new_job_state()
     row = {"step": 1, "t0_ns": 0, "t1_ns": 10 * MS, "duration_ms": 10.0,
            "lanes_ms": {"compute": 10.0}, "arrival_ns": 5, "world_size": 1, "source": "hook"}
-    state, verdicts, late = windows.aggregate(state, dict(row, rank=0), CFG, 0)
+    state, verdicts, late = windows.aggregate(state, dict(row, rank=0), CFG, 0, {})
     assert [v["step"] for v in verdicts] == [1] and not late
-    state, verdicts, late = windows.aggregate(state, dict(row, rank=0), CFG, 0)
+    state, verdicts, late = windows.aggregate(state, dict(row, rank=0), CFG, 0, {})
     assert verdicts == [] and late == [dict(row, rank=0)]
 
 
@@ -123,13 +125,16 @@ def test_a_step_missing_a_rank_waits_for_the_grace_period_then_is_judged():
     state = windows.new_job_state()
     row = {"step": 1, "t0_ns": 0, "t1_ns": 10 * MS, "duration_ms": 10.0,
            "lanes_ms": {"compute": 10.0}, "arrival_ns": 5, "world_size": 2, "source": "hook"}
-    state, verdicts, _ = windows.aggregate(state, dict(row, rank=0), CFG, now_ns=0)
+    pending_rows: dict = {}
+    state, verdicts, _ = windows.aggregate(state, dict(row, rank=0), CFG, 0, pending_rows)
+    assert verdicts == [] and list(pending_rows) == ["1/0"]
+    state, verdicts, _ = windows.aggregate(state, {"tick": True}, CFG, windows.GRACE_NS - 1,
+                                           pending_rows)
     assert verdicts == []
-    state, verdicts, _ = windows.aggregate(state, {"tick": True}, CFG,
-                                           now_ns=windows.GRACE_NS - 1)
-    assert verdicts == []
-    state, verdicts, _ = windows.aggregate(state, {"tick": True}, CFG, now_ns=windows.GRACE_NS)
+    state, verdicts, _ = windows.aggregate(state, {"tick": True}, CFG, windows.GRACE_NS,
+                                           pending_rows)
     assert [(v["step"], v["rank_count"]) for v in verdicts] == [(1, 1)]
+    assert pending_rows == {}, "judged rows must leave the row store"
 
 
 def test_correlate_closes_a_window_at_the_next_step_and_ignores_duplicates():
