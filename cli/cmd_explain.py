@@ -21,7 +21,7 @@ def _dicts(columns, rows) -> list[dict]:
     return [dict(zip(columns, r)) for r in rows]
 
 
-def gather(args) -> tuple[dict | None, list[dict], dict, dict]:
+def gather(args) -> tuple[dict | None, list[dict], dict, dict, dict]:
     job = literal(args.job)
     steps = _dicts(*query(args, f"""SELECT step, duration_ms, baseline_ms, slow, cause,
         culprit_rank, excess_ms, skew_ms, confidence, phase FROM steps FINAL
@@ -36,24 +36,28 @@ def gather(args) -> tuple[dict | None, list[dict], dict, dict]:
                        AND NOT slow)
         GROUP BY rank"""))
     baselines = {int(b.pop("rank")): b for b in base_rows}
-    write_mb = {}
+    write_mb, gpu = {}, {}
     if ranks:
         lo, hi = min(r["t0_ns"] for r in ranks), max(r["t1_ns"] for r in ranks)
         io_rows = query(args, f"""SELECT rank, (max(write_bytes) - min(write_bytes)) / 1e6
             FROM host_samples FINAL WHERE job = {job}
             AND ts_ns BETWEEN {lo - 1_000_000_000} AND {hi + 1_000_000_000} GROUP BY rank""")[1]
         write_mb = {int(r): float(mb) for r, mb in io_rows}
-    return (steps[0] if steps else None), ranks, baselines, write_mb
+        for rank, metrics in query(args, f"""SELECT rank, metrics FROM gpu_samples FINAL
+                WHERE job = {job} AND ts_ns BETWEEN {lo} AND {hi + 1_000_000_000}
+                ORDER BY ts_ns""")[1]:
+            gpu.setdefault(int(rank), {}).update(metrics)
+    return (steps[0] if steps else None), ranks, baselines, write_mb, gpu
 
 
 def run(args) -> int:
     try:
-        step, ranks, baselines, write_mb = gather(args)
+        step, ranks, baselines, write_mb, gpu = gather(args)
     except StoreError as exc:
         return fail(str(exc))
     if step is None:
         return fail(f"no step {args.step} recorded for job {args.job!r}")
-    pairs = explain.answers(step, ranks, baselines, write_mb)
+    pairs = explain.answers(step, ranks, baselines, write_mb, gpu)
     if args.format == "json":
         print(json.dumps({"step": step, "answers": [{"question": q, "answer": a}
                                                      for q, a in pairs]}, default=str))

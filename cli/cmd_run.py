@@ -46,6 +46,8 @@ def run(args) -> int:
     if stats.undelivered:
         report += (f"; NOT delivered: {stats.undelivered} ({stats.spooled} spooled for the "
                    f"next run, {stats.dropped} dropped): {stats.last_error}")
+    for note in result.notes:
+        report += f"; {note}"
     print(report, file=sys.stderr, flush=True)
     code = result.exit_code
     return 128 - code if code < 0 else code

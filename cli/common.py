@@ -31,7 +31,8 @@ def query(args: argparse.Namespace, sql: str, **kwargs) -> tuple[list[str], list
     return open_store(settings_from(args)).query(sql, **kwargs)
 
 
-def print_table(columns: list[str], rows: list, out=sys.stdout) -> None:
+def print_table(columns: list[str], rows: list, out=None) -> None:
+    out = out or sys.stdout
     cells = [[_fmt(v) for v in row] for row in rows]
     widths = [max([len(c)] + [len(r[i]) for r in cells]) for i, c in enumerate(columns)]
     out.write("  ".join(c.ljust(w) for c, w in zip(columns, widths)).rstrip() + "\n")

@@ -190,15 +190,20 @@ def build_app(settings: Settings, store=None, verdict_cfg: VerdictConfig | None 
             loop = asyncio.get_running_loop()
             async for batch in stream.take_events(SINK_BATCH_ROWS, within=SINK_BATCH_SECONDS):
                 tables: dict[str, list] = {}
+                offsets: dict[tuple[str, int], tuple[int, int]] = {}
                 for event in batch:
+                    tp = (event.message.topic, event.message.partition)
+                    first, _ = offsets.get(tp, (event.message.offset, 0))
+                    offsets[tp] = (first, event.message.offset)
                     try:
                         sink_rows.add(tables, envelope.decode(event.value))
                     except Exception as exc:  # noqa: BLE001
                         await dead_letter(event, f"sink: {type(exc).__name__}: {exc}")
                 for table, rows in tables.items():
                     try:
-                        await loop.run_in_executor(None, store.insert, table, rows,
-                                                   sink_rows.COLUMNS[table])
+                        await loop.run_in_executor(
+                            None, store.insert, table, rows, sink_rows.COLUMNS[table],
+                            sink_rows.dedup_token(table, offsets))
                     except Exception as exc:  # noqa: BLE001 - keep the rows, keep going
                         log.error("insert into %s failed: %s", table, exc)
                         for event in batch:

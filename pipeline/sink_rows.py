@@ -36,11 +36,12 @@ def alert_payload(verdict: dict) -> dict:
             "excess_ms": verdict["excess_ms"], "message": message}
 
 
-def dedup_token(table: str, topic: str, partition: int, first_offset: int,
-                last_offset: int) -> str:
-    """insert_deduplication_token for the rows of ``table`` made from one Kafka partition's
-    offsets first..last: a replay of the same offsets is dropped by the store (migration 002)."""
-    return f"{table}:{topic}:{partition}:{first_offset}-{last_offset}"
+def dedup_token(table: str, offsets: dict[tuple[str, int], tuple[int, int]]) -> str:
+    """insert_deduplication_token for the rows of ``table`` made from one batch, named by the
+    Kafka offsets it covers ((topic, partition) -> (first, last)): a replay of the same batch
+    is dropped by the table and by the rollups it feeds (migration 002)."""
+    ranges = ",".join(f"{t}:{p}:{a}-{b}" for (t, p), (a, b) in sorted(offsets.items()))
+    return f"{table}@{ranges}"
 
 
 def _job_extras(host: str, p: dict) -> list:

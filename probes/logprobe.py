@@ -20,6 +20,8 @@ class StreamPump:
         self.default_rank = default_rank
         self.lines = 0
         self.parse_errors = 0
+        self.framework = ""
+        """The first framework other than the generic fallback that the parsers recognised."""
         try:
             from ridgescope.parsers import Dispatcher
             self.dispatcher = Dispatcher()
@@ -79,6 +81,8 @@ class StreamPump:
     def _emit(self, records: list[dict]) -> None:
         now = time.time_ns()
         for record in records:
+            if not self.framework and record.get("framework") not in (None, "", "generic"):
+                self.framework = str(record["framework"])
             rank = record.get("rank")
             self.on_record(rank if isinstance(rank, int) else self.default_rank,
                            {"record": record, "stream": self.stream}, now)

@@ -60,6 +60,16 @@ def world_size_from_cmd(cmd: list[str]) -> int:
     return nproc * nnodes
 
 
+SCHEDULER_VARS = ("SLURM_JOB_ID", "SLURM_STEP_ID", "SLURM_JOB_NAME", "SLURM_ARRAY_JOB_ID",
+                  "TORCHELASTIC_RUN_ID", "KUBERNETES_POD_NAME", "HOSTNAME", "PBS_JOBID",
+                  "LSB_JOBID")
+
+
+def scheduler_ids() -> dict[str, str]:
+    """The scheduler context this job runs in (Slurm, torchrun, Kubernetes, PBS, LSF)."""
+    return {name: os.environ[name] for name in SCHEDULER_VARS if os.environ.get(name)}
+
+
 def child_env(job: str, socket_path: Path, hooks: bool) -> dict[str, str]:
     child = dict(os.environ)
     python_path = [str(BOOTSTRAP_DIR)]
@@ -88,7 +98,8 @@ def run(cmd: list[str], job: str, broker: str | None, data_dir: Path, *, hooks: 
 
     world = world_size_from_cmd(cmd)
     started = time.time_ns()
-    publish("job_start", -1, {"world_size": world, "cmd": cmd, "tags": tags or {}}, started)
+    context = {"cmd": cmd, "tags": tags or {}, "hosts": [host], "scheduler": scheduler_ids()}
+    publish("job_start", -1, {"world_size": world, **context}, started)
     gpu_probe = None
 
     def forward(topic, key, value, msg) -> None:
@@ -153,9 +164,11 @@ def run(cmd: list[str], job: str, broker: str | None, data_dir: Path, *, hooks: 
     relay.close()
     ranks = (ranks_seen | relay.ranks) - {-1} or {0}
     end_world = max(world, len(ranks))
+    framework = next((p.framework for p in pumps if p.framework), "pytorch" if relay.received
+                     else "")
     for rank in sorted(ranks):
-        publish("job_end", rank, {"exit_code": exit_code, "world_size": end_world, "cmd": cmd,
-                                  "tags": tags or {}, "started_ns": started}, time.time_ns())
+        publish("job_end", rank, {"exit_code": exit_code, "world_size": end_world, **context,
+                                  "framework": framework, "started_ns": started}, time.time_ns())
     stats = publisher.close(5.0 if broker else 0.0)
     return RunResult(exit_code, stats, events=relay.received,
                      log_lines=sum(p.lines for p in pumps),

@@ -50,6 +50,9 @@ PAYLOAD_SPECS: dict[str, dict[str, tuple[tuple[type, ...], bool]]] = {
         "world_size": ((int,), True),
         "cmd": ((list,), True),
         "tags": ((dict,), False),
+        "hosts": ((list,), False),
+        "scheduler": ((dict,), False),
+        "framework": ((str,), False),
     },
     # Sent by `ridgescope run` when the command exits: closes every open window of the job.
     "job_end": {
@@ -58,6 +61,9 @@ PAYLOAD_SPECS: dict[str, dict[str, tuple[tuple[type, ...], bool]]] = {
         "cmd": ((list,), False),
         "tags": ((dict,), False),
         "started_ns": ((int,), False),
+        "hosts": ((list,), False),
+        "scheduler": ((dict,), False),
+        "framework": ((str,), False),
     },
     # --- derived, from the pipeline ---------------------------------------------------------
     "step_rank": {

@@ -137,7 +137,10 @@ def test_status_and_alerts_follow_show_a_slow_step_as_it_happens(kafka_stack):
     slow = step_messages(job, range(13, 14), step_ms=400)
     produce(kafka_stack.broker, messages + slow + step_messages(job, range(14, 16))
             + job_end(job))
-    out, _ = follower.communicate(timeout=90)
+    try:
+        out, _ = follower.communicate(timeout=90)
+    finally:
+        follower.kill()
     alert = json.loads(out.splitlines()[0])
     assert alert["job"] == job and alert["step"] == 13
     assert alert["excess_ms"] == pytest.approx(300, abs=1)
