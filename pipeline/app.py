@@ -39,6 +39,16 @@ class MsgpackCodec(codecs.Codec):
 
 codecs.register("msgpack", MsgpackCodec())
 
+
+class StateTable(faust.Table):
+    """A plain table whose state travels as msgpack.  Faust derives a table's codec from its
+    value type and fixes it when the changelog topic is made (right after __init__), so it is
+    set here; setting it later makes recovery read msgpack as JSON."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.key_serializer, self.value_serializer = "json", "msgpack"
+
 class KeyPrefix(MutableMapping):
     """One job's slice of a table, so pure functions can keep rows in it by short keys."""
 
@@ -89,6 +99,7 @@ def build_app(settings: Settings, store=None, verdict_cfg: VerdictConfig | None 
         stream_wait_empty=False,
         consumer_auto_offset_reset="earliest",
         producer_linger_ms=5,
+        Table=StateTable,
     )
 
     # --- topics -----------------------------------------------------------------------------
@@ -106,15 +117,9 @@ def build_app(settings: Settings, store=None, verdict_cfg: VerdictConfig | None 
     sink_topic = topic(STEPS_TOPIC, ALERTS_TOPIC, RECORDS_TOPIC)
 
     # --- tables -----------------------------------------------------------------------------
-    state_schema = faust.Schema(key_serializer="json", value_serializer="msgpack")
-    rank_windows = app.Table("rank_windows", default=None, partitions=settings.partitions,
-                             schema=state_schema)
-    job_steps = app.Table("job_steps", default=None, partitions=settings.partitions,
-                          schema=state_schema)
-    step_rows = app.Table("step_rows", default=None, partitions=settings.partitions,
-                          schema=state_schema)
-    for table in (rank_windows, job_steps, step_rows):  # Faust takes the codec from here, not the schema
-        table.key_serializer, table.value_serializer = "json", "msgpack"
+    rank_windows = app.Table("rank_windows", default=None, partitions=settings.partitions)
+    job_steps = app.Table("job_steps", default=None, partitions=settings.partitions)
+    step_rows = app.Table("step_rows", default=None, partitions=settings.partitions)
 
     async def dead_letter(event, reason: str) -> None:
         message = event.message
