@@ -13,6 +13,8 @@ from ridgescope.schemas import envelope
 
 pytestmark = [pytest.mark.kafka, pytest.mark.slow]
 MS = 1_000_000
+BASE_NS = time.time_ns() - 3600 * 1_000 * MS
+"""Recent, so the store's retention keeps the rows (old event times expire on insert)."""
 
 
 def step_messages(job: str, steps: range, ranks: int = 2, step_ms: int = 100) -> list:
@@ -20,7 +22,7 @@ def step_messages(job: str, steps: range, ranks: int = 2, step_ms: int = 100) ->
     out = []
     for step in steps:
         for rank in range(ranks):
-            t0 = 1_700_000_000_000 * MS + (step - 1) * step_ms * MS
+            t0 = BASE_NS + (step - 1) * step_ms * MS
             t1 = t0 + step_ms * MS
             payload = {"step": step, "t0_ns": t0, "t1_ns": t1, "world_size": ranks,
                        "spans": [["data_wait", t0, t0 + 20 * MS], ["forward", t0 + 20 * MS,
