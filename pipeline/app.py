@@ -50,27 +50,83 @@ class StateTable(faust.Table):
         self.key_serializer, self.value_serializer = "json", "msgpack"
 
 class KeyPrefix(MutableMapping):
-    """One job's slice of a table, so pure functions can keep rows in it by short keys."""
+    """One job's slice of a mapping, so pure functions can keep rows in it by short keys."""
 
-    def __init__(self, table, prefix: str):
-        self.table, self.prefix = table, prefix
+    def __init__(self, mapping: MutableMapping, prefix: str):
+        self.mapping, self.prefix = mapping, prefix
 
     def __getitem__(self, key):
-        return self.table[self.prefix + key]
+        return self.mapping[self.prefix + key]
 
     def __setitem__(self, key, value):
-        self.table[self.prefix + key] = value
+        self.mapping[self.prefix + key] = value
 
     def __delitem__(self, key):
-        del self.table[self.prefix + key]
+        del self.mapping[self.prefix + key]
 
     def __iter__(self):
-        return (k[len(self.prefix):] for k in self.table if k.startswith(self.prefix))
+        return (k[len(self.prefix):] for k in self.mapping if k.startswith(self.prefix))
 
     def __len__(self):
         return sum(1 for _ in self)
 
 
+_DELETED = object()
+
+
+class BatchWrites(MutableMapping):
+    """A table seen through one batch of events: reads go through, writes are held and each
+    key is written once, with its net value, at the end of the batch.
+
+    Faust sends a changelog record on every table write; per event, that was most of a
+    worker's time.  ``flush`` writes to the partition the key's events came from, which is
+    what Faust itself does for a write made while that event is current.
+    """
+
+    def __init__(self, table):
+        self.table = table
+        self.held: dict = {}
+        self.partition: dict = {}
+        self.current_partition = 0
+
+    def __getitem__(self, key):
+        value = self.held[key] if key in self.held else self.table[key]
+        if value is _DELETED:
+            raise KeyError(key)
+        return value
+
+    def __setitem__(self, key, value):
+        self.held[key] = value
+        self.partition[key] = self.current_partition
+
+    def __delitem__(self, key):
+        self[key]  # noqa: B018 - KeyError for a missing key, like a dict
+        self.held[key] = _DELETED
+        self.partition[key] = self.current_partition
+
+    def __iter__(self):
+        raise TypeError("a batch view is not iterable")
+
+    def __len__(self):
+        raise TypeError("a batch view has no length")
+
+    def flush(self) -> None:
+        for key, value in self.held.items():
+            partition = self.partition[key]
+            if value is _DELETED:
+                if key in self.table.data:
+                    del self.table.data[key]
+                    self.table.send_changelog(partition, key, None, value_serializer="raw")
+            else:
+                self.table.data[key] = value
+                self.table.send_changelog(partition, key, value)
+        self.held.clear()
+        self.partition.clear()
+
+
+AGENT_BATCH = 1000
+AGENT_BATCH_SECONDS = 0.05
+"""Correlate and aggregate take events in small batches so each state is written once."""
 SINK_BATCH_ROWS = 5000
 SINK_BATCH_SECONDS = 0.5
 RECORD_KINDS = {"progress", "host_sample", "gpu_sample", "job_start", "job_end"}
@@ -137,56 +193,68 @@ def build_app(settings: Settings, store=None, verdict_cfg: VerdictConfig | None 
     @app.agent(raw_topic, name="correlate")
     async def correlate(stream):
         """Per job/rank: close step windows and compute each rank's lane breakdown."""
-        async for event in stream.events():
-            try:
-                msg = envelope.decode(event.value)
-                key = f"{msg['job']}/{msg['rank']}"
-                if msg["kind"] in RECORD_KINDS:
-                    await records_topic.send(key=msg["job"].encode(), value=event.value)
-                state = rank_windows.get(key) or windows.new_rank_state()
-                state, rows = windows.correlate(state, msg)
-                rank_windows[key] = state
-                for row in rows:
-                    await send(step_rank_topic, msg["job"], envelope.make(
-                        "step_rank", msg["job"], msg["rank"], msg["host"], row["t1_ns"],
-                        msg["seq"], row))
-                if msg["kind"] == "job_end":
-                    await step_rank_topic.send(key=msg["job"].encode(), value=msgpack.packb(
-                        {"job_end": True, "job": msg["job"], "rank": msg["rank"],
-                         "world_size": msg["p"]["world_size"]}))
-            except Exception as exc:  # noqa: BLE001 - one bad event must not stop the agent
-                await dead_letter(event, f"{type(exc).__name__}: {exc}")
+        states = BatchWrites(rank_windows)
+        async for batch in stream.take_events(AGENT_BATCH, within=AGENT_BATCH_SECONDS):
+            for event in batch:
+                states.current_partition = event.message.partition
+                try:
+                    msg = envelope.decode(event.value)
+                    key = f"{msg['job']}/{msg['rank']}"
+                    if msg["kind"] in RECORD_KINDS:
+                        await records_topic.send(key=msg["job"].encode(), value=event.value)
+                    state = states.get(key) or windows.new_rank_state()
+                    state, rows = windows.correlate(state, msg)
+                    states[key] = state
+                    for row in rows:
+                        await send(step_rank_topic, msg["job"], envelope.make(
+                            "step_rank", msg["job"], msg["rank"], msg["host"], row["t1_ns"],
+                            msg["seq"], row))
+                    if msg["kind"] == "job_end":
+                        await step_rank_topic.send(key=msg["job"].encode(), value=msgpack.packb(
+                            {"job_end": True, "job": msg["job"], "rank": msg["rank"],
+                             "world_size": msg["p"]["world_size"]}))
+                except Exception as exc:  # noqa: BLE001 - one bad event must not stop the agent
+                    await dead_letter(event, f"{type(exc).__name__}: {exc}")
+            states.flush()
 
     @app.agent(step_rank_topic, name="aggregate")
     async def aggregate(stream):
         """Per job: join the ranks of each step, judge it, and emit steps and alerts."""
-        async for event in stream.events():
-            try:
-                raw = msgpack.unpackb(event.value, raw=False)
-                if isinstance(raw, dict) and (raw.get("job_end") or raw.get("tick")):
-                    job, row, host = raw["job"], raw, ""
-                else:
-                    msg = envelope.decode(event.value)
-                    job, host = msg["job"], msg["host"]
-                    row = dict(msg["p"], rank=msg["rank"], host=host)
-                state = job_steps.get(job) or windows.new_job_state()
-                now = time.time_ns()
-                state, verdicts, late = windows.aggregate(state, row, cfg, now,
-                                                          KeyPrefix(step_rows, f"{job}/"))
-                job_steps[job] = state
-                for late_row in late:
-                    await send(records_topic, job, envelope.make(
-                        "step_rank", job, late_row["rank"], late_row.get("host", host),
-                        late_row["t1_ns"], 0, late_row))
-                for result in verdicts:
-                    await send(steps_topic, job, envelope.make(
-                        "step", job, result["culprit_rank"], host, now, result["step"], result))
-                    if result["slow"]:
-                        await send(alerts_topic, job, envelope.make(
-                            "alert", job, result["culprit_rank"], host, now, result["step"],
-                            sink_rows.alert_payload(result)))
-            except Exception as exc:  # noqa: BLE001
-                await dead_letter(event, f"{type(exc).__name__}: {exc}")
+        jobs, rows = BatchWrites(job_steps), BatchWrites(step_rows)
+        async for batch in stream.take_events(AGENT_BATCH, within=AGENT_BATCH_SECONDS):
+            for event in batch:
+                jobs.current_partition = rows.current_partition = event.message.partition
+                try:
+                    await aggregate_one(event, jobs, rows)
+                except Exception as exc:  # noqa: BLE001
+                    await dead_letter(event, f"{type(exc).__name__}: {exc}")
+            jobs.flush()
+            rows.flush()
+
+    async def aggregate_one(event, jobs: BatchWrites, rows: BatchWrites) -> None:
+        raw = msgpack.unpackb(event.value, raw=False)
+        if isinstance(raw, dict) and (raw.get("job_end") or raw.get("tick")):
+            job, row, host = raw["job"], raw, ""
+        else:
+            msg = envelope.decode(event.value)
+            job, host = msg["job"], msg["host"]
+            row = dict(msg["p"], rank=msg["rank"], host=host)
+        state = jobs.get(job) or windows.new_job_state()
+        now = time.time_ns()
+        state, verdicts, late = windows.aggregate(state, row, cfg, now,
+                                                  KeyPrefix(rows, f"{job}/"))
+        jobs[job] = state
+        for late_row in late:
+            await send(records_topic, job, envelope.make(
+                "step_rank", job, late_row["rank"], late_row.get("host", host),
+                late_row["t1_ns"], 0, late_row))
+        for result in verdicts:
+            await send(steps_topic, job, envelope.make(
+                "step", job, result["culprit_rank"], host, now, result["step"], result))
+            if result["slow"]:
+                await send(alerts_topic, job, envelope.make(
+                    "alert", job, result["culprit_rank"], host, now, result["step"],
+                    sink_rows.alert_payload(result)))
 
     if store is not None:
         @app.agent(sink_topic, name="sink")
