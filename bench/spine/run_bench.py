@@ -41,19 +41,23 @@ def median_step_ms(output: str, skip: int = 5) -> float:
 
 
 def overhead(data_dir: Path, steps: int, rounds: int) -> dict:
-    """Median step time of the same clean job, plain vs under `ridgescope run` (hooks on)."""
+    """Median step time of the same clean job: plain, under `ridgescope run` (hooks on), and
+    under `ridgescope run` with no broker reachable (buffer, spool, report)."""
     env = dict(os.environ, RS_DEMO_STEPS=str(steps), **CLEAN)
-    plain, probed = [], []
+    runs: dict[str, list[float]] = {"plain": [], "probed": [], "probed_no_broker": []}
+    wrap = [sys.executable, "-m", "ridgescope.cli.main", "run", "--data-dir", str(data_dir)]
     for i in range(rounds):
-        out = subprocess.run(job_cmd(4), capture_output=True, text=True, env=env).stdout
-        plain.append(median_step_ms(out))
-        out = subprocess.run([sys.executable, "-m", "ridgescope.cli.main", "run", "--data-dir",
-                              str(data_dir), "--job", f"bench-overhead-{i}", "--", *job_cmd(4)],
-                             capture_output=True, text=True, env=env).stdout
-        probed.append(median_step_ms(out))
-    return {"plain_median_step_ms": plain, "probed_median_step_ms": probed,
-            "overhead_pct": round(100 * (statistics.median(probed) / statistics.median(plain) - 1),
-                                  2)}
+        for name, prefix in (("plain", []), ("probed", [*wrap, "--job", f"bench-ovh-{i}", "--"]),
+                             ("probed_no_broker", [*wrap, "--broker", "127.0.0.1:1", "--job",
+                                                  f"bench-ovh-nb-{i}", "--"])):
+            out = subprocess.run([*prefix, *job_cmd(4)], capture_output=True, text=True,
+                                 env=env).stdout
+            runs[name].append(median_step_ms(out))
+    plain = statistics.median(runs["plain"])
+    return {**{f"{k}_median_step_ms": v for k, v in runs.items()},
+            "overhead_pct": round(100 * (statistics.median(runs["probed"]) / plain - 1), 2),
+            "overhead_no_broker_pct": round(
+                100 * (statistics.median(runs["probed_no_broker"]) / plain - 1), 2)}
 
 
 def throughput(settings: config.Settings, messages: int) -> dict:
@@ -129,8 +133,8 @@ def latency(settings: config.Settings, data_dir: Path, steps: int) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--broker")
-    parser.add_argument("--messages", type=int, default=40_000)
-    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--messages", type=int, default=16_000)
+    parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
     data_dir = Path(tempfile.mkdtemp(prefix="rs-bench-"))
     settings = config.load(data_dir=str(data_dir), broker=args.broker,
