@@ -3,7 +3,7 @@
 Armed by the same bootstrap as the hook probe (``preload``), in the main process of a rank,
 when ``cupti-python`` is installed (the ``cuda`` extra) and CUDA sees a GPU.  It enables the
 activity kinds for kernels (concurrent mode), memcpy, memset and synchronisation, and receives
-CUPTI's buffers on CUPTI's thread, where each record is reduced to ``(phase, start, end)``:
+CUPTI's buffers, where each record is reduced to ``(phase, start, end)``:
 
 - ``gpu_compute``: kernels and memsets, except NCCL's (``ncclKernel_*``/``ncclDevKernel_*``,
   mangled or not);
@@ -11,11 +11,17 @@ CUPTI's buffers on CUPTI's thread, where each record is reduced to ``(phase, sta
 - ``gpu_h2d``/``gpu_d2h``/``gpu_d2d``: copies (pinned or pageable host memory is counted);
 - ``gpu_sync``: host time blocked in a CUDA synchronisation.
 
-At each step end the hook probe's recorder asks for the window of the *previous* step (so the
-GPU has finished its work and CUPTI has delivered it): the intervals are clipped to the window,
-merged per phase (``merge_window``, pure), capped in number, and added to that step's
-``step_spans`` message.  Nothing is sent per kernel.  Records wait in bounded memory; CUPTI's
-own drops (``activity_get_num_dropped_records``) and ours are counted and reported.
+Each buffer is merged as it is delivered (on CUPTI's thread, or on the tier's own flushing
+thread, which asks CUPTI for its buffers every ``FLUSH_PERIOD_S``) into one list of disjoint busy
+intervals per phase: overlaps are charged once, and since kernels arrive nearly in time order
+most records only extend or append the last interval.  At each step end the hook probe's
+recorder asks for the window of the *previous* step (so the GPU has finished its work and CUPTI
+has delivered it); the training thread then only cuts each phase's list at the window's end
+(an interval across it is split between the two steps), caps the count per phase and adds them
+to that step's ``step_spans`` message.  Nothing is sent per kernel.  ``merge_window`` (pure) is
+the specification the incremental path is tested against.  The intervals held are bounded;
+CUPTI's own drops (``activity_get_num_dropped_records``), ours, and records that arrive after
+their step was sent (``late``) are counted and reported.
 
 CUPTI allows one subscriber per process on CUDA < 13.3 or drivers < r610.  When another
 profiler (Nsight, the PyTorch profiler) already holds it, or the job starts the PyTorch
@@ -23,10 +29,13 @@ profiler later, this tier steps aside with one line on stderr; the hook tier kee
 """
 from __future__ import annotations
 
+import operator
 import os
 import sys
 import threading
 import time
+from bisect import bisect_left, bisect_right
+from itertools import compress, repeat
 
 import regex
 
@@ -41,6 +50,12 @@ PHASES = ("gpu_compute", "gpu_comm", "gpu_h2d", "gpu_d2h", "gpu_d2d", "gpu_sync"
 MAX_RECORDS = 200_000
 MAX_SPANS_PER_PHASE = 256
 BUFFER_BYTES = 8 * 1024 * 1024
+FLUSH_PERIOD_S = 0.02
+"""How often the rank's flushing thread asks CUPTI for its buffers (``arm_in_rank``)."""
+FLUSH_MARGIN_NS = 5_000_000
+"""A window's records count as delivered once a flush has started this long after its end."""
+INFLIGHT_WAIT_S = 0.2
+"""At most this long a step boundary waits for a buffer being merged at that moment."""
 MULTIPLE_SUBSCRIBERS = 39
 """CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED."""
 
@@ -144,31 +159,226 @@ def classify(record, kinds: dict[int, str]) -> tuple[str, int, int, dict] | None
     return None
 
 
+# --- incremental merging (CUPTI's thread) ---------------------------------------------------------
+#
+# A phase's busy time is held as one flat list [s0, e0, s1, e1, ...] of disjoint intervals, sorted
+# and never touching (s0 < e0 < s1 < e1 < ...), so the list is strictly increasing and ``bisect``
+# finds an instant's place in it.  Kernels on a stream arrive nearly in time order, so most
+# records extend the last interval or append one; the rest take ``merge_into``.
+
+def merge_into(flat: list, start: int, end: int, allow_new: bool = True) -> int | None:
+    """Add [start, end) (start < end) to the flat interval list ``flat``, in place: overlapping
+    or touching intervals become one.  Returns the change in the number of intervals (1, 0 or
+    negative); None, and ``flat`` unchanged, when it would add a new interval and not
+    ``allow_new``."""
+    a = bisect_left(flat, start)
+    b = bisect_right(flat, end)
+    if a == b and not a & 1:  # in a gap, touching nothing
+        if not allow_new:
+            return None
+        flat[a:a] = (start, end)
+        return 1
+    if a & 1:  # starts inside (or at the end of) interval (a-1, a)
+        a -= 1
+        start = flat[a]
+    if b & 1:  # ends inside (or at the start of) interval (b-1, b)
+        end = flat[b]
+        b += 1
+    removed = (b - a) // 2
+    flat[a:b] = (start, end)
+    return 1 - removed
+
+
+def clip_flat(flat: list, lo: int) -> tuple[list, int]:
+    """``flat`` without what lies before ``lo`` (an interval across ``lo`` starts at ``lo``), and
+    the number of intervals that lost some time."""
+    k = bisect_right(flat, lo)
+    if k == 0:
+        return flat, 0
+    if k & 1:
+        return [lo] + flat[k:], (k + 1) // 2
+    return flat[k:], k // 2
+
+
+def split_flat(flat: list, hi: int) -> tuple[list, list]:
+    """(the part of ``flat`` before ``hi``, the part after), an interval across ``hi`` cut in two."""
+    i = bisect_left(flat, hi)
+    if i == len(flat):
+        return flat, []
+    if not i & 1:
+        return flat[:i], flat[i:]
+    if flat[i] == hi:
+        return flat[:i + 1], flat[i + 1:]
+    return flat[:i] + [hi], [hi] + flat[i:]
+
+
+def busy_flat(flat: list) -> int:
+    return sum(flat[1::2]) - sum(flat[0::2])
+
+
+def cap_flat(flat: list, max_n: int) -> tuple[list, int]:
+    """``cap_intervals`` on a flat list: at most ``max_n`` intervals, the smallest gaps closed
+    first (ties: the earliest); returns the list and the ns of gap added."""
+    if max_n < 1:
+        raise ValueError("max_n must be at least 1")
+    n = len(flat) // 2
+    if n <= max_n:
+        return flat, 0
+    gaps = list(map(operator.sub, flat[2::2], flat[1:-1:2]))
+    k = max_n - 1  # gaps that stay open: the largest; of equal ones, the latest
+    if k:
+        threshold = sorted(gaps)[-k]
+        indices = range(n - 1)
+        keep = list(compress(indices, map(threshold.__lt__, gaps)))
+        if len(keep) < k:
+            ties = list(compress(indices, map(threshold.__eq__, gaps)))
+            keep = sorted(keep + ties[len(keep) - k:])
+    else:
+        keep = []
+    out = [flat[0]]
+    for g in keep:
+        out.append(flat[2 * g + 1])
+        out.append(flat[2 * g + 2])
+    out.append(flat[-1])
+    return out, sum(gaps) - sum(map(gaps.__getitem__, keep))
+
+
+_KERNEL, _MEMSET, _SYNC, _MEMCPY = "kernel", "memset", "sync", "memcpy"
+_TAGS = ("kernels", "nccl_kernels", "memsets", "syncs")
+
+
+def reduce_buffer(activities, kinds: dict[int, str], offset: int, budget: int) -> tuple:
+    """One completed buffer → (flat interval list per phase, counters, records classified,
+    records dropped for the bound, a device id or None).
+
+    At most ``budget`` new intervals are made; a record that would make one more is dropped
+    (and counted), one that falls inside or extends a held interval still counts.
+    """
+    flats = {phase: [] for phase in PHASES}
+    compute, comm, syncs = flats["gpu_compute"], flats["gpu_comm"], flats["gpu_sync"]
+    tags = dict.fromkeys(_TAGS, 0)
+    sizes: dict[str, int] = {}
+    cache = _nccl_names
+    seen = dropped = new = 0
+    device_record = None
+    for record in activities:
+        try:
+            what = kinds.get(record.kind)
+            if what is None:
+                what = kinds.get(int(record.kind))
+                if what is None:
+                    continue
+            start = record.start + offset
+            end = record.end + offset
+            if end < start:
+                continue
+            size_key = None
+            if what is _KERNEL:
+                name = getattr(record, "name", None) or ""
+                nccl = cache.get(name)
+                if nccl is None:
+                    nccl = _is_nccl(name)
+                if nccl:
+                    flat, tag = comm, "nccl_kernels"
+                else:
+                    flat, tag = compute, "kernels"
+            elif what is _MEMSET:
+                flat, tag = compute, "memsets"
+            elif what is _SYNC:
+                flat, tag = syncs, "syncs"
+            else:
+                got = classify(record, kinds)
+                if got is None:
+                    continue
+                phase, _, _, counts = got
+                flat, tag = flats[phase], None
+                (tag, _), (size_key, size) = counts.items()
+        except Exception:  # noqa: BLE001 - a record we cannot read is skipped
+            continue
+        seen += 1
+        if end > start:
+            if flat and start <= flat[-1]:
+                if start >= flat[-2]:
+                    if end > flat[-1]:
+                        flat[-1] = end
+                else:
+                    delta = merge_into(flat, start, end, new < budget)
+                    if delta is None:
+                        dropped += 1
+                        continue
+                    new += delta
+            elif new < budget:
+                flat.append(start)
+                flat.append(end)
+                new += 1
+            else:
+                dropped += 1
+                continue
+        tags[tag] = tags.get(tag, 0) + 1
+        if size_key is not None:
+            sizes[size_key] = sizes.get(size_key, 0) + size
+        if what is not _SYNC:
+            device_record = record
+    counters = {k: v for k, v in tags.items() if v}
+    counters.update(sizes)
+    device = None
+    if device_record is not None:
+        try:
+            device = int(getattr(device_record, "device_id", 0) or 0)
+        except Exception:  # noqa: BLE001
+            device = None
+    return flats, counters, seen, dropped, device
+
+
 # --- the tier -------------------------------------------------------------------------------------
 
 class CuptiTier:
-    """Collects CUPTI activity records in a rank and turns them into per-step spans."""
+    """Collects CUPTI activity records in a rank and turns them into per-step spans.
+
+    Records are merged as they arrive, on the thread that delivers CUPTI's buffers, into one
+    flat busy-interval list per phase (``reduce_buffer``, then ``merge_into`` under the lock).
+    At a step boundary the training thread cuts those lists at the window's end (bisection and
+    slices, no per-record work), caps and sends them.  With ``flush_period_s`` a thread of ours
+    asks CUPTI for its buffers every so often, so that they are merged off the training thread;
+    the training thread then flushes only when that thread has not flushed since the window
+    ended.
+    """
 
     def __init__(self, cupti, emit=None, max_records: int = MAX_RECORDS,
-                 device_uuid=None):
+                 device_uuid=None, flush_period_s: float | None = None,
+                 flush_margin_ns: int = FLUSH_MARGIN_NS):
         self.cupti = cupti
         self.emit = emit
         self.max_records = max_records
+        """Bound on the busy intervals held (records merged into a held interval cost nothing);
+        a record that would make one more is dropped and counted."""
         self.device_uuid = device_uuid or (lambda device: f"cuda:{device}")
+        self.flush_period_s = flush_period_s
+        self.flush_margin_ns = flush_margin_ns
         self.active = False
         self.stepped_aside: str | None = None
-        self.raw: dict[str, list] = {phase: [] for phase in PHASES}
+        self.live: dict[str, list] = {phase: [] for phase in PHASES}
         self.counters: dict[str, int] = {}
         self.held = 0
         self.dropped_cupti = 0
         self.dropped_local = 0
+        self.late = 0
+        """Records delivered after their step was sent (the part before its end is lost)."""
         self.records = 0
         self.device = 0
         self.offset_ns = 0
+        self.sync_flushes = 0
         self.attach_cost_ns: list[int] = []
+        self._mark: int | None = None  # end of the last window taken
         self._lock = threading.Lock()
+        self._idle = threading.Condition(self._lock)
+        self._inflight = 0  # buffers being reduced outside the lock
         self._enabled: list = []
         self._kinds: dict[int, str] = {}
+        self._flusher: threading.Thread | None = None
+        self._wake = threading.Event()
+        self._stop = False
+        self._flushed_from = 0  # wall-clock start of the flusher's last completed flush
 
     # -- arming
     def arm(self) -> bool:
@@ -180,8 +390,8 @@ class CuptiTier:
             return self._aside(f"a CUDA profiler is injected ({injected})")
         kinds = cupti.ActivityKind
         self._kinds = {}
-        for attr, what in (("CONCURRENT_KERNEL", "kernel"), ("MEMCPY", "memcpy"),
-                           ("MEMSET", "memset"), ("SYNCHRONIZATION", "sync")):
+        for attr, what in (("CONCURRENT_KERNEL", _KERNEL), ("MEMCPY", _MEMCPY),
+                           ("MEMSET", _MEMSET), ("SYNCHRONIZATION", _SYNC)):
             kind = getattr(kinds, attr, None)
             if kind is not None:
                 self._kinds[int(kind)] = what
@@ -199,6 +409,11 @@ class CuptiTier:
                                loud=False)
         self._calibrate()
         self.active = True
+        if self.flush_period_s:
+            self._stop = False
+            self._flusher = threading.Thread(target=self._flush_loop, daemon=True,
+                                             name="ridgescope-cupti-flush")
+            self._flusher.start()
         return True
 
     def _aside(self, why: str, loud: bool = True) -> bool:
@@ -214,6 +429,7 @@ class CuptiTier:
         """Give CUPTI up (the job starts its own profiler): flush, disable, say so once."""
         if not self.active:
             return
+        self._stop_flusher()
         try:
             self.cupti.activity_flush_all(0)
         except Exception:  # noqa: BLE001
@@ -239,60 +455,124 @@ class CuptiTier:
         except Exception:  # noqa: BLE001
             self.offset_ns = 0
 
-    # -- CUPTI's thread
+    # -- our flushing thread
+    def _flush_loop(self) -> None:
+        while not self._stop:
+            self._wake.wait(self.flush_period_s)
+            self._wake.clear()
+            if self._stop:
+                return
+            started = time.time_ns()
+            try:
+                self.cupti.activity_flush_all(0)
+            except Exception:  # noqa: BLE001
+                continue
+            self._flushed_from = started
+
+    def _stop_flusher(self) -> None:
+        flusher, self._flusher = self._flusher, None
+        if flusher is not None:
+            self._stop = True
+            self._wake.set()
+            if flusher is not threading.current_thread():
+                flusher.join(timeout=5)
+
+    # -- CUPTI's thread (or ours, or the training thread's flush)
     def _buffer_requested(self):
         return BUFFER_BYTES, 0
 
     def _buffer_completed(self, activities) -> None:
-        offset = self.offset_ns
-        kinds = self._kinds
         with self._lock:
-            for record in activities:
-                try:
-                    got = classify(record, kinds)
-                except Exception:  # noqa: BLE001 - a record we cannot read is skipped
+            self._inflight += 1
+            budget = self.max_records - self.held
+        try:
+            # the per-record work, outside the lock: a step boundary waits only for the merge
+            flats, counters, seen, dropped, device = reduce_buffer(
+                activities, self._kinds, self.offset_ns, budget)
+        except Exception:  # noqa: BLE001 - never raise into CUPTI
+            flats, counters, seen, dropped, device = {}, {}, 0, 0, None
+        with self._lock:
+            try:
+                self._merge(flats)
+                self.records += seen
+                self.dropped_local += dropped
+                mine = self.counters
+                for key, value in counters.items():
+                    mine[key] = mine.get(key, 0) + value
+                if device is not None:
+                    self.device = device
+            finally:
+                self._inflight -= 1
+                if not self._inflight:
+                    self._idle.notify_all()
+
+    def _merge(self, flats: dict[str, list]) -> None:
+        """Fold one buffer's intervals into the held ones (the lock is held)."""
+        mark = self._mark
+        live = self.live
+        for phase, flat in flats.items():
+            if not flat:
+                continue
+            if mark is not None and flat[0] < mark:
+                flat, lost = clip_flat(flat, mark)
+                self.late += lost
+                if not flat:
                     continue
-                if got is None:
-                    continue
-                self.records += 1
-                if self.held >= self.max_records:
-                    self.dropped_local += 1
-                    continue
-                phase, start, end, counts = got
-                self.raw[phase].append((start + offset, end + offset))
-                self.held += 1
-                for key, value in counts.items():
-                    self.counters[key] = self.counters.get(key, 0) + value
-                if phase != "gpu_sync":
-                    self.device = int(getattr(record, "device_id", self.device) or 0)
+            held = live[phase]
+            if not held or flat[0] > held[-1]:
+                held.extend(flat)  # the usual case: this buffer follows what is held
+                self.held += len(flat) // 2
+            else:
+                for i in range(0, len(flat), 2):
+                    self.held += merge_into(held, flat[i], flat[i + 1])
 
     # -- per step, on the training thread
     def collect(self, lo: int, hi: int) -> dict:
-        """Flush CUPTI and take the window [lo, hi]: spans, busy time and counters.
+        """Take the window [lo, hi]: spans, busy time and counters.
 
-        Records that end after ``hi`` stay for the next window; the rest are released.
+        Flushes CUPTI first unless our flushing thread has done so since ``hi`` (plus a
+        margin); waits for a buffer being merged at that moment.  What lies after ``hi`` stays
+        for the next window, an interval across ``hi`` cut in two.
         """
         started = time.perf_counter_ns()
         if self.active:
-            try:
-                self.cupti.activity_flush_all(0)
-            except Exception:  # noqa: BLE001
-                pass
+            if self._flusher is None or self._flushed_from < hi + self.flush_margin_ns:
+                self.sync_flushes += 1
+                try:
+                    self.cupti.activity_flush_all(0)
+                except Exception:  # noqa: BLE001
+                    pass
             self.dropped_cupti += _dropped(self.cupti)
             self._calibrate()
-        with self._lock:  # swap, so CUPTI's thread waits only for this
-            raw, self.raw = self.raw, {phase: [] for phase in PHASES}
-            self.held = 0
+        taken: dict[str, list] = {}
+        with self._idle:
+            if self._inflight:
+                self._idle.wait_for(lambda: not self._inflight, timeout=INFLIGHT_WAIT_S)
+            live = self.live
+            for phase in PHASES:  # O(phases): a bisection and slices per phase
+                flat = live[phase]
+                if flat:
+                    taken[phase], live[phase] = split_flat(flat, hi)
+            self.held = sum(map(len, live.values())) // 2
             counters, self.counters = self.counters, {}
+            late = self.late
+            if late:
+                counters["late"] = late
             dropped = self.dropped_cupti + self.dropped_local
-            self.dropped_cupti = self.dropped_local = 0
-        keep = {phase: [iv for iv in items if iv[1] > hi] for phase, items in raw.items()}
-        with self._lock:
-            for phase, items in keep.items():
-                if items:
-                    self.raw[phase][:0] = items
-                    self.held += len(items)
-        spans, busy, added = merge_window(raw, lo, hi)
+            self.dropped_cupti = self.dropped_local = self.late = 0
+            self._mark = hi if self._mark is None else max(self._mark, hi)
+        spans: list = []
+        busy = dict.fromkeys(PHASES, 0)
+        added = 0
+        for phase, flat in taken.items():
+            if flat and flat[0] < lo:
+                flat, _ = clip_flat(flat, lo)
+            if not flat:
+                continue
+            busy[phase] = busy_flat(flat)
+            flat, extra = cap_flat(flat, MAX_SPANS_PER_PHASE)
+            added += extra
+            spans.extend(map(list, zip(repeat(phase), flat[0::2], flat[1::2])))
         self.attach_cost_ns.append(time.perf_counter_ns() - started)
         if len(self.attach_cost_ns) > 10_000:
             del self.attach_cost_ns[:5_000]
@@ -302,7 +582,7 @@ class CuptiTier:
     def attach(self, payload: dict) -> dict:
         """Add the GPU spans of ``payload``'s window to it (a step_spans payload), and send the
         step's GPU busy summary as a gpu_sample."""
-        if not self.active and not any(self.raw.values()):
+        if not self.active and not self.held:
             return payload
         window = self.collect(payload["t0_ns"], payload["t1_ns"])
         out = dict(payload, spans=list(payload["spans"]) + window["spans"])
@@ -327,6 +607,7 @@ class CuptiTier:
 
     def close(self) -> None:
         if self.active:
+            self._stop_flusher()
             try:
                 self.cupti.activity_flush_all(1)
             except Exception:  # noqa: BLE001
@@ -397,7 +678,8 @@ def arm_in_rank(emit, recorder) -> CuptiTier | None:
         max_records = int(os.environ.get(env.CUPTI_MAX_RECORDS, MAX_RECORDS))
     except ValueError:
         max_records = MAX_RECORDS
-    tier = CuptiTier(cupti, emit=emit, max_records=max_records, device_uuid=_torch_device_uuid)
+    tier = CuptiTier(cupti, emit=emit, max_records=max_records, device_uuid=_torch_device_uuid,
+                     flush_period_s=FLUSH_PERIOD_S)
     if not tier.arm():
         return None
     recorder.gpu = tier

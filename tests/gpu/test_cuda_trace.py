@@ -172,3 +172,86 @@ def test_arm_in_rank_is_quiet_without_cupti_python(monkeypatch, capsys):
     monkeypatch.setenv("RIDGESCOPE_CUPTI", "0")
     assert cuda_trace.arm_in_rank(lambda *a: None, rec) is None
     assert capsys.readouterr().err == ""
+
+
+def test_a_step_boundary_during_a_buffer_waits_for_it_and_cuts_the_crossing_kernel():
+    """CUPTI's thread is reducing a buffer when the training thread takes the window: the
+    window waits for that buffer's merge, gets its records, and a kernel across the boundary
+    is cut in two (one part per step)."""
+    import threading
+    fake = FakeCupti()
+    tier, _ = armed(fake)
+    tier.active = False  # no flush from collect: the buffer comes from "CUPTI's thread"
+    midway, resume = threading.Event(), threading.Event()
+
+    def buffer():
+        yield kernel(100, 200)
+        midway.set()
+        resume.wait(5)
+        yield kernel(900, 1300)       # crosses the boundary at 1000
+        yield kernel(1100, 1150, "ncclDevKernel_AllReduce_Sum_f32_RING_LL")
+
+    cupti_thread = threading.Thread(target=tier._buffer_completed, args=(buffer(),))
+    cupti_thread.start()
+    assert midway.wait(5)
+    got = {}
+    boundary = threading.Thread(target=lambda: got.update(tier.collect(0, 1000)))
+    boundary.start()
+    boundary.join(0.05)
+    assert boundary.is_alive()  # waiting for the buffer being merged
+    resume.set()
+    cupti_thread.join(5)
+    boundary.join(5)
+    assert got["busy_ns"]["gpu_compute"] == 100 + 100 and got["busy_ns"]["gpu_comm"] == 0
+    assert ["gpu_compute", 900, 1000] in got["spans"]
+    assert got["counters"]["kernels"] == 2 and got["counters"]["nccl_kernels"] == 1
+    nxt = tier.collect(1000, 2000)
+    assert nxt["busy_ns"]["gpu_compute"] == 300 and nxt["busy_ns"]["gpu_comm"] == 50
+    assert tier.held == 0
+
+
+def test_records_of_a_step_already_sent_are_counted_late():
+    fake = FakeCupti()
+    tier, _ = armed(fake)
+    tier.collect(0, 1000)
+    tier.offset_ns = 0  # collect calibrates again; the fake's clock is the wall clock
+    fake.push(kernel(500, 700), kernel(950, 1200), kernel(1300, 1400))
+    got = tier.collect(1000, 2000)
+    assert got["busy_ns"]["gpu_compute"] == 200 + 100  # 950-1000 is lost, 1000-1200 kept
+    assert got["counters"]["late"] == 2
+
+
+def test_the_bound_is_on_intervals_held_not_on_records_merged():
+    fake = FakeCupti(chunk=1000)
+    tier, _ = armed(fake, max_records=10)
+    # 500 back-to-back kernels on a stream: one interval, nothing dropped
+    fake.push(*[kernel(i * 10, i * 10 + 12) for i in range(500)])
+    # then 20 kernels with gaps: 9 more intervals fit, 11 are dropped
+    fake.push(*[kernel(10_000 + i * 100, 10_000 + i * 100 + 5) for i in range(20)])
+    got = tier.collect(0, 20_000)
+    assert got["dropped"] == 11 and got["counters"]["kernels"] == 509
+    assert got["busy_ns"]["gpu_compute"] == 5_002 + 9 * 5
+    assert len(got["spans"]) == 10
+
+
+def test_the_flushing_thread_takes_the_ingest_off_the_training_thread():
+    import time
+    fake = FakeCupti()
+    tier, _ = armed(fake, flush_period_s=0.005, flush_margin_ns=0)
+    try:
+        fake.push(kernel(100, 200), kernel(150, 300))
+        now = time.time_ns()
+        deadline = time.monotonic() + 5
+        while tier._flushed_from <= now and time.monotonic() < deadline:
+            time.sleep(0.002)
+        assert tier.held == 1  # merged by our thread
+        flushes = fake.flushes
+        got = tier.collect(0, 1000)  # the window ended before that flush began: no flush here
+        assert tier.sync_flushes == 0
+        assert got["busy_ns"]["gpu_compute"] == 200
+        # a window that ends after the last flush began is flushed on the spot
+        tier.collect(1000, time.time_ns() + 10**9)
+        assert tier.sync_flushes == 1 and fake.flushes > flushes
+    finally:
+        tier.close()
+    assert tier._flusher is None and not tier.active
