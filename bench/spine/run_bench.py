@@ -27,7 +27,7 @@ from ridgescope.schemas import envelope
 HERE = Path(__file__).parent
 CLEAN = {"RS_DEMO_SLOW_INPUT": "9:0", "RS_DEMO_STRAGGLER": "9:0", "RS_DEMO_CKPT_EVERY": "1000",
          "RS_DEMO_HEAVY_CKPT": "0"}
-STEP_LINE = re.compile(r"step (\d+)/\d+ loss \S+ step_time_ms (\S+)")
+STEP_LINE = re.compile(r"step (\d+)/\d+ loss \S+ step_time_ms (\d+(?:\.\d+)?)")
 
 
 def job_cmd(nproc: int) -> list[str]:
