@@ -2,6 +2,8 @@
 a cheap pre-check, framework auto-detection and the always-on event and NCCL parsers."""
 from __future__ import annotations
 
+import re
+
 from .base import ANSI, CONTROL, LIMIT, MAX_LINE, SHORT_LINE, TIMEOUT
 from .composer import ComposerParser
 from .deepspeed import DeepSpeedParser
@@ -41,6 +43,71 @@ def _interesting(s: str) -> bool:
             or "xitcode" in s or "Kill" in s or "atency" in s or "Speed" in s or "DLL " in s
             or "[batch=" in s or "emory" in s or "detected" in s or "ppl" in s or "ailed" in s
             or "chosen_" in s or "CHECKPOINT" in s)
+
+
+# The same keywords, for one C-level scan over a whole chunk (`Dispatcher.feed_chunk`).  Keep
+# them in step with `_interesting`: a line holding none of them, and no character of _SPECIAL,
+# is one that `feed` would drop on its fast path.
+_NEEDLES = ("tep", "NCCL", "oss", "ime", "iter", "%|", "rror", "Trace", "heckpoint", "poch", "/s",
+            "val", "{", "esum", "estart", "ontinuing", "xitcode", "Kill", "atency", "Speed", "DLL ",
+            "[batch=", "emory", "detected", "ppl", "ailed", "chosen_", "CHECKPOINT")
+_NEEDLES_B = tuple(n.encode() for n in _NEEDLES)
+# Characters that keep a line off `feed`'s fast path: control characters (tab and newline
+# aside) and, to stay on the safe side, anything outside ASCII (in bytes: possibly invalid UTF-8;
+# in text: possibly not printable).  Such lines are fed one by one.  In bytes, one `translate`
+# turns each of them into NUL, which `find` then locates with memchr.
+_SPECIAL = re.compile("[\\x00-\\x08\\x0b-\\x1f\\x7f-\\U0010ffff]")
+_TO_NUL = bytes(0 if (b < 0x20 and b not in (9, 10)) or b >= 0x7f else b for b in range(256))
+_DENSE = 3
+"""A chunk where more than one line in this many holds one of the first keywords (the common
+ones) is fed line by line: there the scan would cost more than it saves."""
+
+
+def _candidates(data, nl, needles) -> list[int] | None:
+    """Start offsets of the lines of `data` that hold a keyword or a special character; None
+    when the chunk is dense with keywords."""
+    starts = set()
+    add = starts.add
+    find, rfind = data.find, data.rfind
+    lines = -1
+    for j, k in enumerate(needles):
+        i = find(k)
+        hits = 0
+        while i >= 0:
+            add(rfind(nl, 0, i) + 1)
+            e = find(nl, i)
+            if e < 0:
+                break
+            hits += 1
+            if hits == 32 and j < 4 and 32 * _DENSE > data.count(nl, 0, e):
+                return None     # dense from the start: do not pay for the rest of the scan
+            i = find(k, e)
+        if j < 4 and len(starts) > 8:
+            if lines < 0:
+                lines = data.count(nl)
+            if len(starts) * _DENSE > lines:
+                return None
+    if nl.__class__ is bytes:
+        marked = data.translate(_TO_NUL)
+        mfind = marked.find
+        i = mfind(0)
+        while i >= 0:
+            add(rfind(nl, 0, i) + 1)
+            e = find(nl, i)
+            if e < 0:
+                break
+            i = mfind(0, e)
+    else:
+        search = _SPECIAL.search
+        m = search(data)
+        while m is not None:
+            i = m.start()
+            add(rfind(nl, 0, i) + 1)
+            e = find(nl, i)
+            if e < 0:
+                break
+            m = search(data, e)
+    return sorted(starts)
 
 
 _PREFIX_START = frozenset("[ 0123456789")
@@ -135,6 +202,96 @@ class Dispatcher:
         if out:
             stats["records"] += len(out)
         return out
+
+    def feed_chunk(self, data: str | bytes) -> list[dict]:
+        """Feed a block of whole lines at once: the same records and stats as `feed` on each line.
+
+        Lines end with a newline; a last line without one counts as a line too (``b"a\\nb"`` and
+        ``b"a\\nb\\n"`` both hold two lines).  One C-level scan per keyword over the whole chunk
+        finds the lines that some parser might look at; the others (most of a log) are counted
+        and skipped without any work per line.  While a multi-line record or a traceback is
+        open, every line goes through `feed`.  An exception from one line counts that line as
+        garbage and the rest of the chunk goes on."""
+        if data.__class__ is bytes:
+            nl, needles = b"\n", _NEEDLES_B
+        elif isinstance(data, str):
+            nl, needles = "\n", _NEEDLES
+        else:
+            data = bytes(data)
+            nl, needles = b"\n", _NEEDLES_B
+        n = len(data)
+        if not n:
+            return []
+        cands = _candidates(data, nl, needles)
+        stats = self.stats
+        if cands is None:
+            return self._feed_lines(data, nl)
+        cands.append(n)
+        events = self.events
+        count, find = data.count, data.find
+        out: list = []
+        pos = 0
+        ci = 0
+        while pos < n:
+            if events.tb or self._open:
+                s = pos       # state from an earlier line: this line must go through `feed`
+            else:
+                s = cands[ci]
+                while s < pos:
+                    ci += 1
+                    s = cands[ci]
+                if s > pos:
+                    # lines [pos, s) hold no keyword: count them (s is a line start or n)
+                    fed = self._feed_long(data, pos, s, nl) if s - pos > MAX_LINE else 0
+                    stats["lines"] += count(nl, pos, s) + (s == n and data[n - 1:] != nl) - fed
+                    pos = s
+                    continue
+            e = find(nl, s)
+            if e < 0:
+                e = n
+            try:
+                recs = self.feed(data[s:e])
+            except Exception:  # noqa: BLE001 - one bad line must not cost the rest of the chunk
+                stats["garbage"] += 1
+                recs = None
+            if recs:
+                out.extend(recs)
+            pos = e + 1
+        return out
+
+    def _feed_lines(self, data, nl) -> list[dict]:
+        lines = data.split(nl)
+        if not lines[-1]:
+            lines.pop()
+        out: list = []
+        feed = self.feed
+        for line in lines:
+            try:
+                recs = feed(line)
+            except Exception:  # noqa: BLE001 - as in feed_chunk
+                self.stats["garbage"] += 1
+                continue
+            if recs:
+                out.extend(recs)
+        return out
+
+    def _feed_long(self, data, pos: int, end: int, nl) -> int:
+        """Feed the lines in [pos, end) that are longer than MAX_LINE (`feed` counts them as
+        truncated) and return how many; the others there hold no keyword and need nothing."""
+        fed = 0
+        rfind, find = data.rfind, data.find
+        while end - pos > MAX_LINE:
+            r = rfind(nl, pos, pos + MAX_LINE + 1)
+            if r >= 0:
+                pos = r + 1       # every line that ends at or before r is short enough
+                continue
+            e = find(nl, pos, end)
+            if e < 0:
+                e = end
+            self.feed(data[pos:e])
+            fed += 1
+            pos = e + 1
+        return fed
 
     def _line(self, line: str, rank) -> list[dict]:
         events = self.events

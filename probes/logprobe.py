@@ -1,8 +1,9 @@
 """Log probe: passes a child's stdout/stderr through unchanged and parses it on the side.
 
 Bytes are written to our own stream as soon as they are read, before any parsing, so the
-user sees exactly what the job printed, when it printed it.  Complete lines then go to one
-parser dispatcher per stream, which maps launcher prefixes to ranks.
+user sees exactly what the job printed, when it printed it.  The complete lines of what was
+read then go, as one block, to one parser dispatcher per stream, which maps launcher prefixes
+to ranks.
 """
 from __future__ import annotations
 
@@ -49,23 +50,25 @@ class StreamPump:
             self.out.write(chunk)
             self.out.flush()
             pending += chunk
-            *lines, pending = pending.split(b"\n")
+            cut = pending.rfind(b"\n") + 1
+            if cut:
+                self._parse(pending[:cut], pending.count(b"\n", 0, cut))
+                pending = pending[cut:]
             if len(pending) > MAX_LINE:
-                lines.append(pending)
+                self._parse(pending, 1)
                 pending = b""
-            for line in lines:
-                self._parse(line)
         if pending:
-            self._parse(pending)
+            self._parse(pending, 1)
         self._flush()
         os.close(self.fd)
 
-    def _parse(self, line: bytes) -> None:
-        self.lines += 1
+    def _parse(self, block: bytes, lines: int) -> None:
+        """`block`: whole lines, each ending with a newline, or one line without one."""
+        self.lines += lines
         if self.dispatcher is None:
             return
         try:
-            records = self.dispatcher.feed(line)
+            records = self.dispatcher.feed_chunk(block)
         except Exception:  # noqa: BLE001 - parsers count garbage; this is the last guard
             self.parse_errors += 1
             return

@@ -1,0 +1,99 @@
+"""`Dispatcher.feed_chunk` gives exactly the records and stats of `feed` on each line."""
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ridgescope.parsers import PARSERS, Dispatcher
+from ridgescope.parsers.base import MAX_LINE
+
+from .conftest import CORPUS
+from .test_fuzz import FRAGMENTS
+
+LOGS = sorted(str(p.relative_to(CORPUS)) for p in CORPUS.rglob("*.log"))
+
+
+def per_line(lines, log_format=None):
+    d = Dispatcher(log_format)
+    out = []
+    for line in lines:
+        out.extend(d.feed(line))
+    out.extend(d.flush())
+    return out, d.stats
+
+
+def chunked(blocks, log_format=None):
+    d = Dispatcher(log_format)
+    out = []
+    for block in blocks:
+        out.extend(d.feed_chunk(block))
+    out.extend(d.flush())
+    return out, d.stats
+
+
+def blocks_of(data, size):
+    """Cut like the log probe does: at the last newline of each read."""
+    nl = data[:0].__class__(b"\n" if isinstance(data, bytes) else "\n")
+    out, pos = [], 0
+    while pos < len(data):
+        cut = data.rfind(nl, pos, pos + size) + 1
+        if cut <= pos:
+            cut = min(len(data), pos + size)
+            e = data.find(nl, cut)
+            cut = len(data) if e < 0 else e + 1
+        out.append(data[pos:cut])
+        pos = cut
+    return out
+
+
+@pytest.mark.parametrize("rel", LOGS)
+def test_corpus_chunks_match_lines(rel):
+    data = (CORPUS / rel).read_bytes()
+    want = per_line(data.split(b"\n")[:-1] if data.endswith(b"\n") else data.split(b"\n"))
+    assert chunked([data]) == want
+    assert chunked(blocks_of(data, 65536)) == want
+    assert chunked(blocks_of(data, 700)) == want
+    text = data.decode("utf-8", "replace")
+    want_text = per_line(text.split("\n")[:-1] if text.endswith("\n") else text.split("\n"))
+    assert chunked(blocks_of(text, 4096)) == want_text
+
+
+def test_edges():
+    assert chunked([b""]) == per_line([])
+    assert chunked([b"a\nb"]) == per_line([b"a", b"b"])
+    assert chunked([b"\n\n"]) == per_line([b"", b""])
+    long = b"x" * (MAX_LINE + 5)
+    lines = [b"hello"] * 500 + [long] + [b"world"] * 600 + [long, long, b"x" * MAX_LINE]
+    got = chunked([b"\n".join(lines) + b"\n"])
+    assert got == per_line(lines) and got[1]["truncated"] == 3
+    lines = [b"ok", b"\xff\xfe bad", b"caf\xc3\xa9", b"\x1b[31mred\x1b[0m", b"a\rb", b"tab\there"]
+    assert chunked([b"\n".join(lines)]) == per_line(lines)
+    tb = ["Traceback (most recent call last):", '  File "x.py", line 1, in <module>', "    f()",
+          "ValueError: nope", "after", "step 3/9 loss 1.0 step_time_ms 5"]
+    got = chunked(["\n".join(tb) + "\n"])
+    assert got == per_line(tb) and any(r["kind"] == "error" for r in got[0])
+
+
+lines = st.lists(st.sampled_from(FRAGMENTS) | st.text(max_size=20), max_size=30).map("".join)
+SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@SETTINGS
+@given(st.lists(lines, max_size=12), st.sampled_from([None, *PARSERS]))
+def test_any_text_chunk_matches_lines(batch, fmt):
+    batch = [line.replace("\n", " ") for line in batch]
+    want = per_line(batch, fmt)
+    assert chunked(["".join(line + "\n" for line in batch)], fmt) == want
+    if batch and batch[-1]:
+        assert chunked(["\n".join(batch)], fmt) == want
+
+
+@SETTINGS
+@given(st.lists(st.binary(max_size=60) | lines.map(str.encode), max_size=12))
+def test_any_bytes_chunk_matches_lines(batch):
+    batch = [line.replace(b"\n", b" ") for line in batch]
+    want = per_line(batch)
+    assert chunked([b"".join(line + b"\n" for line in batch)]) == want
+    if batch and batch[-1]:
+        assert chunked([b"\n".join(batch)]) == want
