@@ -136,6 +136,7 @@ class Dispatcher:
         self.order = list(self.parsers.values())
         self.active = self.parsers[log_format] if log_format else None
         self._open = getattr(self.active, "open", None)  # the active parser's multi-line records
+        self._fast = getattr(self.active, "fast", None)  # the active parser's no-regex fast path
         self.events = EventParser()
         self.nccl = NcclParser()
         self.seen: set[str] = set()
@@ -163,8 +164,18 @@ class Dispatcher:
             if line[-1:] == "\n":
                 line = line[:-1]
             if (line.isprintable() or ("\t" in line and line.replace("\t", " ").isprintable())) \
-                    and not self.events.tb and not self._open and not _interesting(line):
-                return []
+                    and not self.events.tb and not self._open:
+                if not _interesting(line):
+                    return []
+                if self._fast is not None and rank is None:
+                    # the active parser's own line shape, without a regex (None: not that shape)
+                    recs = self._fast(line)
+                    if recs is not None:
+                        recs = self._accept(self.active, recs)
+                        if recs:
+                            self.events.last_step[None] = recs[0]["step"]
+                            stats["records"] += len(recs)
+                        return recs
         try:
             if not isinstance(line, str):
                 try:
@@ -354,6 +365,7 @@ class Dispatcher:
                 if self.active is not p:
                     self.active = p
                     self._open = getattr(p, "open", None)
+                    self._fast = getattr(p, "fast", None)
                     self.stats["switches"] += 1
                 return self._accept(p, recs)
         if active is None or active.name != "generic":

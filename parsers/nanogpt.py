@@ -5,7 +5,7 @@ from __future__ import annotations
 import regex
 
 from .base import LIMIT, Parser, num, record
-from .kv import normalise, pairs
+from .kv import _fast_pairs, normalise, pairs
 
 KARPATHY = regex.compile(r"iter (\d++): loss ([-\d.]++|nan), time ([\d.]++)ms(?:, mfu (-?[\d.]++)%)?")
 KARPATHY_EVAL = regex.compile(r"step (\d++): train loss ([\d.]++|nan), val loss ([\d.]++|nan)")
@@ -28,6 +28,41 @@ class NanoGPTParser(Parser):
 
     def parse(self, line: str, rank: int | None) -> list[dict]:
         return self.parse_only(line, rank, update=True)
+
+    def fast(self, line: str) -> list[dict] | None:
+        """`step N/T key value ...` (the spine job's line) without a regex, for an unprefixed,
+        printable line; None whenever the line is not exactly that shape, and the caller takes
+        the full path.  The record is the one `parse` builds."""
+        toks = line.split(" ")
+        if len(toks) < 4 or toks[0] != "step" or len(toks) & 1:
+            return None
+        a, sep, b = toks[1].partition("/")
+        if not (sep and a.isdigit() and b.isdigit() and a.isascii() and b.isascii()) \
+                or toks[2][:1] in ("", "|", ":", ","):
+            return None
+        rest = line[6 + len(toks[1]):]
+        if "(" in rest or ")" in rest or "," in rest or "\t" in rest or "NCCL" in rest:
+            return None
+        if len(toks) == 6 and toks[2] == "loss" and toks[4] == "step_time_ms":
+            # exactly the spine line: what normalise makes of these two keys, spelled out
+            try:
+                loss, ms = float(toks[3]), float(toks[5])
+            except ValueError:
+                return None
+            if loss - loss == 0.0 and ms - ms == 0.0:     # both finite
+                return [{"kind": "progress", "rank": None, "step": int(a), "framework": self.name,
+                         "total_steps": int(b), "loss": loss, "step_time_ms": ms}]
+        try:
+            items = _fast_pairs(rest, 64)
+        except ValueError:
+            return None
+        if not items:
+            return None
+        fields, _ = normalise(items)
+        fields.pop("step", None)
+        if "step_time_ms" not in fields:
+            return None
+        return [record("progress", self.name, None, int(a), total_steps=int(b), **fields)]
 
     def _modded_fast(self, m, rank, update: bool) -> list[dict]:
         step, total = int(m.group(1)), int(m.group(2))

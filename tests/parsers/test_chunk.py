@@ -97,3 +97,33 @@ def test_any_bytes_chunk_matches_lines(batch):
     assert chunked([b"".join(line + b"\n" for line in batch)]) == want
     if batch and batch[-1]:
         assert chunked([b"\n".join(batch)]) == want
+
+
+SPINE_LIKE = ["step 12/60 loss 2.3451 step_time_ms 153.2", "step 13/60 loss nan step_time_ms 1e3",
+              "step 14/60 loss 2.1 step_time_ms 150.0 tokens_per_s 1234", "step 15/60 loss 2.1",
+              "step 16/60  loss 2.1 step_time_ms 3", "step 17/60 | loss 2.1 step_time_ms 3",
+              "step 18/60 loss 2.1 step_time_ms 3 NCCL_x 1", "step 19/60 lr 1e-3 step_time_ms 3 step 4",
+              "step ١/60 loss 2 step_time_ms 3", "step 20/60 loss 2 time 3s", "step 21/60 (loss 2) step_time_ms 3"]
+
+
+@pytest.mark.parametrize("fmt", [None, "nanogpt", "generic"])
+def test_fast_path_matches_full_path(fmt):
+    """The no-regex fast path gives the records of the full path (which `[rank0]:` lines take)."""
+    for line in SPINE_LIKE:
+        fast, _ = per_line([SPINE_LIKE[0], line], fmt)
+        full, _ = per_line([SPINE_LIKE[0], "[rank0]:" + line], fmt)
+        for r in full:
+            r["rank"] = None
+        assert fast == full, line
+
+
+@SETTINGS
+@given(st.lists(st.sampled_from(["step", "1/2", "12/60", "loss", "2.5", "step_time_ms", "153.2", "lr",
+                                 "1e-3", "nan", "inf", "1_0", "|", ":", "x:", "tok/s", "=", "3", "NCCL"]), max_size=10))
+def test_fast_path_any_tokens(toks):
+    line = " ".join(toks)
+    fast, _ = per_line([SPINE_LIKE[0], line])
+    full, _ = per_line([SPINE_LIKE[0], "[rank0]:" + line])
+    for r in full:
+        r["rank"] = None
+    assert fast == full
