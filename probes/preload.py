@@ -45,6 +45,9 @@ def _on_torch_imported() -> None:
     except Exception as exc:  # noqa: BLE001
         debug(f"hook probe not armed: {exc}")
     if loaded:
+        from ridgescope.probes.torch_hooks import DCP_MODULE
+        if DCP_MODULE not in sys.modules:
+            sys.meta_path.insert(0, _ImportWatcher(DCP_MODULE, _on_dcp_imported))
         _arm_cuda_trace()
 
 
@@ -73,11 +76,14 @@ def _flush_cuda_trace() -> None:
         pass
 
 
-class _TorchImportWatcher(importlib.abc.MetaPathFinder):
-    """Wraps torch's loader so the probe arms right after ``import torch`` finishes."""
+class _ImportWatcher(importlib.abc.MetaPathFinder):
+    """Wraps a module's loader so a callback runs right after the module is imported."""
+
+    def __init__(self, name: str, callback):
+        self.name, self.callback = name, callback
 
     def find_spec(self, name, path, target=None):
-        if name != "torch":
+        if name != self.name:
             return None
         sys.meta_path.remove(self)
         spec = importlib.util.find_spec(name)
@@ -87,9 +93,16 @@ class _TorchImportWatcher(importlib.abc.MetaPathFinder):
 
         def exec_and_arm(module):
             exec_module(module)
-            _on_torch_imported()
+            self.callback()
         spec.loader.exec_module = exec_and_arm
         return spec
+
+
+def _on_dcp_imported() -> None:
+    try:
+        _torch_probe.patch_dcp()
+    except Exception as exc:  # noqa: BLE001
+        debug(f"checkpoint hooks not armed: {exc}")
 
 
 def start() -> None:
@@ -99,4 +112,4 @@ def start() -> None:
     if "torch" in sys.modules:
         _on_torch_imported()
     else:
-        sys.meta_path.insert(0, _TorchImportWatcher())
+        sys.meta_path.insert(0, _ImportWatcher("torch", _on_torch_imported))

@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import functools
 import os
+import sys
 import threading
 import time
 
 from ridgescope.probes.base import Probe
 
 _now = time.time_ns
+DCP_MODULE = "torch.distributed.checkpoint"
 
 
 class StepRecorder:
@@ -132,7 +134,8 @@ class TorchHookProbe(Probe):
         self._patch(iter_cls, "__next__", _timed(rec, "data_wait", iter_cls.__next__))
         self._patch(torch.autograd, "backward", _timed(rec, "backward", torch.autograd.backward))
         self._patch(torch, "save", _timed(rec, "checkpoint", torch.save))
-        self._patch_dcp(rec)
+        if DCP_MODULE in sys.modules:  # else preload patches it when the job imports it
+            self.patch_dcp()
         self._patch_ddp(rec, DDP)
 
         clock = {"optimizer": None, "start": 0}
@@ -151,14 +154,15 @@ class TorchHookProbe(Probe):
         self._hook_handles = [register_optimizer_step_pre_hook(pre_hook),
                               register_optimizer_step_post_hook(post_hook)]
 
-    def _patch_dcp(self, rec: StepRecorder) -> None:
-        try:
-            import torch.distributed.checkpoint as dcp
-        except Exception:  # noqa: BLE001 - older or trimmed torch builds lack it
+    def patch_dcp(self) -> None:
+        """Time torch.distributed.checkpoint saves.  Called once that module is imported:
+        importing it ourselves would add seconds to every job's start."""
+        dcp = sys.modules.get(DCP_MODULE)
+        if dcp is None or self.recorder is None:
             return
         for name in ("save", "async_save"):
             if hasattr(dcp, name):
-                self._patch(dcp, name, _timed(rec, "checkpoint", getattr(dcp, name)))
+                self._patch(dcp, name, _timed(self.recorder, "checkpoint", getattr(dcp, name)))
 
     def _patch_ddp(self, rec: StepRecorder, DDP) -> None:
         from torch.distributed.algorithms.ddp_comm_hooks.default_hooks import allreduce_hook

@@ -87,3 +87,19 @@ def test_spooled_events_are_delivered_by_the_next_run(tansu_stack):
             break
         time.sleep(1)
     assert rows == [{"job": lost_job, "exit_code": 0}]
+
+
+@pytest.mark.torch
+def test_checkpoint_saves_are_wrapped_when_the_job_imports_them(tmp_path):
+    script = textwrap.dedent("""
+        import sys, torch
+        print("dcp imported by torch:", "torch.distributed.checkpoint" in sys.modules)
+        import torch.distributed.checkpoint as dcp
+        from torch.distributed.checkpoint import save
+        print(hasattr(torch.save, "__ridgescope_original__"),
+              hasattr(dcp.save, "__ridgescope_original__"),
+              hasattr(save, "__ridgescope_original__"))
+    """)
+    result = cli("run", "--data-dir", str(tmp_path), "--broker", UNREACHABLE, "--",
+                 sys.executable, "-c", script, check=False)
+    assert result.stdout.splitlines() == ["dcp imported by torch: False", "True True True"]
