@@ -49,7 +49,21 @@ def lane_intervals(spans: list, buckets: list) -> dict[str, list[lanes.Interval]
         out[lane].append((start, end))
     if not gpu:
         out["communication"].extend((ready, done) for _, ready, done in buckets)
+        out["compute"].extend(implied_forward(spans))
     return out
+
+
+def implied_forward(spans: list) -> list[lanes.Interval]:
+    """Forward time when the probe could not time it (a model without DDP): from the batch's
+    arrival to the call of backward() is the forward pass and the loss, on the host."""
+    if any(phase == "forward" for phase, _, _ in spans):
+        return []
+    backward = min((start for phase, start, _ in spans if phase == "backward"), default=None)
+    if backward is None:
+        return []
+    batch = max((end for phase, _, end in spans if phase == "data_wait" and end <= backward),
+                default=None)
+    return [] if batch is None else [(batch, backward)]
 
 
 def arrival_ns(spans: list, buckets: list, t1_ns: int) -> int:

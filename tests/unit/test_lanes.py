@@ -91,3 +91,13 @@ def test_merge_and_subtract_are_set_operations(a, b):
     points_b = {t for s, e in mb for t in range(s, e)}
     diff = lanes.subtract(ma, mb)
     assert {t for s, e in diff for t in range(s, e)} == points_a - points_b
+
+
+def test_forward_of_a_model_without_ddp_is_the_time_from_batch_to_backward():
+    from ridgescope.pipeline import breakdown
+    spans = [["data_wait", 0, 10], ["backward", 40, 70], ["optimizer", 70, 80]]
+    charges = breakdown.rank_lanes_ns({"t0_ns": 0, "t1_ns": 100, "spans": spans, "buckets": []})
+    assert charges["input"] == 10 and charges["compute"] == 70 and charges["idle"] == 20
+    timed = spans + [["forward", 12, 30]]
+    charges = breakdown.rank_lanes_ns({"t0_ns": 0, "t1_ns": 100, "spans": timed, "buckets": []})
+    assert charges["compute"] == 18 + 30 + 10  # the timed forward wins; nothing is implied
