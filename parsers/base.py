@@ -60,6 +60,17 @@ def num(text: str | None) -> float | None:
     return v
 
 
+def is_decimal(text: str) -> bool:
+    """What the patterns' possessive `[\\d.]++` takes as a whole token, in ASCII: a non-empty run of
+    digits and dots (the fast paths reject anything else and leave it to the regex path)."""
+    return text != "" and text.isascii() and not text.strip("0123456789.")
+
+
+def is_digits(text: str) -> bool:
+    """A non-empty run of ASCII digits (`\\d++` on the ASCII lines the fast paths accept)."""
+    return text.isdigit() and text.isascii()
+
+
 def to_int(text: str | None) -> int | None:
     v = num(text)
     if v is None or v != int(v):

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import regex
 
-from .base import LIMIT, Parser, num, record, to_ms
+from .base import LIMIT, Parser, is_decimal, is_digits, num, record, to_ms
 from .megatron import timer_records
 
 STEP = regex.compile(r"\[Rank (\d++)\] step=(\d++), skipped=(\d++), lr=\[\s*+([-\d.eE+]++)")
@@ -37,36 +37,118 @@ class DeepSpeedParser(Parser):
                 or line.startswith("ppl:") or "chosen_last_scores" in line
                 or "DeepSpeed" in line and "info" in line.lower())
 
+    def _step(self, g, rank) -> list[dict]:
+        step = int(g[1])
+        r = rank if rank is not None else int(g[0])
+        self.last_step[rank] = step
+        return [record("progress", self.name, r, step, lr=num(g[3]), skipped_steps=int(g[2]))]
+
+    def _throughput(self, g, rank) -> list[dict]:
+        step = int(g[2] or g[4])
+        epoch = g[0] or g[3]
+        return [record("progress", self.name, rank, step, epoch=int(epoch) if epoch else None,
+                       samples_per_s=num(g[6]), avg_samples_per_s=num(g[5]),
+                       mem_gb=num(g[7]), max_mem_gb=num(g[8]),
+                       micro_step=int(g[1]) if g[1] else None)]
+
+    def _latency(self, g, rank) -> list[dict]:
+        n = self.latency_count.get(rank, 0) + 1
+        self.latency_count[rank] = n
+        return [record("progress", self.name, rank, n, step_inferred=True,
+                       params_b=num(g[0]), step_time_ms=to_ms(num(g[1]), "s"),
+                       tflops=num(g[2]), samples_per_s=num(g[3]))]
+
+    def fast(self, line: str) -> list[dict] | None:
+        """The common DeepSpeed lines without a regex, for an unprefixed printable line:
+        DeepSpeed-Chat `Model Parameters: .. B, Latency: ..s, TFLOPs: .., Samples/sec: ..`,
+        log_dist `[Rank N] step=N, skipped=N, lr=[x` and the ThroughputTimer line.  Each is
+        taken only where the regex path would take the same branch and the same match; any
+        doubt returns None and the caller takes the full path."""
+        if "NCCL" in line:
+            return None
+        rank_step = "step=" in line and "[Rank" in line
+        if line[:18] == "Model Parameters: ":
+            if rank_step or "SamplesPerSec=" in line or "time (ms)" in line:
+                return None
+            a, sep, rest = line[18:].partition(" B, Latency: ")
+            if not (sep and is_decimal(a)):
+                return None
+            b, sep, rest = rest.partition("s, TFLOPs: ")
+            if not (sep and is_decimal(b)):
+                return None
+            c, sep, rest = rest.partition(", Samples/sec: ")
+            if not (sep and is_decimal(c)):
+                return None
+            d = rest.partition(",")[0]
+            if not is_decimal(d):
+                return None
+            return self._latency((a, b, c, d), None)
+        if rank_step:
+            i = line.find("[Rank ")
+            if i < 0:
+                return None
+            r, sep, rest = line[i + 6:].partition("] step=")
+            if not (sep and is_digits(r)):
+                return None
+            st, sep, rest = rest.partition(", skipped=")
+            if not (sep and is_digits(st)):
+                return None
+            sk, sep, rest = rest.partition(", lr=[")
+            if not (sep and is_digits(sk)):
+                return None
+            lr = rest.lstrip(" \t").partition(",")[0].partition("]")[0]
+            if lr == "" or not lr.isascii() or lr.strip("-0123456789.eE+"):
+                return None
+            return self._step((r, st, sk, lr), None)
+        j = line.find(", RunningAvgSamplesPerSec=")
+        if j < 0:
+            return None
+        head = line[:j].rpartition(" ")[2]
+        if head[:6] == "epoch=":
+            e, sep, rest = head[6:].partition("/micro_step=")
+            mi, sep2, gs = rest.partition("/global_step=")
+            if not (sep and sep2 and is_digits(e) and is_digits(mi) and is_digits(gs)):
+                return None
+            g = [e, mi, gs, None, None]
+        else:
+            a, sep, b = head.partition("/")
+            if not (sep and is_digits(a) and is_digits(b)):
+                return None
+            g = [None, None, None, a, b]
+        avg, sep, rest = line[j + 26:].partition(", CurrSamplesPerSec=")
+        if not (sep and is_decimal(avg)):
+            return None
+        cur, sep, tail = rest.partition(",")
+        if not (is_decimal(cur) or cur == "inf"):
+            return None
+        mem = mx = None
+        if sep:
+            tail = sep + tail
+            if tail[:15] == ", MemAllocated=":
+                mem, sep, rest = tail[15:].partition("GB, MaxMemAllocated=")
+                mx, sep2, _ = rest.partition("GB")
+                if not (sep and sep2 and is_decimal(mem) and is_decimal(mx)):
+                    return None
+        g += [avg, cur, mem, mx]
+        return self._throughput(g, None)
+
     def parse(self, line: str, rank: int | None) -> list[dict]:
         if "step=" in line and "[Rank" in line:
             m = STEP.search(line, timeout=LIMIT.timeout)
             if m:
-                step = int(m.group(2))
-                r = rank if rank is not None else int(m.group(1))
-                self.last_step[rank] = step
-                return [record("progress", self.name, r, step, lr=num(m.group(4)),
-                               skipped_steps=int(m.group(3)))]
+                return self._step(m.groups(), rank)
         if "SamplesPerSec=" in line:
             m = THROUGHPUT.search(line, timeout=LIMIT.timeout)
             if m:
-                step = int(m.group(3) or m.group(5))
-                epoch = m.group(1) or m.group(4)
-                return [record("progress", self.name, rank, step, epoch=int(epoch) if epoch else None,
-                               samples_per_s=num(m.group(7)), avg_samples_per_s=num(m.group(6)),
-                               mem_gb=num(m.group(8)), max_mem_gb=num(m.group(9)),
-                               micro_step=int(m.group(2)) if m.group(2) else None)]
+                return self._throughput(m.groups(), rank)
         if "time (ms)" in line:
             m = BREAKDOWN.search(line, timeout=LIMIT.timeout)
             if m:
-                return timer_records(self.name, rank, self.last_step.get(rank), m.group(1))
+                return timer_records(self.name, rank, self.last_step.get(rank), m.groups()[0])
         if "Latency:" in line:
             m = CHAT_LAT.search(line, timeout=LIMIT.timeout)
             if m:
-                n = self.latency_count.get(rank, 0) + 1
-                self.latency_count[rank] = n
-                return [record("progress", self.name, rank, n, step_inferred=True,
-                               params_b=num(m.group(1)), step_time_ms=to_ms(num(m.group(2)), "s"),
-                               tflops=num(m.group(3)), samples_per_s=num(m.group(4)))]
+                return self._latency(m.groups(), rank)
         if "|step:" in line:
             m = CHAT_STEP.match(line, timeout=LIMIT.timeout)
             if m:

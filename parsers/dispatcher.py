@@ -125,6 +125,9 @@ _PREFIX_SECOND = frozenset("rd0123456789")
 class Dispatcher:
     """One per stream (a process's stdout, a log file).  `feed` one raw line at a time."""
 
+    FAST = True
+    """Use the active parser's `fast` hook (tests turn it off to compare with the full path)."""
+
     def __init__(self, log_format: str | None = None) -> None:
         if log_format is not None and log_format not in PARSERS:
             raise ValueError(f"unknown log format {log_format!r}; one of {', '.join(PARSERS)}")
@@ -136,7 +139,7 @@ class Dispatcher:
         self.order = list(self.parsers.values())
         self.active = self.parsers[log_format] if log_format else None
         self._open = getattr(self.active, "open", None)  # the active parser's multi-line records
-        self._fast = getattr(self.active, "fast", None)  # the active parser's no-regex fast path
+        self._fast = getattr(self.active, "fast", None) if self.FAST else None  # no-regex fast path
         self.events = EventParser()
         self.nccl = NcclParser()
         self.seen: set[str] = set()
@@ -167,13 +170,16 @@ class Dispatcher:
                     and not self.events.tb and not self._open:
                 if not _interesting(line):
                     return []
-                if self._fast is not None and rank is None:
+                if self._fast is not None and rank is None and not (
+                        line[0] in _PREFIX_START and _maybe_prefixed(line)):
                     # the active parser's own line shape, without a regex (None: not that shape)
                     recs = self._fast(line)
                     if recs is not None:
                         recs = self._accept(self.active, recs)
                         if recs:
-                            self.events.last_step[None] = recs[0]["step"]
+                            r0 = recs[0]
+                            if r0["kind"] in ("progress", "timing") and r0["step"] is not None:
+                                self.events.last_step[None] = r0["step"]
                             stats["records"] += len(recs)
                         return recs
         try:
@@ -365,7 +371,7 @@ class Dispatcher:
                 if self.active is not p:
                     self.active = p
                     self._open = getattr(p, "open", None)
-                    self._fast = getattr(p, "fast", None)
+                    self._fast = getattr(p, "fast", None) if self.FAST else None
                     self.stats["switches"] += 1
                 return self._accept(p, recs)
         if active is None or active.name != "generic":

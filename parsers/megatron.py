@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import regex
 
-from .base import LIMIT, Parser, num, parse_timer_list, record, timers_to_lanes, to_int
+from .base import LIMIT, Parser, is_digits, num, parse_timer_list, record, timers_to_lanes, to_int
 
 ITER = regex.compile(r"\s*+iteration\s++(\d++)\s*+/\s*+(\d++)\s*+\|(.{0,4000}+)")
 TIMERS = regex.compile(r"time \(ms\)\s*+\|(.{0,4000}+)")
@@ -64,15 +64,46 @@ class MegatronParser(Parser):
     def detect(self, line: str) -> bool:
         return "iteration" in line and ITER.match(line, timeout=LIMIT.timeout) is not None
 
+    def _iteration(self, step: str, total: str, text: str, rank) -> list[dict]:
+        step = int(step)
+        self.last_step[rank] = step
+        fields, _ = parse_fields(text)
+        self.last_time[rank] = fields.get("step_time_ms")
+        return [record("progress", self.name, rank, step, total_steps=int(total), **fields)]
+
+    def fast(self, line: str) -> list[dict] | None:
+        """` iteration N/ T | key: value | ...` and `time (ms) | name: x | ...` without a regex,
+        for an unprefixed printable line; None where the regex path might differ."""
+        if "NCCL" in line or len(line) > 4000:
+            return None
+        if "iteration" in line:
+            s = line.lstrip(" \t")
+            if s[:9] != "iteration":
+                return None
+            rest = s[9:]
+            s = rest.lstrip(" \t")
+            if len(s) == len(rest):
+                return None
+            a, sep, rest = s.partition("/")
+            b, sep2, text = rest.partition("|")
+            a, b = a.rstrip(" \t"), b.strip(" \t")
+            if not (sep and sep2 and is_digits(a) and is_digits(b)):
+                return None
+            return self._iteration(a, b, text, None)
+        i = line.find("time (ms)")
+        if i < 0:
+            return None
+        s = line[i + 9:].lstrip(" \t")
+        if s[:1] != "|":
+            return None
+        return timer_records(self.name, None, self.last_step.get(None), s[1:],
+                             self.last_time.get(None)) or None
+
     def parse(self, line: str, rank: int | None) -> list[dict]:
         if "iteration" in line:
             m = ITER.match(line, timeout=LIMIT.timeout)
             if m:
-                step = int(m.group(1))
-                self.last_step[rank] = step
-                fields, _ = parse_fields(m.group(3))
-                self.last_time[rank] = fields.get("step_time_ms")
-                return [record("progress", self.name, rank, step, total_steps=int(m.group(2)), **fields)]
+                return self._iteration(m.group(1), m.group(2), m.group(3), rank)
             m = VALID.match(line, timeout=LIMIT.timeout)
             if m:
                 fields, _ = parse_fields(m.group(2))

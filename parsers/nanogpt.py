@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import regex
 
-from .base import LIMIT, Parser, num, record
+from .base import LIMIT, Parser, is_decimal, is_digits, num, record
 from .kv import _fast_pairs, normalise, pairs
 
 KARPATHY = regex.compile(r"iter (\d++): loss ([-\d.]++|nan), time ([\d.]++)ms(?:, mfu (-?[\d.]++)%)?")
@@ -34,6 +34,8 @@ class NanoGPTParser(Parser):
         printable line; None whenever the line is not exactly that shape, and the caller takes
         the full path.  The record is the one `parse` builds."""
         toks = line.split(" ")
+        if toks[0][:5] == "step:":
+            return self._modded_line(toks)
         if len(toks) < 4 or toks[0] != "step" or len(toks) & 1:
             return None
         a, sep, b = toks[1].partition("/")
@@ -64,18 +66,50 @@ class NanoGPTParser(Parser):
             return None
         return [record("progress", self.name, None, int(a), total_steps=int(b), **fields)]
 
-    def _modded_fast(self, m, rank, update: bool) -> list[dict]:
-        step, total = int(m.group(1)), int(m.group(2))
-        cumulative = float(m.group(5))
+    def _modded_line(self, toks: list[str]) -> list[dict] | None:
+        """modded-nanogpt `step:N/T [val_loss:x |train_loss:x ]train_time:Nms step_avg:xms`, split
+        on single spaces, unprefixed: what MODDED_FAST matches, without it; None otherwise."""
+        n = len(toks)
+        if n == 3:
+            val = train = None
+        elif n == 4:
+            mid = toks[1]
+            val = train = None
+            if mid[:9] == "val_loss:":
+                val = mid[9:]
+                if not (is_decimal(val) or val == "nan"):
+                    return None
+            elif mid[:11] == "train_loss:":
+                train = mid[11:]
+                if not (is_decimal(train) or train == "nan"):
+                    return None
+            else:
+                return None
+        else:
+            return None
+        a, sep, b = toks[0][5:].partition("/")
+        tt, avg = toks[-2], toks[-1]
+        if not (sep and is_digits(a) and is_digits(b) and tt[:11] == "train_time:" and tt[-2:] == "ms"
+                and avg[:9] == "step_avg:" and avg[-2:] == "ms"):
+            return None
+        tt, avg = tt[11:-2], avg[9:-2]
+        if not (is_digits(tt) and (is_decimal(avg) or avg == "nan")):
+            return None
+        return self._modded_fast((a, b, val, train, tt, avg), None, True)
+
+    def _modded_fast(self, g, rank, update: bool) -> list[dict]:
+        """The record of a MODDED_FAST match; `g` its six groups."""
+        step, total = int(g[0]), int(g[1])
+        cumulative = float(g[4])
         fields = {"train_time_ms": cumulative}
-        avg = num(m.group(6))
+        avg = num(g[5])
         if avg is not None:
             fields["step_avg_ms"] = avg
-        if m.group(3) is not None:
+        if g[2] is not None:
             return [record("eval", self.name, rank, step, total_steps=total, phase="validation",
-                           loss=num(m.group(3)), **fields)]
-        if m.group(4) is not None:
-            fields["loss"] = num(m.group(4))
+                           loss=num(g[2]), **fields)]
+        if g[3] is not None:
+            fields["loss"] = num(g[3])
         prev = self.prev.get(rank)
         if prev and prev[1] is not None and step == prev[0] + 1 and cumulative >= prev[1]:
             fields["step_time_ms"] = round(cumulative - prev[1], 3)
@@ -88,7 +122,7 @@ class NanoGPTParser(Parser):
         if s.startswith("step:"):
             m = MODDED_FAST.match(s, timeout=LIMIT.timeout)
             if m:
-                return self._modded_fast(m, rank, update)
+                return self._modded_fast(m.groups(), rank, update)
             m = MODDED.match(s, timeout=LIMIT.timeout)
             if not m:
                 return []

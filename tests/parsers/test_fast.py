@@ -1,0 +1,227 @@
+"""The parsers' `fast` hooks (no-regex paths for the active parser's common line shapes) give
+exactly the records and stats of the full regex path: on the whole corpus, on edge cases, and on
+hypothesis-made variants of each shape."""
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ridgescope.parsers import Dispatcher
+from ridgescope.parsers.deepspeed import DeepSpeedParser
+from ridgescope.parsers.megatron import MegatronParser
+from ridgescope.parsers.nanogpt import NanoGPTParser
+
+from .conftest import CORPUS
+
+LOGS = sorted(str(p.relative_to(CORPUS)) for p in CORPUS.rglob("*.log"))
+
+
+class FullPath(Dispatcher):
+    FAST = False
+
+
+def run(cls, lines, log_format=None, chunk=False):
+    d = cls(log_format)
+    out = []
+    if chunk:
+        out.extend(d.feed_chunk("".join(line + "\n" for line in lines)))
+    else:
+        for line in lines:
+            out.extend(d.feed(line))
+    out.extend(d.flush())
+    return out, d.stats, d.framework
+
+
+def same(lines, log_format=None):
+    want = run(FullPath, lines, log_format)
+    assert run(Dispatcher, lines, log_format) == want
+    assert run(Dispatcher, lines, log_format, chunk=True) == want
+    return want
+
+
+@pytest.mark.parametrize("rel", LOGS)
+def test_corpus_fast_matches_full(rel):
+    data = (CORPUS / rel).read_bytes()
+    lines = data.decode("utf-8", "replace").split("\n")
+    if lines and not lines[-1]:
+        lines.pop()
+    same(lines)
+
+
+# One line of each shape as the corpus prints it: the fast hook takes it (not None).
+SHAPES = {
+    DeepSpeedParser: [
+        "Model Parameters: 0.331 B, Latency: 0.27s, TFLOPs: 1.02, Samples/sec: 7.28, Time/seq 0.14s, "
+        "Batch Size: 2, Sequence Length: 512",
+        "[2023-04-18 02:33:49,721] [INFO] [logging.py:96:log_dist] [Rank 0] step=3690, skipped=70, "
+        "lr=[4.948558648353954e-06, 4.948558648353954e-06], mom=[(0.9, 0.95), (0.9, 0.95)]",
+        "[2023-04-18 09:03:08,789] [INFO] [timer.py:199:stop] epoch=0/micro_step=240/global_step=240, "
+        "RunningAvgSamplesPerSec=84.94054786524607, CurrSamplesPerSec=84.17163226245036, "
+        "MemAllocated=10.77GB, MaxMemAllocated=20.55GB",
+        "[2022-11-22 10:03:37,042] [INFO] [timer.py:198:stop] 0/200, RunningAvgSamplesPerSec=90.3166380, "
+        "CurrSamplesPerSec=82.74966845933933, MemAllocated=0.72GB, MaxMemAllocated=7.0GB",
+    ],
+    NanoGPTParser: [
+        "step:1622/3242 train_loss:3.6626 train_time:650060ms step_avg:403.26ms",
+        "step:1158/2315 train_time:70616ms step_avg:60.98ms",
+        "step:0/2315 val_loss:10.8258 train_time:0ms step_avg:0.03ms",
+        "step:0/3242 val_loss:10.8259 train_time:250ms step_avg:nanms",
+    ],
+    MegatronParser: [
+        " iteration     1060/ 1716613 | consumed samples:       271360 | consumed tokens:    555745280 | "
+        "elapsed time per iteration (ms): 597.9 | learning rate: 6.246E-05 | global batch size:   256 | "
+        "lm loss: 3.012E+00 | loss scale: 65536.0 | grad norm: 0.612 |",
+        "time (ms) | forward-compute: 340.72 | backward-compute: 176.25 | batch-generator: 2.10 | "
+        "optimizer: 20.5 | all-grads-sync: 12.0",
+    ],
+}
+
+
+@pytest.mark.parametrize("cls", list(SHAPES))
+def test_fast_takes_the_common_shapes(cls):
+    p = cls()
+    if cls is MegatronParser:
+        p.fast(SHAPES[cls][0])
+    for line in SHAPES[cls]:
+        assert p.fast(line), line
+
+
+PRIME = {
+    "deepspeed": SHAPES[DeepSpeedParser][1],
+    "nanogpt": SHAPES[NanoGPTParser][1],
+    "megatron": SHAPES[MegatronParser][0],
+}
+
+EDGES = [
+    # DeepSpeed-Chat latency
+    "Model Parameters: 0.331 B, Latency: 0.27s, TFLOPs: 1.02, Samples/sec: 7.28",
+    "Model Parameters: 0.331 B, Latency: 0.27s, TFLOPs: 1.02, Samples/sec: 7.28 ",
+    "Model Parameters: 1.2.3 B, Latency: .s, TFLOPs: 1., Samples/sec: .5,",
+    "Model Parameters: 0.331 B, Latency: 0.27 s, TFLOPs: 1.02, Samples/sec: 7.28",
+    "Model Parameters: ١ B, Latency: 0.27s, TFLOPs: 1.02, Samples/sec: 7.28",
+    "Model Parameters: 0.3 B, Latency: 0.2s, TFLOPs: 1, Samples/sec: 7, step=1 [Rank 0] step=2, skipped=0, lr=[1]",
+    "Model Parameters: 0.3 B, Latency: 0.2s, TFLOPs: 1, Samples/sec: 7 time (ms) | a: 1",
+    "Model Parameters: 0.3 B, Latency: 0.2s, TFLOPs: 1, Samples/sec: 7, NCCL",
+    "Model Parameters: 0.3 B, Latency: 0.2s, TFLOPs: 1, Samples/sec: x Model Parameters: 1 B, Latency: 2s, "
+    "TFLOPs: 3, Samples/sec: 4",
+    " Model Parameters: 0.3 B, Latency: 0.2s, TFLOPs: 1, Samples/sec: 7",
+    # log_dist step
+    "[Rank 0] step=5, skipped=0, lr=[0.0001], mom=[(0.9, 0.95)]",
+    "[Rank 3] step=5, skipped=1, lr=[ 1e-05]",
+    "[Rank 3] step=5, skipped=1, lr=[\t-1e+05,",
+    "[Rank 3] step=5, skipped=1, lr=[1e-05 ]",
+    "[Rank 3] step=5, skipped=1, lr=[]",
+    "[Rank 3] step=5, skipped=1, lr=[1e-0x5]",
+    "[Rank 3] step=5, skipped=1, lr=[e]",
+    "[Rank x] step=5, skipped=1, lr=[1] [Rank 2] step=6, skipped=0, lr=[2]",
+    "[Rank 1] step=١, skipped=1, lr=[1]",
+    "[Rank 1]  step=1, skipped=1, lr=[1]",
+    "[Rank 1] step=1, skipped=1,lr=[1]",
+    "[rank1]:[Rank 1] step=1, skipped=1, lr=[1]",
+    "0: [Rank 1] step=1, skipped=1, lr=[1]",
+    "[1,0]<stdout>:[Rank 1] step=1, skipped=1, lr=[1]",
+    # ThroughputTimer
+    "epoch=0/micro_step=10/global_step=10, RunningAvgSamplesPerSec=1.5, CurrSamplesPerSec=inf",
+    "epoch=0/micro_step=10/global_step=10, RunningAvgSamplesPerSec=1.5, CurrSamplesPerSec=infinity",
+    "x epoch=0/micro_step=10/global_step=10, RunningAvgSamplesPerSec=1.5, CurrSamplesPerSec=2, MemAllocated=1GB",
+    "x epoch=0/micro_step=10/global_step=10, RunningAvgSamplesPerSec=1.5, CurrSamplesPerSec=2, foo",
+    "x 0/10, RunningAvgSamplesPerSec=1.5, CurrSamplesPerSec=2, MemAllocated=1GB, MaxMemAllocated=2GB",
+    "x 0/10, RunningAvgSamplesPerSec=1.5, CurrSamplesPerSec=2, MemAllocated=1GB, MaxMemAllocated=2G",
+    "x 0/10, RunningAvgSamplesPerSec=1.5, CurrSamplesPerSec=2 3, MemAllocated=1GB, MaxMemAllocated=2GB",
+    "x a0/10, RunningAvgSamplesPerSec=1.5, CurrSamplesPerSec=2",
+    "x 1/2/10, RunningAvgSamplesPerSec=1.5, CurrSamplesPerSec=2",
+    "x 1/10, RunningAvgSamplesPerSec=, CurrSamplesPerSec=2",
+    "x 1/10, RunningAvgSamplesPerSec=1, CurrSamplesPerSec=",
+    "epoch=0/micro_step=10/global_step=10,RunningAvgSamplesPerSec=1, CurrSamplesPerSec=2 "
+    "3/4, RunningAvgSamplesPerSec=5, CurrSamplesPerSec=6",
+    "[Rank 0] epoch=0/micro_step=10/global_step=10, RunningAvgSamplesPerSec=1, CurrSamplesPerSec=2",
+    # modded-nanogpt
+    "step:1/10 train_time:5ms step_avg:5ms",
+    "step:1/10 train_time:5ms step_avg:5ms ",
+    "step:1/10 train_time:5.0ms step_avg:5ms",
+    "step:1/10 train_time:5ms step_avg:nanms",
+    "step:1/10 train_time:5ms step_avg:infms",
+    "step:1/10 val_loss:nan train_time:5ms step_avg:1.2.3ms",
+    "step:1/10 train_loss:nan train_time:5ms step_avg:1ms",
+    "step:1/10 train_loss: train_time:5ms step_avg:1ms",
+    "step:1/10 lr:3 train_time:5ms step_avg:1ms",
+    "step:1/10  train_time:5ms step_avg:1ms",
+    "step:1/10\ttrain_time:5ms step_avg:1ms",
+    "step:١/10 train_time:5ms step_avg:1ms",
+    "step:1/ train_time:5ms step_avg:1ms",
+    "step:1 train_time:5ms step_avg:1ms",
+    "step:2/10 train_time:3ms step_avg:1ms",
+    "step:3/10 train_time:9ms step_avg:1msms",
+    "step:1/10 train_time:5ms step_avg:1ms NCCL",
+    # Megatron
+    " iteration 5/ 10 | lm loss: 1.0 | elapsed time per iteration (ms): 3 |",
+    "iteration\t5\t/\t10\t|",
+    "iteration5/10 | lm loss: 1.0 |",
+    " iteration 5/ 10 lm loss: 1.0",
+    " iteration 5 | lm loss: 1.0",
+    " iteration ١/ 10 | lm loss: 1.0",
+    " iteration 5/ 10 | NCCL | lm loss: 1.0",
+    " validation loss at iteration 5 | lm loss value: 3.0 | lm loss PPL: 20.0 |",
+    "x iteration 5/ 10 | lm loss: 1.0",
+    "time (ms) | forward-compute: 1 | backward-compute: 2",
+    "time (ms)| a: 1",
+    "time (ms) x | a: 1 time (ms) | b: 2",
+    "time (ms) | nothing here",
+    "[Rank 0] time (ms) | forward: 1.0 | backward: 2.0 | step: 3.0",
+    " time (ms) | save-checkpoint: 120.5",
+]
+
+
+@pytest.mark.parametrize("fmt", [None, "deepspeed", "nanogpt", "megatron"])
+@pytest.mark.parametrize("prime", list(PRIME))
+def test_edges_fast_matches_full(prime, fmt):
+    for line in EDGES:
+        same([PRIME[prime], line, line, PRIME[prime], line], fmt)
+    same([PRIME[prime], *EDGES], fmt)
+
+
+FRAGMENTS = [
+    "Model Parameters: ", " B, Latency: ", "s, TFLOPs: ", ", Samples/sec: ", "[Rank ", "] step=",
+    ", skipped=", ", lr=[", "]", "epoch=", "/micro_step=", "/global_step=", ", RunningAvgSamplesPerSec=",
+    ", CurrSamplesPerSec=", ", MemAllocated=", "GB, MaxMemAllocated=", "GB", "iteration", " iteration ",
+    "time (ms)", " | ", "|", ": ", "step:", "train_time:", "ms", " step_avg:", "val_loss:",
+    "train_loss:", "/", " ", "  ", "\t", ",", "0", "7", "12", "3.5", "1e-05", "-", "+", "E", ".",
+    "nan", "inf", "١", "x", "NCCL", "[rank0]:", "0: ", "lm loss", "elapsed time per iteration (ms)",
+    "save-checkpoint", "forward-compute", "(", ")",
+]
+SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+soup = st.lists(st.sampled_from(FRAGMENTS), max_size=16).map("".join)
+value = st.sampled_from(["0", "12", "3.5", "1.", ".5", "1.2.3", "", "nan", "inf", "1e-05", "-1", "+2",
+                         "1E+00", "١", "x", " 1", "1 ", "1,5"])
+
+
+def templates(v):
+    return [
+        f"Model Parameters: {v[0]} B, Latency: {v[1]}s, TFLOPs: {v[2]}, Samples/sec: {v[3]}, Time/seq 0.1s",
+        f"[2023-04-18 02:33:49,721] [INFO] [Rank {v[0]}] step={v[1]}, skipped={v[2]}, lr=[{v[3]}, 1], mom=[]",
+        f"[t] epoch={v[0]}/micro_step={v[1]}/global_step={v[2]}, RunningAvgSamplesPerSec={v[3]}, "
+        f"CurrSamplesPerSec={v[4]}, MemAllocated={v[5]}GB, MaxMemAllocated={v[0]}GB",
+        f"[t] {v[0]}/{v[1]}, RunningAvgSamplesPerSec={v[2]}, CurrSamplesPerSec={v[3]}",
+        f"step:{v[0]}/{v[1]} train_loss:{v[2]} train_time:{v[3]}ms step_avg:{v[4]}ms",
+        f"step:{v[0]}/{v[1]} val_loss:{v[2]} train_time:{v[3]}ms step_avg:{v[4]}ms",
+        f"step:{v[0]}/{v[1]} train_time:{v[3]}ms step_avg:{v[4]}ms",
+        f" iteration {v[0]}/ {v[1]} | lm loss: {v[2]} | elapsed time per iteration (ms): {v[3]} | "
+        f"learning rate: {v[4]} | consumed samples: {v[5]} |",
+        f"time (ms) | forward-compute: {v[0]} | backward-compute: {v[1]} | save-checkpoint: {v[2]}",
+    ]
+
+
+@SETTINGS
+@given(st.lists(soup, max_size=8), st.sampled_from(list(PRIME)), st.sampled_from([None, "deepspeed", "nanogpt"]))
+def test_soup_fast_matches_full(lines, prime, fmt):
+    same([PRIME[prime], *lines], fmt)
+
+
+@SETTINGS
+@given(st.lists(st.tuples(st.integers(0, 8), st.lists(value, min_size=6, max_size=6)), max_size=8),
+       st.sampled_from(list(PRIME)))
+def test_templates_fast_matches_full(picks, prime):
+    lines = [templates(v)[i] for i, v in picks]
+    same([PRIME[prime], *lines])
+    same([PRIME[prime], *lines], prime)
