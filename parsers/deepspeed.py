@@ -71,18 +71,27 @@ class DeepSpeedParser(Parser):
             if rank_step or "SamplesPerSec=" in line or "time (ms)" in line:
                 return None
             a, sep, rest = line[18:].partition(" B, Latency: ")
-            if not (sep and is_decimal(a)):
-                return None
-            b, sep, rest = rest.partition("s, TFLOPs: ")
-            if not (sep and is_decimal(b)):
-                return None
-            c, sep, rest = rest.partition(", Samples/sec: ")
-            if not (sep and is_decimal(c)):
-                return None
+            b, sep2, rest = rest.partition("s, TFLOPs: ")
+            c, sep3, rest = rest.partition(", Samples/sec: ")
             d = rest.partition(",")[0]
-            if not is_decimal(d):
+            if not (sep and sep2 and sep3 and a and b and c and d):
                 return None
-            return self._latency((a, b, c, d), None)
+            digits = a + b + c + d
+            if not digits.isascii() or digits.strip("0123456789."):
+                return None
+            try:
+                a, b, c, d = float(a), float(b), float(c), float(d)
+            except ValueError:
+                return None     # '1.2.3' and the like: `num` decides, on the full path
+            t = a + b + c + d
+            if t - t != 0.0:
+                return None     # a run of 400 digits is inf, which `num` drops
+            # what `_latency` builds from these four numbers (finite: digits and one dot at most)
+            n = self.latency_count.get(None, 0) + 1
+            self.latency_count[None] = n
+            return [{"kind": "progress", "rank": None, "step": n, "framework": "deepspeed",
+                     "step_inferred": True, "params_b": a, "step_time_ms": round(b * 1000.0, 6),
+                     "tflops": c, "samples_per_s": d}]
         if rank_step:
             i = line.find("[Rank ")
             if i < 0:

@@ -171,12 +171,15 @@ class Dispatcher:
                 if not _interesting(line):
                     return []
                 if self._fast is not None and rank is None and not (
-                        line[0] in _PREFIX_START and _maybe_prefixed(line)):
-                    # the active parser's own line shape, without a regex (None: not that shape)
+                        line[0] in _PREFIX_START and _maybe_prefixed(line)) and not (
+                        self.active.yields_to and self.active.yields_to & self.seen):
+                    # the active parser's own line shape, without a regex (None: not that shape).
+                    # Not while its records yield to another framework's: there the full path
+                    # drops them and gives the line to the event parser.
                     recs = self._fast(line)
                     if recs is not None:
-                        recs = self._accept(self.active, recs)
                         if recs:
+                            self.seen.add(self.active.name)     # `_accept`, inline
                             r0 = recs[0]
                             if r0["kind"] in ("progress", "timing") and r0["step"] is not None:
                                 self.events.last_step[None] = r0["step"]

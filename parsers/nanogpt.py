@@ -89,11 +89,11 @@ class NanoGPTParser(Parser):
             return None
         a, sep, b = toks[0][5:].partition("/")
         tt, avg = toks[-2], toks[-1]
-        if not (sep and is_digits(a) and is_digits(b) and tt[:11] == "train_time:" and tt[-2:] == "ms"
+        if not (sep and a and b and tt[:11] == "train_time:" and tt[-2:] == "ms"
                 and avg[:9] == "step_avg:" and avg[-2:] == "ms"):
             return None
         tt, avg = tt[11:-2], avg[9:-2]
-        if not (is_digits(tt) and (is_decimal(avg) or avg == "nan")):
+        if not (tt and is_digits(a + b + tt) and (is_decimal(avg) or avg == "nan")):
             return None
         return self._modded_fast((a, b, val, train, tt, avg), None, True)
 

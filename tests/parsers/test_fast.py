@@ -98,6 +98,11 @@ EDGES = [
     "Model Parameters: 0.331 B, Latency: 0.27s, TFLOPs: 1.02, Samples/sec: 7.28",
     "Model Parameters: 0.331 B, Latency: 0.27s, TFLOPs: 1.02, Samples/sec: 7.28 ",
     "Model Parameters: 1.2.3 B, Latency: .s, TFLOPs: 1., Samples/sec: .5,",
+    "Model Parameters: 1 B, Latency: 2s, TFLOPs: 3, Samples/sec: " + "9" * 400,
+    "Model Parameters: 1 B, Latency: " + "9" * 306 + "s, TFLOPs: 3, Samples/sec: 4",
+    "step:1/10 train_time:" + "9" * 400 + "ms step_avg:" + "9" * 400 + "ms",
+    "[Rank 0] step=1, skipped=0, lr=[" + "9" * 400 + "]",
+    "x 0/10, RunningAvgSamplesPerSec=" + "9" * 400 + ", CurrSamplesPerSec=2",
     "Model Parameters: 0.331 B, Latency: 0.27 s, TFLOPs: 1.02, Samples/sec: 7.28",
     "Model Parameters: ١ B, Latency: 0.27s, TFLOPs: 1.02, Samples/sec: 7.28",
     "Model Parameters: 0.3 B, Latency: 0.2s, TFLOPs: 1, Samples/sec: 7, step=1 [Rank 0] step=2, skipped=0, lr=[1]",
@@ -171,6 +176,14 @@ EDGES = [
     "[Rank 0] time (ms) | forward: 1.0 | backward: 2.0 | step: 3.0",
     " time (ms) | save-checkpoint: 120.5",
 ]
+
+
+def test_yielding_parser_takes_the_full_path():
+    """DeepSpeed yields to Megatron: once Megatron was seen, its lines go the full path."""
+    ds = SHAPES[DeepSpeedParser]
+    same([PRIME["megatron"], *ds, *EDGES], "deepspeed")
+    same([*ds, PRIME["megatron"], *ds, *EDGES], "deepspeed")
+    same([*ds, PRIME["megatron"], *ds, *EDGES])
 
 
 @pytest.mark.parametrize("fmt", [None, "deepspeed", "nanogpt", "megatron"])
