@@ -140,6 +140,7 @@ class Dispatcher:
         self.active = self.parsers[log_format] if log_format else None
         self._open = getattr(self.active, "open", None)  # the active parser's multi-line records
         self._fast = getattr(self.active, "fast", None) if self.FAST else None  # no-regex fast path
+        self._yields = self.active.yields_to if self.active else None
         self.events = EventParser()
         self.nccl = NcclParser()
         self.seen: set[str] = set()
@@ -170,13 +171,14 @@ class Dispatcher:
                     and not self.events.tb and not self._open:
                 if not _interesting(line):
                     return []
-                if self._fast is not None and rank is None and not (
+                fast = self._fast
+                if fast is not None and rank is None and not (
                         line[0] in _PREFIX_START and _maybe_prefixed(line)) and not (
-                        self.active.yields_to and self.active.yields_to & self.seen):
+                        self._yields and self._yields & self.seen):
                     # the active parser's own line shape, without a regex (None: not that shape).
                     # Not while its records yield to another framework's: there the full path
                     # drops them and gives the line to the event parser.
-                    recs = self._fast(line)
+                    recs = fast(line)
                     if recs is not None:
                         if recs:
                             self.seen.add(self.active.name)     # `_accept`, inline
@@ -375,6 +377,7 @@ class Dispatcher:
                     self.active = p
                     self._open = getattr(p, "open", None)
                     self._fast = getattr(p, "fast", None) if self.FAST else None
+                    self._yields = p.yields_to
                     self.stats["switches"] += 1
                 return self._accept(p, recs)
         if active is None or active.name != "generic":
