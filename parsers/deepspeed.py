@@ -58,6 +58,18 @@ class DeepSpeedParser(Parser):
                        params_b=num(g[0]), step_time_ms=to_ms(num(g[1]), "s"),
                        tflops=num(g[2]), samples_per_s=num(g[3]))]
 
+    def _chat_step(self, epoch: str, step: str, text: str, rank) -> list[dict]:
+        step = int(step) + 1      # printed 0-based
+        self.last_step[rank] = step
+        vals = {}
+        for part in text.split("|")[:16]:
+            k, _, v = part.partition(":")
+            v = num(v)
+            if v is not None:
+                vals[k.strip()] = v
+        return [record("progress", self.name, rank, step, epoch=int(epoch),
+                       loss=vals.get("act_loss"), losses=vals or None)]
+
     def fast(self, line: str) -> list[dict] | None:
         """The common DeepSpeed lines without a regex, for an unprefixed printable line:
         DeepSpeed-Chat `Model Parameters: .. B, Latency: ..s, TFLOPs: .., Samples/sec: ..`,
@@ -67,6 +79,15 @@ class DeepSpeedParser(Parser):
         if "NCCL" in line:
             return None
         rank_step = "step=" in line and "[Rank" in line
+        if line[:7] == "epoch: ":
+            # DeepSpeed-Chat step 3 `epoch: E|step: S|name: x|...`
+            if rank_step or "SamplesPerSec=" in line or "time (ms)" in line or "Latency:" in line:
+                return None
+            e, sep, rest = line[7:].partition("|step: ")
+            st, sep2, text = rest.partition("|")
+            if not (sep and sep2 and is_digits(e) and is_digits(st)):
+                return None
+            return self._chat_step(e, st, text[:1000], None)
         if line[:18] == "Model Parameters: ":
             if rank_step or "SamplesPerSec=" in line or "time (ms)" in line:
                 return None
@@ -161,16 +182,7 @@ class DeepSpeedParser(Parser):
         if "|step:" in line:
             m = CHAT_STEP.match(line, timeout=LIMIT.timeout)
             if m:
-                step = int(m.group(2)) + 1      # printed 0-based
-                self.last_step[rank] = step
-                vals = {}
-                for part in m.group(3).split("|")[:16]:
-                    k, _, v = part.partition(":")
-                    v = num(v)
-                    if v is not None:
-                        vals[k.strip()] = v
-                return [record("progress", self.name, rank, step, epoch=int(m.group(1)),
-                               loss=vals.get("act_loss"), losses=vals or None)]
+                return self._chat_step(m.group(1), m.group(2), m.group(3), rank)
         if "E2E latency=" in line:
             m = CHAT_E2E.search(line, timeout=LIMIT.timeout)
             if m:

@@ -61,6 +61,7 @@ SHAPES = {
         "MemAllocated=10.77GB, MaxMemAllocated=20.55GB",
         "[2022-11-22 10:03:37,042] [INFO] [timer.py:198:stop] 0/200, RunningAvgSamplesPerSec=90.3166380, "
         "CurrSamplesPerSec=82.74966845933933, MemAllocated=0.72GB, MaxMemAllocated=7.0GB",
+        "epoch: 0|step: 5|ppo_ep: 1|act_loss: 0.2587890625|cri_loss: 0.146240234375|unsuper_loss: 0.0",
     ],
     NanoGPTParser: [
         "step:1622/3242 train_loss:3.6626 train_time:650060ms step_avg:403.26ms",
@@ -111,6 +112,17 @@ EDGES = [
     "Model Parameters: 0.3 B, Latency: 0.2s, TFLOPs: 1, Samples/sec: x Model Parameters: 1 B, Latency: 2s, "
     "TFLOPs: 3, Samples/sec: 4",
     " Model Parameters: 0.3 B, Latency: 0.2s, TFLOPs: 1, Samples/sec: 7",
+    # DeepSpeed-Chat step 3
+    "epoch: 0|step: 5|ppo_ep: 1|act_loss: 0.2587890625|cri_loss: 0.146240234375|unsuper_loss: 0.0",
+    "epoch: 0|step: 5|",
+    "epoch: 0|step: 5",
+    "epoch: 0|step: 5 |act_loss: 1",
+    "epoch: 0|step:5|act_loss: 1",
+    "epoch: 0|step: ١|act_loss: 1",
+    "epoch: 0|step: 5|act_loss: 1|Latency: 2",
+    "epoch: 0|step: 5|act_loss: 1|" + "x" * 990 + "|b: 2|c: 3",
+    "epoch: 0|step: 5|" + "|".join(f"k{i}: {i}" for i in range(30)),
+    " epoch: 0|step: 5|act_loss: 1",
     # log_dist step
     "[Rank 0] step=5, skipped=0, lr=[0.0001], mom=[(0.9, 0.95)]",
     "[Rank 3] step=5, skipped=1, lr=[ 1e-05]",
@@ -199,7 +211,7 @@ FRAGMENTS = [
     ", skipped=", ", lr=[", "]", "epoch=", "/micro_step=", "/global_step=", ", RunningAvgSamplesPerSec=",
     ", CurrSamplesPerSec=", ", MemAllocated=", "GB, MaxMemAllocated=", "GB", "iteration", " iteration ",
     "time (ms)", " | ", "|", ": ", "step:", "train_time:", "ms", " step_avg:", "val_loss:",
-    "train_loss:", "/", " ", "  ", "\t", ",", "0", "7", "12", "3.5", "1e-05", "-", "+", "E", ".",
+    "train_loss:", "epoch: ", "|step: ", "act_loss: ", "/", " ", "  ", "\t", ",", "0", "7", "12", "3.5", "1e-05", "-", "+", "E", ".",
     "nan", "inf", "١", "x", "NCCL", "[rank0]:", "0: ", "lm loss", "elapsed time per iteration (ms)",
     "save-checkpoint", "forward-compute", "(", ")",
 ]
@@ -222,6 +234,7 @@ def templates(v):
         f" iteration {v[0]}/ {v[1]} | lm loss: {v[2]} | elapsed time per iteration (ms): {v[3]} | "
         f"learning rate: {v[4]} | consumed samples: {v[5]} |",
         f"time (ms) | forward-compute: {v[0]} | backward-compute: {v[1]} | save-checkpoint: {v[2]}",
+        f"epoch: {v[0]}|step: {v[1]}|ppo_ep: {v[2]}|act_loss: {v[3]}|cri_loss: {v[4]}|x:{v[5]}",
     ]
 
 
@@ -232,7 +245,7 @@ def test_soup_fast_matches_full(lines, prime, fmt):
 
 
 @SETTINGS
-@given(st.lists(st.tuples(st.integers(0, 8), st.lists(value, min_size=6, max_size=6)), max_size=8),
+@given(st.lists(st.tuples(st.integers(0, 9), st.lists(value, min_size=6, max_size=6)), max_size=8),
        st.sampled_from(list(PRIME)))
 def test_templates_fast_matches_full(picks, prime):
     lines = [templates(v)[i] for i, v in picks]
