@@ -85,6 +85,11 @@ def pick_culprit(rows: list[dict], excess_ms: float,
     excess = _lane_excess(culprit)
     lane, lane_excess = max(excess.items(), key=lambda kv: kv[1])
     if lane_excess < 0.3 * excess_ms:
+        # No lane stands out.  A culprit that saved a checkpoint in this window also spent
+        # untimed time around it (state_dict() copies, serialising optimizer state), which
+        # lands in idle and compute: the checkpoint is then the likeliest cause.
+        if culprit["lanes_ms"].get("checkpoint", 0.0) > 0:
+            return culprit["rank"], "checkpoint", skew_ms
         return culprit["rank"], "unknown", skew_ms
     return culprit["rank"], lane, skew_ms
 
