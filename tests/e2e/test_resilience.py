@@ -98,14 +98,17 @@ def test_a_killed_or_restarted_worker_recovers_its_tables_with_no_duplicate_step
     job = f"crash-{uuid.uuid4().hex[:6]}"
     produce(kafka_stack.broker, step_messages(job, range(1, 16)))
     kafka_stack.wait_for_steps(job, 14)  # step 15 stays open until step 16 arrives
+    partitions = kafka_stack.assigned()
 
     kafka_stack.kill_worker()
     kafka_stack.restart_worker()
+    kafka_stack.wait_assigned(partitions)
     produce(kafka_stack.broker, step_messages(job, range(16, 31)))
     kafka_stack.wait_for_steps(job, 29)
 
     kafka_stack.down()
     kafka_stack.up()
+    kafka_stack.wait_assigned(partitions)
     produce(kafka_stack.broker, step_messages(job, range(31, 46)) + job_end(job))
     steps = kafka_stack.wait_for_steps(job, 45)
 
