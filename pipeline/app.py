@@ -64,11 +64,11 @@ class KeyPrefix(MutableMapping):
     def __delitem__(self, key):
         del self.mapping[self.prefix + key]
 
-    def __iter__(self):
-        return (k[len(self.prefix):] for k in self.mapping if k.startswith(self.prefix))
+    def __iter__(self):  # the aggregate only looks rows up by key; a scan would read all jobs
+        raise TypeError("a key-prefixed view is not iterable")
 
     def __len__(self):
-        return sum(1 for _ in self)
+        raise TypeError("a key-prefixed view has no length")
 
 
 _DELETED = object()

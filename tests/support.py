@@ -95,3 +95,23 @@ def make_stack(tmp_path: Path, broker: str) -> Stack:
     s = Stack(tmp_path / "rs", broker, tansu.free_port())
     s.up()
     return s
+
+
+# The spine's real job (ridgescope.cli.demo_job) with the faults the end-to-end tests expect.
+SPINE_STEPS = 60
+SPINE_NPROC = 4
+SLOW_INPUT_RANK, SLOW_INPUT_STEPS = 1, range(20, 23)
+STRAGGLER_RANK, STRAGGLER_STEP = 2, 40
+HEAVY_CKPT_AFTER = 50  # saved after step 50: it lands in step 51's window
+SPINE_FAULTS = {"RS_DEMO_STEPS": str(SPINE_STEPS), "RS_DEMO_SLOW_INPUT": "1:20-22",
+                "RS_DEMO_STRAGGLER": "2:40", "RS_DEMO_CKPT_EVERY": "15",
+                "RS_DEMO_HEAVY_CKPT": str(HEAVY_CKPT_AFTER)}
+
+
+def run_spine_job(stack: Stack, job: str, hooks: bool = True) -> subprocess.CompletedProcess:
+    """torchrun the spine's 4-rank job under `ridgescope run` against ``stack``."""
+    flags = [] if hooks else ["--no-hooks"]
+    return cli("run", *stack.flags, "--job", job, *flags, "--", sys.executable, "-m",
+               "torch.distributed.run", "--nproc-per-node", str(SPINE_NPROC), "--tee", "3",
+               "-m", "ridgescope.cli.demo_job", env=SPINE_FAULTS, timeout=600)
+

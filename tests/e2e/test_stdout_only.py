@@ -5,31 +5,20 @@ found from the printed step times alone and its cause is `unknown`.
 """
 from __future__ import annotations
 
-import sys
 import uuid
 
 import pytest
-from support import cli
+from support import (HEAVY_CKPT_AFTER, SLOW_INPUT_STEPS, SPINE_NPROC, SPINE_STEPS,
+                     STRAGGLER_STEP, run_spine_job)
 
 pytestmark = [pytest.mark.torch, pytest.mark.slow]
 
-# The spine's job and faults (tests/e2e/test_spine.py).
-STEPS = 60
-NPROC = 4
-SLOW_INPUT_STEPS = range(20, 23)  # slow DataLoader batches on rank 1
-STRAGGLER_STEP = 40  # extra compute on rank 2
-HEAVY_CKPT_AFTER = 50  # rank 0 saves a heavy checkpoint after step 50: step 51 is slow
-FAULTS = {"RS_DEMO_STEPS": str(STEPS), "RS_DEMO_SLOW_INPUT": "1:20-22",
-          "RS_DEMO_STRAGGLER": "2:40", "RS_DEMO_CKPT_EVERY": "15",
-          "RS_DEMO_HEAVY_CKPT": str(HEAVY_CKPT_AFTER)}
-
+STEPS, NPROC = SPINE_STEPS, SPINE_NPROC
 INJECTED = {*SLOW_INPUT_STEPS, STRAGGLER_STEP, HEAVY_CKPT_AFTER + 1}
 
 
 def run_demo_job_without_hooks(stack, job: str):
-    return cli("run", *stack.flags, "--job", job, "--no-hooks", "--", sys.executable, "-m",
-               "torch.distributed.run", "--nproc-per-node", str(NPROC), "--tee", "3",
-               "-m", "ridgescope.cli.demo_job", env=FAULTS, timeout=600)
+    return run_spine_job(stack, job, hooks=False)
 
 
 def check_stdout_only(stack, job: str) -> None:

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import csv
 
-import pytest
 from pytest import approx
 
 from .conftest import CORPUS
