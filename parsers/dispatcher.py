@@ -199,11 +199,15 @@ class Dispatcher:
                 stats["truncated"] += 1
             if line.endswith("\n"):
                 line = line[:-1]
-            LIMIT.timeout = TIMEOUT if len(line) > SHORT_LINE else None
-            if not line.isprintable():
+            short = len(line) <= SHORT_LINE
+            LIMIT.timeout = None if short else TIMEOUT
+            # Tabs are the one control character common in progress lines (meters); a line
+            # that is printable once they are spaces has no ANSI code or other control.
+            if not line.isprintable() and not (
+                    "\t" in line and line.replace("\t", " ").isprintable()):
                 if "\x1b" in line:
-                    line = ANSI.sub("", line, timeout=0.05)
-                if CONTROL.search(line, timeout=0.05):
+                    line = ANSI.sub("", line, timeout=None if short else 0.05)
+                if CONTROL.search(line, timeout=None if short else 0.05):
                     stats["garbage"] += 1
                     return []
             if rank is None and line and line[0] in _PREFIX_START and _maybe_prefixed(line):

@@ -76,60 +76,68 @@ def pairs(text: str, limit: int = 64) -> list[tuple[str, str, str | None]]:
     return out
 
 
+# Which field a lowercased key feeds, in the order the checks below used to run: a key in
+# several sets takes the first.  Keys ending in `_ms` that no earlier set claims are extras.
+_FIELD_SETS = (("step", STEP_KEYS), ("loss", LOSS_KEYS), ("lr", LR_KEYS),
+               ("grad_norm", GN_KEYS), ("step_time_ms", TIME_MS_KEYS), ("time", TIME_KEYS),
+               ("tokens_per_s", TOK_KEYS), ("samples_per_s", SAMPLE_KEYS), ("it_per_s", IT_KEYS),
+               ("tflops", TFLOPS_KEYS | {"tflops"}), ("mfu", {"mfu"}), ("mem", MEM_KEYS),
+               ("epoch", EPOCH_KEYS), ("total_steps", TOTAL_KEYS))
+_FIELD_OF: dict[str, str] = {}
+for _tag, _keys in _FIELD_SETS:
+    for _key in _keys:
+        if _key.endswith("_ms") and _tag not in ("step", "loss", "lr", "grad_norm",
+                                                  "step_time_ms"):
+            continue
+        _FIELD_OF.setdefault(_key, _tag)
+_SAME_NAME = frozenset(("loss", "lr", "grad_norm", "samples_per_s", "it_per_s", "tflops", "mfu"))
+
+
 def normalise(items, fields: dict | None = None) -> tuple[dict, dict]:
-    """Map raw (key, value, unit) items to record fields; returns (fields, extras)."""
+    """Map raw (key, value, unit) items to record fields; returns (fields, extras).
+
+    One dict lookup per key: most keys of a long line are extras, and a chain of set tests
+    cost each of them ~1 us."""
     fields = {} if fields is None else fields
     extra: dict = {}
+    field_of = _FIELD_OF.get
     for key, val, unit in items:
         k = key.strip().lower()
         v = num(val)
         if v is None:
             continue
-        if k in STEP_KEYS:
+        tag = field_of(k)
+        if tag is None:
+            if k.endswith("_ms"):
+                extra[k] = v
+            elif unit == "it/s":
+                fields.setdefault("it_per_s", v)
+            elif unit == "s/it" and v > 0:
+                fields.setdefault("it_per_s", round(1.0 / v, 6))
+            elif len(extra) < 32:
+                extra[k.replace(" ", "_")] = v
+        elif tag in _SAME_NAME:
+            fields.setdefault(tag, v)
+        elif tag == "step":
             if v == int(v) and "step" not in fields:
                 fields["step"] = int(v)
-        elif k in LOSS_KEYS:
-            fields.setdefault("loss", v)
-        elif k in LR_KEYS:
-            fields.setdefault("lr", v)
-        elif k in GN_KEYS:
-            fields.setdefault("grad_norm", v)
-        elif k in TIME_MS_KEYS or k.endswith("_ms"):
-            if k in TIME_MS_KEYS:
-                fields.setdefault("step_time_ms", v)
-            else:
-                extra[k] = v
-        elif k in TIME_KEYS:
+        elif tag == "step_time_ms":
+            fields.setdefault("step_time_ms", v)
+        elif tag == "time":
             ms = to_ms(v, unit if unit in ("ms", "s", "sec") else None, "s")
             if ms is not None:
                 fields.setdefault("step_time_ms", ms)
-        elif k in TOK_KEYS:
+        elif tag == "tokens_per_s":
             fields.setdefault("tokens_per_s", v * (1000 if unit == "K" else 1))
-        elif k in SAMPLE_KEYS:
-            fields.setdefault("samples_per_s", v)
-        elif k in IT_KEYS:
-            fields.setdefault("it_per_s", v)
-        elif k in TFLOPS_KEYS or k == "tflops":
-            fields.setdefault("tflops", v)
-        elif k == "mfu":
-            fields.setdefault("mfu", v)
-        elif k in MEM_KEYS:
+        elif tag == "mem":
             if unit in ("GiB", "GB", "MiB", "MB"):
                 fields.setdefault("mem_gb", to_gb(v, unit))
             elif k == "mem_gb" or k == "memory_gb":
                 fields.setdefault("mem_gb", v)
             else:   # bare number: maskrcnn & co print MB
                 fields.setdefault("mem_gb", to_gb(v, "mb" if v > 512 else "gb"))
-        elif k in EPOCH_KEYS:
+        elif tag == "epoch":
             fields.setdefault("epoch", v if v != int(v) else int(v))
-        elif k in TOTAL_KEYS:
-            if v == int(v):
-                fields.setdefault("total_steps", int(v))
-        elif unit == "it/s":
-            fields.setdefault("it_per_s", v)
-        elif unit == "s/it" and v > 0:
-            fields.setdefault("it_per_s", round(1.0 / v, 6))
-        else:
-            if len(extra) < 32:
-                extra[k.replace(" ", "_")] = v
+        elif v == int(v):   # total_steps
+            fields.setdefault("total_steps", int(v))
     return fields, extra

@@ -251,3 +251,41 @@ def test_templates_fast_matches_full(picks, prime):
     lines = [templates(v)[i] for i, v in picks]
     same([PRIME[prime], *lines])
     same([PRIME[prime], *lines], prime)
+
+
+# The generic parser's plain-shape readers answer exactly what their regex finds, or defer.
+DICT_ATOMS = ["'a'", "'loss'", '"x"', "'k k'", "'a:b'", "'é'", "1", "2.5", "-3e5", "'v'", "'v, w'",
+              "True", "nan", "x" * 41, "ü", "[1, 2]", "{'n': 1}", "''", "'", ":", ", ", ": ", " ",
+              "'" + "y" * 81 + "'", "1_000", "+.5", "None", "'a\"b'", "١"]
+METER_ATOMS = ["Time", "Data", "Tok/s", "Loss/tok", "LR", "Acc@1", "@x", "1a", "Batch", "time", " ",
+               "  ", "0.041", "(0.057)", "8.63e-05", "3.91E+03", "-1", "-", "-.", ".", "1e", "1e+",
+               "1.2.3", "é", "\x1c", "x" * 35, "(", ")", "_a", "a_b/c", "12", "nan", "e5", "+1", "١"]
+dict_items = st.lists(st.tuples(st.sampled_from(DICT_ATOMS), st.sampled_from(DICT_ATOMS)),
+                      min_size=1, max_size=6).map(lambda kv: ", ".join(f"{k}: {v}" for k, v in kv))
+
+
+@SETTINGS
+@given(st.one_of(dict_items, st.lists(st.sampled_from(DICT_ATOMS), max_size=12).map("".join)))
+def test_plain_dict_items_match_the_regex(body):
+    from ridgescope.parsers.pydict import plain_items, regex_items
+    items = plain_items(body)
+    assert items is None or items == regex_items(body)
+
+
+@SETTINGS
+@given(st.lists(st.sampled_from(METER_ATOMS), max_size=6).map("".join))
+def test_meter_items_match_the_regex(part):
+    from ridgescope.parsers.generic import _METER_ITEM, meter_item
+    part = part.strip()
+    m = _METER_ITEM.match(part)
+    assert meter_item(part) == ((m.group(1).strip(), m.group(2)) if m else None)
+
+
+def test_plain_shapes_take_the_fast_readers():
+    from ridgescope.parsers.generic import meter_item
+    from ridgescope.parsers.pydict import plain_items
+    assert plain_items("'training_steps': 1, 'average_loss': 6.3, 'tag': 'x'") == [
+        ("training_steps", None, "1"), ("average_loss", None, "6.3"), ("tag", "x", None)]
+    assert plain_items("'a':1") is None       # other spacing: the regex decides
+    assert meter_item("Data 8.63e-05 (3.91e-03)") == ("Data", "8.63e-05")
+    assert meter_item("Batch time 0.1 (0.2)") == ("Batch time", "0.1")   # through the regex
