@@ -18,7 +18,7 @@ import faust
 import msgpack
 from faust.serializers import codecs
 
-from ridgescope.pipeline import query_api, sink_rows, windows
+from ridgescope.pipeline import commits, query_api, sink_rows, windows
 from ridgescope.pipeline.config import Settings
 from ridgescope.pipeline.verdict import VerdictConfig
 from ridgescope.schemas import envelope
@@ -110,16 +110,29 @@ class BatchWrites(MutableMapping):
     def __len__(self):
         raise TypeError("a batch view has no length")
 
-    def flush(self) -> None:
+    async def flush(self) -> None:
+        """Apply the held writes and hand their changelog records to the producer.
+
+        Awaited here, before the batch's events are acked, so the offset commit (which
+        flushes the producer first) cannot run ahead of them.  Faust's own ``send_changelog``
+        queues them in a buffer that a commit flushes for at most 0.1 s a record; a worker
+        killed after such a commit came back with state older than its committed input, and
+        the steps in between were lost (seen in the crash test)."""
+        table = self.table
+        topic = table.changelog_topic
         for key, value in self.held.items():
             partition = self.partition[key]
             if value is _DELETED:
-                if key in self.table.data:
-                    del self.table.data[key]
-                    self.table.send_changelog(partition, key, None, value_serializer="raw")
+                if key in table.data:
+                    del table.data[key]
+                    await topic.send(key=key, value=None, partition=partition,
+                                     key_serializer=table.key_serializer,
+                                     value_serializer="raw")
             else:
-                self.table.data[key] = value
-                self.table.send_changelog(partition, key, value)
+                table.data[key] = value
+                await topic.send(key=key, value=value, partition=partition,
+                                 key_serializer=table.key_serializer,
+                                 value_serializer=table.value_serializer)
         self.held.clear()
         self.partition.clear()
 
@@ -136,7 +149,7 @@ def build_app(settings: Settings, store=None, verdict_cfg: VerdictConfig | None 
               app_id: str = "ridgescope") -> faust.App:
     """Create the app.  ``store`` is a ridgescope.sql.store.Store owned by this process."""
     cfg = verdict_cfg or VerdictConfig()
-    app = faust.App(
+    app = commits.App(
         app_id,
         broker=f"kafka://{settings.broker}",
         store="memory://",
@@ -152,7 +165,11 @@ def build_app(settings: Settings, store=None, verdict_cfg: VerdictConfig | None 
         broker_heartbeat_interval=1.0,
         broker_rebalance_timeout=20.0,
         broker_commit_interval=1.0,
-        stream_wait_empty=False,
+        # On a rebalance, let the agents finish their batch before tables recover: an agent
+        # still writing while recovery replays the changelog had its newer state overwritten
+        # with older records (steps lost in the crash test).  The agents never leave an
+        # event unacked (errors go to the dead-letter topic), so the wait ends.
+        stream_wait_empty=True,
         consumer_auto_offset_reset="earliest",
         producer_linger_ms=5,
         Table=StateTable,
@@ -215,7 +232,7 @@ def build_app(settings: Settings, store=None, verdict_cfg: VerdictConfig | None 
                              "world_size": msg["p"]["world_size"]}))
                 except Exception as exc:  # noqa: BLE001 - one bad event must not stop the agent
                     await dead_letter(event, f"{type(exc).__name__}: {exc}")
-            states.flush()
+            await states.flush()
 
     @app.agent(step_rank_topic, name="aggregate")
     async def aggregate(stream):
@@ -228,8 +245,8 @@ def build_app(settings: Settings, store=None, verdict_cfg: VerdictConfig | None 
                     await aggregate_one(event, jobs, rows)
                 except Exception as exc:  # noqa: BLE001
                     await dead_letter(event, f"{type(exc).__name__}: {exc}")
-            jobs.flush()
-            rows.flush()
+            await jobs.flush()
+            await rows.flush()
 
     async def aggregate_one(event, jobs: BatchWrites, rows: BatchWrites) -> None:
         raw = msgpack.unpackb(event.value, raw=False)

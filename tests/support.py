@@ -56,19 +56,6 @@ class Stack:
         while stack.alive(self.worker_pid()) and time.monotonic() < deadline:
             time.sleep(0.1)
 
-    def assigned(self) -> int:
-        status = stack.worker_status(self.web_port) or {}
-        return status.get("assigned_partitions", 0)
-
-    def wait_assigned(self, count: int, timeout_s: float = 90) -> None:
-        """Wait until this (only) worker holds every partition again: after a crash, the
-        group first rebalances around the dead member, then once more when its session
-        expires."""
-        deadline = time.monotonic() + timeout_s
-        while self.assigned() < count and time.monotonic() < deadline:
-            time.sleep(0.5)
-        assert self.assigned() >= count, f"{self.assigned()} of {count} partitions assigned"
-
     def restart_worker(self) -> None:
         state = stack.read_state(self.settings)
         state["worker_pid"] = stack.start_worker(self.settings)

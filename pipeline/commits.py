@@ -1,0 +1,160 @@
+"""Offset commits that never pass an event the agents did not process, and delivery in
+offset order.
+
+Faust (0.15) counts events as done that no agent handled:
+- the events its streams skip around a rebalance (fetched under the old generation, or
+  arriving while flow control is off for table recovery): it acks them;
+- offsets the fetcher jumped over: after the seek that ends a rebalance, records fetched
+  before it can still arrive, and Faust marks the offsets between as a "gap", meant for
+  compacted or transactional topics, and commits over it (such a late record is also
+  delivered ahead of the ones it jumped over);
+- with either, it commits the first unbroken run of acked offsets even when that run does
+  not start at the committed position.
+A worker killed after such a commit came back without those events: the crash test lost
+steps that the aggregate had judged and the sink had never stored.
+
+Here none of them counts as done, and a commit must start exactly at the committed
+position.  When a record arrives past the next expected offset, it is dropped and the
+partition is read again from that offset, so the agents see each partition in order (the
+aggregate judges steps in order).  A partition whose commit is still held back after a
+while is read again from its committed offset.  At least once: the agents and the store
+drop the duplicates.
+"""
+from __future__ import annotations
+
+import bisect
+import logging
+import time
+from collections import defaultdict
+
+import faust
+from faust.transport.drivers import aiokafka as aiokafka_driver
+from faust.types.tuples import ack_lock
+from mode.utils.futures import notify
+
+log = logging.getLogger("ridgescope.pipeline")
+REREAD_AFTER_S = 5.0
+"""How long a partition's commit may wait on an event at its committed position before the
+partition is read again from there: longer than a batch takes, shorter than a user waits."""
+RESYNC_GIVE_UP_S = 3.0
+"""A partition read again takes records only from the offset it awaits; should that offset
+not exist (a topic someone compacted), it goes on from what comes after this long."""
+
+
+class _ReadOffsets(defaultdict):
+    """Faust's per-partition "last delivered offset", which it also uses to drop records
+    older than a seek.  While a partition is being read again, the records dropped on the
+    way must not move it, or the one awaited would be dropped as old."""
+
+    def __init__(self, resyncing: dict):
+        super().__init__(lambda: None)
+        self.resyncing = resyncing
+
+    def __setitem__(self, tp, offset) -> None:
+        if tp not in self.resyncing or offset == self.resyncing[tp]:
+            super().__setitem__(tp, offset)
+
+
+class SafeCommitConsumer(aiokafka_driver.Consumer):
+    """Faust's Kafka consumer with the rules above."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._held_since: dict = {}
+        self._resyncing: dict = {}      # partition -> the offset that must come next
+        self._resync_until: dict = {}
+        self._read_offset = _ReadOffsets(self._resyncing)
+        self._deliver, self.callback = self.callback, self._deliver_in_order
+
+    async def _deliver_in_order(self, message) -> None:
+        tp = message.tp
+        expected = self._resyncing.get(tp)
+        if expected is not None:
+            if message.offset != expected:
+                if message.offset < expected or time.monotonic() < self._resync_until[tp]:
+                    return      # fetched before the seek back: it comes again, in order
+                log.warning("offset %d of %s[%d] never came back; going on from %d",
+                            expected, tp.topic, tp.partition, message.offset)
+            del self._resyncing[tp]
+        await self._deliver(message)
+
+    async def _read_again(self, tp, offset: int) -> None:
+        self._resyncing[tp] = offset
+        self._resync_until[tp] = time.monotonic() + RESYNC_GIVE_UP_S
+        await self.seek(tp, offset)
+
+    def ack(self, message) -> bool:
+        app = self.app
+        if message.generation_id == app.consumer_generation_id \
+                and app.flow_control.is_active():
+            return super().ack(message)
+        with ack_lock:   # released, so a rebalance waiting for in-flight events goes on
+            if message.acked:
+                return False
+            message.acked = True
+            self._unacked_messages.discard(message)
+            notify(self._waiting_for_ack)
+        return False
+
+    def _new_offset(self, tp):
+        acked = self._acked[tp]
+        committed = self._committed_offset[tp]
+        if committed is not None and acked:
+            acked.sort()
+            stale = bisect.bisect_left(acked, committed)   # from before the last seek
+            if stale:
+                self._acked_index[tp].difference_update(acked[:stale])
+                del acked[:stale]
+            if acked and acked[0] != committed:
+                self._held_since.setdefault(tp, time.monotonic())
+                return None     # an event at the committed position is not done yet
+        self._held_since.pop(tp, None)
+        return super()._new_offset(tp)
+
+    async def _add_gap(self, tp, offset_from: int, offset_to: int) -> None:
+        """Our topics are neither compacted nor transactional: every offset is an event, and
+        one the fetcher jumped over was not delivered.  Read the partition again from it."""
+        if tp not in self._resyncing:
+            await self._read_again(tp, offset_from)
+
+    async def commit(self, *args, **kwargs) -> bool:
+        committed = await super().commit(*args, **kwargs)
+        await self._reread_held_partitions()
+        return committed
+
+    async def _reread_held_partitions(self) -> None:
+        now, assigned = time.monotonic(), self.assignment()
+        for tp, since in list(self._held_since.items()):
+            if now - since < REREAD_AFTER_S:
+                continue
+            del self._held_since[tp]
+            offset = self._committed_offset[tp]
+            if tp in assigned and offset is not None and tp not in self._resyncing:
+                log.warning("reading %s[%d] again from offset %d: events there were never "
+                            "delivered to the agents", tp.topic, tp.partition, offset)
+                await self._read_again(tp, offset)
+
+    async def perform_seek(self) -> None:
+        """Seek to the committed offsets, and know where a never-committed partition starts,
+        so that its first commit also has to start there.  Faust then takes the committed
+        offset as the last one delivered, so a late record just past it would not count as
+        a jump: mark the one before instead."""
+        self._resyncing.clear()
+        await super().perform_seek()
+        for tp in self.assignment():
+            committed = self._committed_offset[tp]
+            if committed is None:
+                self._committed_offset[tp] = await self.position(tp)
+            elif committed > 0:
+                self._read_offset[tp] = committed - 1
+
+
+class SafeCommitTransport(aiokafka_driver.Transport):
+    Consumer = SafeCommitConsumer
+
+
+class App(faust.App):
+    """faust.App whose stream consumer commits with SafeCommitConsumer."""
+
+    def _new_transport(self):
+        return SafeCommitTransport(self.conf.broker_consumer, self)

@@ -1,0 +1,145 @@
+"""The worker's offset commits never pass an event its agents did not process.
+
+Faust acks events its streams skip around a rebalance and commits the first unbroken run of
+acked offsets wherever it starts; SafeCommitConsumer (ridgescope.pipeline.commits) refuses
+both.  Driven on the real consumer object of the worker's app, with no broker."""
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from faust.transport.drivers.aiokafka import Consumer as FaustConsumer
+from faust.types import TP, Message
+
+from ridgescope.pipeline import commits
+from ridgescope.pipeline.app import build_app
+from ridgescope.pipeline.config import Settings
+
+TOPIC = "rs.raw.hook"
+TP0 = TP(TOPIC, 0)
+
+
+@pytest.fixture
+def consumer():
+    app = build_app(Settings(broker="127.0.0.1:9"))   # never started: no broker needed
+    app.topics._acking_topics.add(TOPIC)
+    app.flow_control.resume()
+    app.consumer_generation_id = 3
+    consumer = app.consumer
+    consumer._committed_offset[TP0] = 10
+    return consumer
+
+
+def message(offset: int, generation: int = 3) -> Message:
+    return Message(topic=TOPIC, partition=0, offset=offset, timestamp=0.0, timestamp_type=0,
+                   headers=None, key=b"k", value=b"v", checksum=None, tp=TP0,
+                   generation_id=generation)
+
+
+def test_an_event_skipped_under_the_old_generation_holds_the_commit_back(consumer):
+    skipped = message(10, generation=2)
+    assert consumer.ack(skipped) is False
+    assert skipped.acked    # released: a rebalance waiting for in-flight events goes on
+    for offset in range(11, 15):
+        consumer.ack(message(offset))
+    assert consumer._new_offset(TP0) is None
+    # Faust's own rule commits past the hole:
+    assert FaustConsumer._new_offset(consumer, TP0) == 15
+
+    consumer._acked[TP0][:] = list(range(11, 15))
+    consumer._acked_index[TP0].update(range(11, 15))
+    consumer.ack(message(10))     # fetched again after the seek, and processed
+    assert consumer._new_offset(TP0) == 15
+
+
+def test_an_event_acked_while_flow_control_is_off_is_not_counted(consumer):
+    consumer.app.flow_control.suspend()
+    assert consumer.ack(message(10)) is False
+    consumer.app.flow_control.resume()
+    consumer.ack(message(11))
+    assert consumer._new_offset(TP0) is None
+
+
+def test_an_unbroken_run_from_the_committed_position_commits(consumer):
+    for offset in (12, 10, 11):
+        assert consumer.ack(message(offset)) is True
+    assert consumer._new_offset(TP0) == 13
+
+
+def test_offsets_from_before_a_seek_are_dropped_not_waited_for(consumer):
+    for offset in (10, 11):
+        consumer.ack(message(offset))
+    consumer._committed_offset[TP0] = 20     # another worker committed further meanwhile
+    consumer.ack(message(20))
+    assert consumer._new_offset(TP0) == 21
+    assert consumer._acked[TP0] == []
+
+
+@pytest.fixture
+def seeks(consumer, monkeypatch):
+    """The seeks the consumer asks for (it has no broker here), with Faust's own effect on
+    its read offset."""
+    asked = []
+
+    async def seek(tp, offset):
+        asked.append((tp, offset))
+        consumer._read_offset[tp] = offset
+    monkeypatch.setattr(consumer, "seek", seek)
+    monkeypatch.setattr(consumer, "assignment", lambda: {TP0})
+    return asked
+
+
+def test_a_record_past_the_next_offset_is_dropped_and_the_partition_read_again(
+        consumer, seeks, monkeypatch):
+    delivered = []
+
+    async def deliver(msg):
+        delivered.append(msg.offset)
+    monkeypatch.setattr(consumer, "_deliver", deliver)
+
+    async def drain(offsets):     # what Faust's fetch loop does with each record
+        for offset in offsets:
+            last = consumer._read_offset[TP0]
+            if last is not None and offset < last:
+                continue          # older than a seek: Faust drops it
+            if last is not None and offset - last > 1:
+                await consumer._add_gap(TP0, last + 1, offset)
+            await consumer.callback(message(offset))
+            consumer._read_offset[TP0] = offset
+
+    consumer._read_offset[TP0] = 9
+    asyncio.run(drain([10, 11, 15, 16, 12, 13, 14, 15, 16]))
+    assert seeks == [(TP0, 12)]
+    assert delivered == [10, 11, 12, 13, 14, 15, 16]
+    consumer.ack(message(10))
+    asyncio.run(consumer._add_gap(TP0, 11, 20))   # a jump is never counted as done
+    consumer.ack(message(21))
+    assert consumer._new_offset(TP0) == 11
+    assert consumer._new_offset(TP0) is None
+
+
+def test_a_partition_held_back_too_long_is_read_again_from_its_committed_offset(
+        consumer, seeks):
+    consumer.ack(message(12))
+    assert consumer._new_offset(TP0) is None
+    asyncio.run(consumer._reread_held_partitions())
+    assert seeks == []                               # a batch may still be on its way
+    consumer._held_since[TP0] -= commits.REREAD_AFTER_S
+    asyncio.run(consumer._reread_held_partitions())
+    assert seeks == [(TP0, 10)]
+    assert consumer._resyncing == {TP0: 10}
+
+
+def test_an_offset_that_never_comes_back_does_not_stall_the_partition(consumer, seeks,
+                                                                       monkeypatch):
+    delivered = []
+
+    async def deliver(msg):
+        delivered.append(msg.offset)
+    monkeypatch.setattr(consumer, "_deliver", deliver)
+    asyncio.run(consumer._read_again(TP0, 12))
+    asyncio.run(consumer.callback(message(14)))
+    assert delivered == []
+    consumer._resync_until[TP0] -= commits.RESYNC_GIVE_UP_S
+    asyncio.run(consumer.callback(message(14)))
+    assert delivered == [14] and consumer._resyncing == {}
