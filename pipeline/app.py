@@ -28,13 +28,23 @@ from ridgescope.schemas.kinds import (ALERTS_TOPIC, DEAD_LETTER_TOPIC, RAW_TOPIC
 log = logging.getLogger("ridgescope.pipeline")
 
 class MsgpackCodec(codecs.Codec):
-    """Table state as msgpack: Faust's JSON codec cost ~1 ms per state write (profiled)."""
+    """Table state as msgpack: Faust's JSON codec cost ~1 ms per state write (profiled).
+
+    A changelog record that does not decode (written by an older version in another format,
+    or damaged) reads as no state for its key, with a warning: Faust's recovery stops at the
+    first record that raises, and the worker then waits for it forever (seen with a broker
+    kept from an older version)."""
 
     def _dumps(self, obj) -> bytes:
         return msgpack.packb(obj, use_bin_type=True)
 
     def _loads(self, data: bytes):
-        return msgpack.unpackb(data, raw=False, strict_map_key=False)
+        try:
+            return msgpack.unpackb(data, raw=False, strict_map_key=False)
+        except (ValueError, msgpack.UnpackException) as exc:
+            log.warning("table state record of %d bytes does not decode (%s); its key starts "
+                        "over", len(data), exc)
+            return None
 
 
 codecs.register("msgpack", MsgpackCodec())

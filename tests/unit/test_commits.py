@@ -143,3 +143,4 @@ def test_an_offset_that_never_comes_back_does_not_stall_the_partition(consumer, 
     consumer._resync_until[TP0] -= commits.RESYNC_GIVE_UP_S
     asyncio.run(consumer.callback(message(14)))
     assert delivered == [14] and consumer._resyncing == {}
+
