@@ -83,13 +83,10 @@ _FIELD_SETS = (("step", STEP_KEYS), ("loss", LOSS_KEYS), ("lr", LR_KEYS),
                ("tokens_per_s", TOK_KEYS), ("samples_per_s", SAMPLE_KEYS), ("it_per_s", IT_KEYS),
                ("tflops", TFLOPS_KEYS | {"tflops"}), ("mfu", {"mfu"}), ("mem", MEM_KEYS),
                ("epoch", EPOCH_KEYS), ("total_steps", TOTAL_KEYS))
-_FIELD_OF: dict[str, str] = {}
-for _tag, _keys in _FIELD_SETS:
-    for _key in _keys:
-        if _key.endswith("_ms") and _tag not in ("step", "loss", "lr", "grad_norm",
-                                                  "step_time_ms"):
-            continue
-        _FIELD_OF.setdefault(_key, _tag)
+_MS_CLAIMED_BY = ("step", "loss", "lr", "grad_norm", "step_time_ms")
+_FIELD_OF: dict[str, str] = {   # reversed: an earlier set overwrites a later one
+    key: tag for tag, keys in reversed(_FIELD_SETS) for key in keys
+    if tag in _MS_CLAIMED_BY or not key.endswith("_ms")}
 _SAME_NAME = frozenset(("loss", "lr", "grad_norm", "samples_per_s", "it_per_s", "tflops", "mfu"))
 
 

@@ -141,7 +141,10 @@ class SafeCommitConsumer(aiokafka_driver.Consumer):
         a jump: mark the one before instead."""
         self._resyncing.clear()
         await super().perform_seek()
+        streamed = self.app.topics.acks_enabled_for
         for tp in self.assignment():
+            if not streamed(tp.topic):
+                continue    # table changelogs: read by recovery, never committed
             committed = self._committed_offset[tp]
             if committed is None:
                 self._committed_offset[tp] = await self.position(tp)

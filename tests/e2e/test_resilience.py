@@ -41,27 +41,17 @@ def job_end(job: str, ranks: int = 2) -> list:
         for r in range(ranks)]
 
 
-def produce(bootstrap: str, messages: list) -> None:
+def produce(bootstrap: str, messages: list, over_s: float = 0.0) -> None:
+    """Produce ``messages`` in order; with ``over_s``, spread evenly over that many seconds,
+    as a running job would."""
     async def go():
         producer = AIOKafkaProducer(bootstrap_servers=bootstrap)
         await producer.start()
         try:
             for topic, key, value in messages:
                 await producer.send_and_wait(topic, value, key=key.encode())
-        finally:
-            await producer.stop()
-    asyncio.run(go())
-
-
-def trickle(bootstrap: str, messages: list, over_s: float) -> None:
-    """Produce ``messages`` spread evenly over ``over_s`` seconds, as a running job would."""
-    async def go():
-        producer = AIOKafkaProducer(bootstrap_servers=bootstrap)
-        await producer.start()
-        try:
-            for topic, key, value in messages:
-                await producer.send_and_wait(topic, value, key=key.encode())
-                await asyncio.sleep(over_s / len(messages))
+                if over_s:
+                    await asyncio.sleep(over_s / len(messages))
         finally:
             await producer.stop()
     asyncio.run(go())
@@ -114,7 +104,7 @@ def test_a_killed_or_restarted_worker_recovers_its_tables_with_no_duplicate_step
     arrive during each rebalance and table recovery; then a clean `down` and `up`.  Nothing
     may be lost or duplicated, and the baseline must survive every restart."""
     job = f"crash-{uuid.uuid4().hex[:6]}"
-    producing = threading.Thread(target=trickle, args=(
+    producing = threading.Thread(target=produce, args=(
         kafka_stack.broker, step_messages(job, range(1, 121)), 30))
     producing.start()
     for delay in (6, 10):

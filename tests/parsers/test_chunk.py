@@ -14,22 +14,22 @@ from .test_fuzz import FRAGMENTS
 LOGS = sorted(str(p.relative_to(CORPUS)) for p in CORPUS.rglob("*.log"))
 
 
-def per_line(lines, log_format=None):
+def fed(method, items, log_format=None):
+    """Records and stats of a fresh Dispatcher fed ``items`` through ``method``."""
     d = Dispatcher(log_format)
     out = []
-    for line in lines:
-        out.extend(d.feed(line))
+    for item in items:
+        out.extend(getattr(d, method)(item))
     out.extend(d.flush())
     return out, d.stats
+
+
+def per_line(lines, log_format=None):
+    return fed("feed", lines, log_format)
 
 
 def chunked(blocks, log_format=None):
-    d = Dispatcher(log_format)
-    out = []
-    for block in blocks:
-        out.extend(d.feed_chunk(block))
-    out.extend(d.flush())
-    return out, d.stats
+    return fed("feed_chunk", blocks, log_format)
 
 
 def blocks_of(data, size):
