@@ -2,8 +2,6 @@
 a cheap pre-check, framework auto-detection and the always-on event and NCCL parsers."""
 from __future__ import annotations
 
-import re
-
 from .base import ANSI, CONTROL, LIMIT, MAX_LINE, SHORT_LINE, TIMEOUT
 from .composer import ComposerParser
 from .deepspeed import DeepSpeedParser
@@ -15,6 +13,7 @@ from .megatron import MegatronParser
 from .nanogpt import NanoGPTParser
 from .nccl import NcclParser
 from .prefix import split_rank_prefix
+from .scan import candidate_lines, interesting
 from .torchtitan import TorchtitanParser
 
 # Detection order: most specific first; `generic` is the fallback and never claims a stream.
@@ -32,83 +31,9 @@ PARSERS = {
 }
 
 
-def _interesting(s: str) -> bool:
-    """Cheap pre-check: does the line hold any word that some parser or event looks for?
-
-    Substring tests run in C; word stems cover both cases ('tep' for step/Step, 'oss' for
-    loss/Loss).  A line that fails here costs nothing more."""
-    return ("tep" in s or "oss" in s or "ime" in s or "iter" in s or "%|" in s or "NCCL" in s
-            or "rror" in s or "Trace" in s or "heckpoint" in s or "poch" in s or "/s" in s
-            or "val" in s or "{" in s or "esum" in s or "estart" in s or "ontinuing" in s
-            or "xitcode" in s or "Kill" in s or "atency" in s or "Speed" in s or "DLL " in s
-            or "[batch=" in s or "emory" in s or "detected" in s or "ppl" in s or "ailed" in s
-            or "chosen_" in s or "CHECKPOINT" in s)
-
-
-# The same keywords, for one C-level scan over a whole chunk (`Dispatcher.feed_chunk`).  Keep
-# them in step with `_interesting`: a line holding none of them, and no character of _SPECIAL,
-# is one that `feed` would drop on its fast path.
-_NEEDLES = ("tep", "NCCL", "oss", "ime", "iter", "%|", "rror", "Trace", "heckpoint", "poch", "/s",
-            "val", "{", "esum", "estart", "ontinuing", "xitcode", "Kill", "atency", "Speed", "DLL ",
-            "[batch=", "emory", "detected", "ppl", "ailed", "chosen_", "CHECKPOINT")
-_NEEDLES_B = tuple(n.encode() for n in _NEEDLES)
-# Characters that keep a line off `feed`'s fast path: control characters (tab and newline
-# aside) and, to stay on the safe side, anything outside ASCII (in bytes: possibly invalid UTF-8;
-# in text: possibly not printable).  Such lines are fed one by one.  In bytes, one `translate`
-# turns each of them into NUL, which `find` then locates with memchr.
-_SPECIAL = re.compile("[\\x00-\\x08\\x0b-\\x1f\\x7f-\\U0010ffff]")
-_TO_NUL = bytes(0 if (b < 0x20 and b not in (9, 10)) or b >= 0x7f else b for b in range(256))
-_DENSE = 3
-"""A chunk where more than one line in this many holds one of the first keywords (the common
-ones) is fed line by line: there the scan would cost more than it saves."""
-
-
-def _candidates(data, nl, needles) -> list[int] | None:
-    """Start offsets of the lines of `data` that hold a keyword or a special character; None
-    when the chunk is dense with keywords."""
-    starts = set()
-    add = starts.add
-    find, rfind = data.find, data.rfind
-    lines = -1
-    for j, k in enumerate(needles):
-        i = find(k)
-        hits = 0
-        while i >= 0:
-            add(rfind(nl, 0, i) + 1)
-            e = find(nl, i)
-            if e < 0:
-                break
-            hits += 1
-            if hits == 32 and j < 4 and 32 * _DENSE > data.count(nl, 0, e):
-                return None     # dense from the start: do not pay for the rest of the scan
-            i = find(k, e)
-        if j < 4 and len(starts) > 8:
-            if lines < 0:
-                lines = data.count(nl)
-            if len(starts) * _DENSE > lines:
-                return None
-    if nl.__class__ is bytes:
-        marked = data.translate(_TO_NUL)
-        mfind = marked.find
-        i = mfind(0)
-        while i >= 0:
-            add(rfind(nl, 0, i) + 1)
-            e = find(nl, i)
-            if e < 0:
-                break
-            i = mfind(0, e)
-    else:
-        search = _SPECIAL.search
-        m = search(data)
-        while m is not None:
-            i = m.start()
-            add(rfind(nl, 0, i) + 1)
-            e = find(nl, i)
-            if e < 0:
-                break
-            m = search(data, e)
-    return sorted(starts)
-
+_DENSE = 4
+"""A block where more than 3 lines in 4 are candidates is fed line by line: a plain loop over
+`split` costs less there than stepping through the candidates."""
 
 _PREFIX_START = frozenset("[ 0123456789")
 
@@ -169,7 +94,7 @@ class Dispatcher:
                 line = line[:-1]
             if (line.isprintable() or ("\t" in line and line.replace("\t", " ").isprintable())) \
                     and not self.events.tb and not self._open:
-                if not _interesting(line):
+                if not interesting(line):
                     return []
                 fast = self._fast
                 if fast is not None and rank is None and not (
@@ -233,61 +158,49 @@ class Dispatcher:
         """Feed a block of whole lines at once: the same records and stats as `feed` on each line.
 
         Lines end with a newline; a last line without one counts as a line too (``b"a\\nb"`` and
-        ``b"a\\nb\\n"`` both hold two lines).  One C-level scan per keyword over the whole chunk
-        finds the lines that some parser might look at; the others (most of a log) are counted
-        and skipped without any work per line.  While a multi-line record or a traceback is
-        open, every line goes through `feed`.  An exception from one line counts that line as
-        garbage and the rest of the chunk goes on."""
-        if data.__class__ is bytes:
-            nl, needles = b"\n", _NEEDLES_B
-        elif isinstance(data, str):
-            nl, needles = "\n", _NEEDLES
-        else:
-            data = bytes(data)
-            nl, needles = b"\n", _NEEDLES_B
-        n = len(data)
-        if not n:
+        ``b"a\\nb\\n"`` both hold two lines).  In bytes (what the log probe reads), one scan of
+        the block finds the lines that some parser might look at (`candidate_lines`); the others
+        (most of a log) are counted and skipped without any work per line.  While a multi-line
+        record or a traceback is open, every line goes through `feed`.  An exception from one
+        line counts that line as garbage and the rest of the chunk goes on."""
+        if not data:
             return []
-        cands = _candidates(data, nl, needles)
-        stats = self.stats
-        if cands is None:
-            return self._feed_lines(data, nl)
-        cands.append(n)
-        events = self.events
-        count, find = data.count, data.find
+        if data.__class__ is not bytes:
+            if isinstance(data, str):
+                return self._feed_lines(data.split("\n"), data.endswith("\n"))
+            data = bytes(data)
+        ends, cands = candidate_lines(data, MAX_LINE)
+        total, ncands = len(ends), len(cands)
+        if ncands * _DENSE > total * (_DENSE - 1):
+            return self._feed_lines(data.split(b"\n"), data[-1] == 10)
+        stats, events, feed = self.stats, self.events, self.feed
         out: list = []
-        pos = 0
-        ci = 0
-        while pos < n:
+        i = k = 0       # next line to account for; next candidate
+        while True:
             if events.tb or self._open:
-                s = pos       # state from an earlier line: this line must go through `feed`
+                if i == total:
+                    break
+                j = i     # state from an earlier line: this line must go through `feed`
             else:
-                s = cands[ci]
-                while s < pos:
-                    ci += 1
-                    s = cands[ci]
-                if s > pos:
-                    # lines [pos, s) hold no keyword: count them (s is a line start or n)
-                    fed = self._feed_long(data, pos, s, nl) if s - pos > MAX_LINE else 0
-                    stats["lines"] += count(nl, pos, s) + (s == n and data[n - 1:] != nl) - fed
-                    pos = s
-                    continue
-            e = find(nl, s)
-            if e < 0:
-                e = n
+                while k < ncands and cands[k] < i:
+                    k += 1
+                if k == ncands:
+                    break
+                j = cands[k]
+                stats["lines"] += j - i     # lines i..j-1 hold no keyword
             try:
-                recs = self.feed(data[s:e])
+                recs = feed(data[ends[j - 1] + 1 if j else 0:ends[j]])
             except Exception:  # noqa: BLE001 - one bad line must not cost the rest of the chunk
                 stats["garbage"] += 1
                 recs = None
             if recs:
                 out.extend(recs)
-            pos = e + 1
+            i = j + 1
+        stats["lines"] += total - i
         return out
 
-    def _feed_lines(self, data, nl) -> list[dict]:
-        lines = data.split(nl)
-        if not lines[-1]:
+    def _feed_lines(self, lines: list, ends_with_newline: bool) -> list[dict]:
+        if ends_with_newline:
             lines.pop()
         out: list = []
         feed = self.feed
@@ -300,24 +213,6 @@ class Dispatcher:
             if recs:
                 out.extend(recs)
         return out
-
-    def _feed_long(self, data, pos: int, end: int, nl) -> int:
-        """Feed the lines in [pos, end) that are longer than MAX_LINE (`feed` counts them as
-        truncated) and return how many; the others there hold no keyword and need nothing."""
-        fed = 0
-        rfind, find = data.rfind, data.find
-        while end - pos > MAX_LINE:
-            r = rfind(nl, pos, pos + MAX_LINE + 1)
-            if r >= 0:
-                pos = r + 1       # every line that ends at or before r is short enough
-                continue
-            e = find(nl, pos, end)
-            if e < 0:
-                e = end
-            self.feed(data[pos:e])
-            fed += 1
-            pos = e + 1
-        return fed
 
     def _line(self, line: str, rank) -> list[dict]:
         events = self.events
@@ -332,7 +227,7 @@ class Dispatcher:
             recs = active.parse(line, rank)     # Composer: multi-line record in progress
             if recs or line.lstrip().startswith(("Train ", "Eval ")):
                 return out + self._accept(active, recs)
-        if not _interesting(line):
+        if not interesting(line):
             return out
         if "NCCL" in line:
             recs = self.nccl.parse(line, rank)

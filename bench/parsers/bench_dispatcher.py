@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 from ridgescope.parsers import Dispatcher
-from ridgescope.parsers.dispatcher import _interesting
+from ridgescope.parsers.scan import interesting
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "tests" / "data" / "corpus"
@@ -95,7 +95,7 @@ def main(argv=None):
     files = load()
     nomatch, progress = classify(files)
     results = {}
-    cold = [line for line in nomatch if not _interesting(line)]
+    cold = [line for line in nomatch if not interesting(line)]
     spine = [f"step {i}/50000 loss {2 + (i % 97) / 100:.4f} step_time_ms {150 + i % 13}.{i % 10}"
              for i in range(1, 50001)]
     for name, streams in (("nomatch", [nomatch]), ("cold", [cold]), ("progress", list(progress.values())),
