@@ -88,7 +88,7 @@ class GenericParser(Parser):
                 step = next((d[k] for k in _DICT_STEP if isinstance(d.get(k), int)), None)
                 if step is None:
                     return []
-                items = [(k, str(v), None) for k, v in d.items() if isinstance(v, (int, float))
+                items = [(k, v, None) for k, v in d.items() if isinstance(v, (int, float))
                          and not isinstance(v, bool) and k not in _DICT_STEP]
                 fields, extra = normalise(items)
                 if "step_loss" in d:

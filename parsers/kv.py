@@ -1,6 +1,8 @@
 """`key: value`, `key=value` and `key value` pairs -> normalised record fields."""
 from __future__ import annotations
 
+import functools
+
 import regex
 
 from .base import LIMIT, num, to_gb, to_ms
@@ -34,46 +36,100 @@ EPOCH_KEYS = {"epoch", "ep"}
 TOTAL_KEYS = {"total_steps", "max_steps", "total"}
 
 
+_KEY_START = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_")
+_KEY_CHARS = _KEY_START | frozenset("0123456789/.@-")
+_DIGITS = frozenset("0123456789")
+
+
+@functools.lru_cache(maxsize=4096)
+def _plain_key(k: str) -> bool:
+    """A whole key as `_PAIR` reads it, one word: `[A-Za-z_][\\w/.@-]{0,48}` in ASCII.  (Cached:
+    a log repeats its keys on every line.)"""
+    return 0 < len(k) <= 49 and k[0] in _KEY_START and _KEY_CHARS.issuperset(k)
+
+
+def _plain_number(v: str) -> bool:
+    """A whole value as `_PAIR` reads it with no unit and no comma: `nan`, `inf`, or
+    `[-+]?(digits{1,31}(.digits*)?|.digits+)([eE][-+]?digits{1,3})?` in ASCII."""
+    if not v.strip("0123456789."):      # the common case: digits and at most one dot
+        head, _, tail = v.partition(".")
+        return (head != "" or tail != "") and "." not in tail and len(head) <= 31
+    if v == "nan" or v == "inf":
+        return True
+    if v[:1] in ("-", "+"):
+        v = v[1:]
+    mantissa, e, exponent = v.replace("E", "e", 1).partition("e")
+    head, dot, tail = mantissa.partition(".")
+    if head:
+        if len(head) > 31 or not _DIGITS.issuperset(head) or not _DIGITS.issuperset(tail):
+            return False
+    elif not dot or not tail or not _DIGITS.issuperset(tail):
+        return False
+    if e:
+        if exponent[:1] in ("-", "+"):
+            exponent = exponent[1:]
+        return 0 < len(exponent) <= 3 and _DIGITS.issuperset(exponent)
+    return True
+
+
 def _fast_pairs(text: str, limit: int):
-    """Plain `k v k v`, `k: v k: v` or `k=v k=v` text (the common case) without a regex."""
-    if "," in text or "(" in text or len(text) > 1000:
+    """Plain `k v k v`, `k: v k: v` or `k=v k=v` text (the common case) without the regex: what
+    `_PAIR.finditer` finds there, or None when the text is not of that plain shape (ASCII,
+    printable, single spaces or tabs, `|` only as ` | `, every key and value whole as `_PAIR` reads
+    it), where the regex decides."""
+    if "\t" in text:
+        text = text.replace("\t", " ")     # `\s` in the separators takes either
+    if "," in text or "(" in text or not text.isascii() or not text.isprintable():
         return None
-    toks = text.replace("|", " ").split()
+    text = text.strip(" ").replace(" | ", " ")
+    if "|" in text or not text:
+        return None
+    toks = text.split(" ")
     out = []
-    if toks and all("=" in t for t in toks):
+    if all("=" in t for t in toks):
         for t in toks[:limit]:
             k, _, v = t.partition("=")
-            if not k or not (k[0].isalpha() or k[0] == "_"):
+            if not _plain_key(k) or not _plain_number(v):
                 return None
-            float(v)
             out.append((k, v, None))
         return out
     if len(toks) % 2:
         return None
     for i in range(0, min(len(toks), 2 * limit), 2):
         k, v = toks[i], toks[i + 1]
-        if k[-1] == ":":
+        if k[-1:] == ":":
             k = k[:-1]
-        if not k or not (k[0].isalpha() or k[0] == "_") or ":" in k or "=" in k:
+        if not _plain_key(k) or not _plain_number(v):
             return None
-        float(v)
         out.append((k, v, None))
     return out
 
 
-def pairs(text: str, limit: int = 64) -> list[tuple[str, str, str | None]]:
-    try:
-        fast = _fast_pairs(text, limit)
-    except ValueError:
-        fast = None
-    if fast is not None:
-        return fast
+def regex_pairs(text: str, limit: int = 64) -> list[tuple[str, str, str | None]]:
     out = []
     for m in _PAIR.finditer(text, timeout=LIMIT.timeout):
         out.append((m.group("key"), m.group("val"), m.group("unit")))
         if len(out) >= limit:
             break
     return out
+
+
+def pairs(text: str, limit: int = 64) -> list[tuple[str, str, str | None]]:
+    """The (key, value, unit) items of a line, as `_PAIR` finds them.
+
+    Plain text takes `_fast_pairs`.  A line whose head is a bracketed logger prefix
+    (`[2025-01-01 10:00:00,123][I][train:42] iter=1 loss=2.0 ...`) takes the regex on the head
+    only: no match can span a `]`, so the regex finds in head and tail apart what it finds in
+    the whole line."""
+    fast = _fast_pairs(text, limit)
+    if fast is not None:
+        return fast
+    head, bracket, tail = text.rpartition("]")
+    if bracket:
+        fast = _fast_pairs(tail, limit)
+        if fast is not None:
+            return (regex_pairs(head + bracket, limit) + fast)[:limit]
+    return regex_pairs(text, limit)
 
 
 # Which field a lowercased key feeds, in the order the checks below used to run: a key in
@@ -91,7 +147,8 @@ _SAME_NAME = frozenset(("loss", "lr", "grad_norm", "samples_per_s", "it_per_s", 
 
 
 def normalise(items, fields: dict | None = None) -> tuple[dict, dict]:
-    """Map raw (key, value, unit) items to record fields; returns (fields, extras).
+    """Map raw (key, value, unit) items to record fields; returns (fields, extras).  A value is
+    the printed number, or a finite number already read (printed dicts): `num` takes both alike.
 
     One dict lookup per key: most keys of a long line are extras, and a chain of set tests
     cost each of them ~1 us."""

@@ -54,10 +54,7 @@ class NanoGPTParser(Parser):
             if loss - loss == 0.0 and ms - ms == 0.0:     # both finite
                 return [{"kind": "progress", "rank": None, "step": int(a), "framework": self.name,
                          "total_steps": int(b), "loss": loss, "step_time_ms": ms}]
-        try:
-            items = _fast_pairs(rest, 64)
-        except ValueError:
-            return None
+        items = _fast_pairs(rest, 64)
         if not items:
             return None
         fields, _ = normalise(items)
