@@ -14,9 +14,9 @@ from .test_fuzz import FRAGMENTS
 LOGS = sorted(str(p.relative_to(CORPUS)) for p in CORPUS.rglob("*.log"))
 
 
-def fed(method, items, log_format=None):
-    """Records and stats of a fresh Dispatcher fed ``items`` through ``method``."""
-    d = Dispatcher(log_format)
+def fed(method, items, log_format=None, cls=Dispatcher):
+    """Records and stats of a fresh ``cls`` fed ``items`` through ``method``."""
+    d = cls(log_format)
     out = []
     for item in items:
         out.extend(getattr(d, method)(item))
@@ -28,8 +28,14 @@ def per_line(lines, log_format=None):
     return fed("feed", lines, log_format)
 
 
+class Scanning(Dispatcher):
+    SCAN_MIN = 0      # scan every block, however small
+
+
 def chunked(blocks, log_format=None):
-    return fed("feed_chunk", blocks, log_format)
+    got = fed("feed_chunk", blocks, log_format, Scanning)
+    assert fed("feed_chunk", blocks, log_format) == got      # small blocks go line by line
+    return got
 
 
 def blocks_of(data, size):
