@@ -171,14 +171,14 @@ class Dispatcher:
             return []
         if data.__class__ is not bytes:
             if isinstance(data, str):
-                return self._feed_lines(data.split("\n"), data.endswith("\n"))
+                return self._feed_lines(data)
             data = bytes(data)
         if len(data) < self.SCAN_MIN:
-            return self._feed_lines(data.split(b"\n"), data[-1] == 10)
+            return self._feed_lines(data)
         ends, cands = candidate_lines(data, MAX_LINE)
         total, ncands = len(ends), len(cands)
         if ncands * _DENSE > total * (_DENSE - 1):
-            return self._feed_lines(data.split(b"\n"), data[-1] == 10)
+            return self._feed_lines(data)
         stats, events, feed = self.stats, self.events, self.feed
         out: list = []
         i = k = 0       # next line to account for; next candidate
@@ -205,8 +205,10 @@ class Dispatcher:
         stats["lines"] += total - i
         return out
 
-    def _feed_lines(self, lines: list, ends_with_newline: bool) -> list[dict]:
-        if ends_with_newline:
+    def _feed_lines(self, data: str | bytes) -> list[dict]:
+        """`feed` each line of a non-empty block, in a plain loop."""
+        lines = data.split(b"\n" if data.__class__ is bytes else "\n")
+        if not lines[-1]:
             lines.pop()
         out: list = []
         feed = self.feed

@@ -17,8 +17,8 @@ step/Step).  A line holding none of them yields no record."""
 
 
 def interesting(s: str) -> bool:
-    """Does the line hold any of KEYWORDS?  (Spelt out: a chain of `in` tests is ~3x faster than
-    a loop over the tuple; a test checks that the two agree.)"""
+    """Does the line hold any of KEYWORDS?  (Spelt out: a chain of `in` tests took 1.35 us on a
+    line of chatter, a loop over KEYWORDS 1.64 us; a test checks that the two agree.)"""
     return ("tep" in s or "oss" in s or "ime" in s or "iter" in s or "%|" in s or "NCCL" in s
             or "rror" in s or "Trace" in s or "heckpoint" in s or "poch" in s or "/s" in s
             or "val" in s or "{" in s or "esum" in s or "estart" in s or "ontinuing" in s
@@ -38,12 +38,18 @@ them are a superset, and `interesting` drops the extra ones."""
 SHORT_KEYWORDS = ("{", "%|", "/s")
 """The keywords too short for a trigram: found by comparing bytes."""
 
-_TRIGRAMS = np.zeros(1 << 24, np.bool_)
-"""Indexed by three bytes, little-endian.  16 MiB of address space, but calloc'd: only the pages
-of the 25 anchors are ever written, and reads of the rest share the kernel's zero page."""
-for _a in ANCHORS.values():
-    _b = _a.encode()
-    _TRIGRAMS[_b[0] | _b[1] << 8 | _b[2] << 16] = True
+
+def _trigram_table():
+    """Indexed by three bytes, little-endian.  16 MiB of address space, but calloc'd: only the
+    pages of the 25 anchors are ever written, and reads of the rest share the kernel's zero page."""
+    table = np.zeros(1 << 24, np.bool_)
+    for anchor in ANCHORS.values():
+        b = anchor.encode()
+        table[b[0] | b[1] << 8 | b[2] << 16] = True
+    return table
+
+
+_TRIGRAMS = _trigram_table()
 _LOW3 = np.uint32(0xFFFFFF)
 _SPACE = np.uint8(32)
 _PAD = b"\0\0\0\0"
