@@ -79,3 +79,14 @@ def save(settings: Settings) -> None:
     Path(settings.data_dir).mkdir(parents=True, exist_ok=True)
     values = {k: v for k, v in asdict(settings).items() if k != "data_dir"}
     settings.config_file.write_text(json.dumps(values, indent=2) + "\n")
+
+
+def forget_broker(settings: Settings, broker: str) -> None:
+    """Drop ``broker`` from the config file (the embedded broker that `down` stopped: it kept
+    nothing, and the next `up` must start a new one rather than look for it)."""
+    if not settings.config_file.exists():
+        return
+    values = json.loads(settings.config_file.read_text())
+    if values.get("broker") == broker:
+        values["broker"] = ""
+        settings.config_file.write_text(json.dumps(values, indent=2) + "\n")

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -75,6 +76,18 @@ def start_worker(settings: Settings, log=print) -> int:
                        f"see {data_dir / 'worker.log'}")
 
 
+def reachable(bootstrap: str, timeout_s: float = 5.0) -> bool:
+    """Does one of the bootstrap servers (``host:port[,host:port...]``) accept a connection?"""
+    for server in bootstrap.split(","):
+        host, _, port = server.strip().rpartition(":")
+        try:
+            socket.create_connection((host, int(port)), timeout=timeout_s).close()
+            return True
+        except (OSError, ValueError):
+            continue
+    return False
+
+
 def up(settings: Settings, log=print) -> dict:
     """Bring the stack up (idempotent) and return its state."""
     data_dir = Path(settings.data_dir)
@@ -94,6 +107,11 @@ def up(settings: Settings, log=print) -> dict:
         log(f"broker: Tansu (embedded, in memory) on {settings.broker}")
     else:
         log(f"broker: {settings.broker}")
+        if not reachable(settings.broker):
+            raise RuntimeError(
+                f"nothing answers at the broker {settings.broker}; start it, or drop it (from "
+                f"--broker, RIDGESCOPE_BROKER or \"broker\" in {settings.config_file}) to use "
+                "the embedded one")
     config.save(settings)
     log(f"store: {settings.store_dsn}")
     log("worker: starting the Faust pipeline worker ...")
@@ -128,6 +146,7 @@ def down(settings: Settings, log=print) -> None:
     log(f"worker: {stop_pid(state.get('worker_pid'))}")
     if state.get("embedded_broker"):
         log(f"broker: {stop_pid(state.get('broker_pid'))}")
+        config.forget_broker(settings, state.get("broker", ""))
     state_path(settings).unlink(missing_ok=True)
 
 
