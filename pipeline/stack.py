@@ -81,7 +81,7 @@ def reachable(bootstrap: str, timeout_s: float = 5.0) -> bool:
     for server in bootstrap.split(","):
         host, _, port = server.strip().rpartition(":")
         try:
-            socket.create_connection((host, int(port)), timeout=timeout_s).close()
+            socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s).close()
             return True
         except (OSError, ValueError):
             continue
