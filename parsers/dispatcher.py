@@ -34,6 +34,20 @@ PARSERS = {
 _DENSE = 4
 """A block where more than 3 lines in 4 are candidates is fed line by line: a plain loop over
 `split` costs less there than stepping through the candidates."""
+SCAN_MIN = 4096
+"""`feed_chunk` scans blocks of at least this many bytes; smaller ones (a live job's pipe gives a
+line or a few per read) go line by line: the scan's fixed cost, ~50 us, is more than it saves."""
+_HEAD_LINES = 16
+
+
+def _dense_head(data: bytes) -> bool:
+    """Do more than 3 in 4 of the block's first lines hold a keyword?  Then the block is most
+    likely dense (a framework's progress lines), and the scan, ~0.3 us a line, would be spent
+    for nothing; a wrong guess only costs speed."""
+    head = data[:2048].split(b"\n", _HEAD_LINES)[:_HEAD_LINES]
+    hits = sum(1 for line in head if interesting(line.decode("latin-1")))
+    return hits * _DENSE > _HEAD_LINES * (_DENSE - 1)
+
 
 _PREFIX_START = frozenset("[ 0123456789")
 
@@ -52,10 +66,6 @@ class Dispatcher:
 
     FAST = True
     """Use the active parser's `fast` hook (tests turn it off to compare with the full path)."""
-    SCAN_MIN = 4096
-    """`feed_chunk` scans blocks of at least this many bytes; smaller ones (a live job's pipe
-    gives a line or a few per read) go line by line: the scan's fixed cost, ~50 us, is more
-    than it saves there.  (Tests set 0 to scan every block.)"""
 
     def __init__(self, log_format: str | None = None) -> None:
         if log_format is not None and log_format not in PARSERS:
@@ -173,7 +183,7 @@ class Dispatcher:
             if isinstance(data, str):
                 return self._feed_lines(data)
             data = bytes(data)
-        if len(data) < self.SCAN_MIN:
+        if not self._worth_scanning(data):
             return self._feed_lines(data)
         ends, cands = candidate_lines(data, MAX_LINE)
         total, ncands = len(ends), len(cands)
@@ -204,6 +214,10 @@ class Dispatcher:
             i = j + 1
         stats["lines"] += total - i
         return out
+
+    def _worth_scanning(self, data: bytes) -> bool:
+        """Scan blocks of at least SCAN_MIN bytes that do not look dense.  (Tests scan all.)"""
+        return len(data) >= SCAN_MIN and not _dense_head(data)
 
     def _feed_lines(self, data: str | bytes) -> list[dict]:
         """`feed` each line of a non-empty block, in a plain loop."""

@@ -29,7 +29,8 @@ def per_line(lines, log_format=None):
 
 
 class Scanning(Dispatcher):
-    SCAN_MIN = 0      # scan every block, however small
+    def _worth_scanning(self, data):
+        return True     # scan every block, however small or dense
 
 
 def chunked(blocks, log_format=None):
