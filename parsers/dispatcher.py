@@ -220,7 +220,13 @@ class Dispatcher:
         return len(data) >= SCAN_MIN and not _dense_head(data)
 
     def _feed_lines(self, data: str | bytes) -> list[dict]:
-        """`feed` each line of a non-empty block, in a plain loop."""
+        """`feed` each line of a non-empty block, in a plain loop.  Bytes are decoded once for
+        the block when they are valid UTF-8 (a newline byte never splits a character)."""
+        if data.__class__ is bytes:
+            try:
+                data = data.decode("utf-8")
+            except UnicodeDecodeError:
+                pass        # `feed` counts the bad lines as garbage, one by one
         lines = data.split(b"\n" if data.__class__ is bytes else "\n")
         if not lines[-1]:
             lines.pop()
