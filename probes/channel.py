@@ -28,6 +28,7 @@ class Channel:
         self.dropped = 0
         self.sent = 0
         self._seq = 0
+        self._done = 0      # messages the sender thread is through with: sent or dropped
         self._queue: collections.deque = collections.deque()
         self._wake = threading.Event()
         self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
@@ -45,9 +46,11 @@ class Channel:
         self._queue.append((kind, payload, ts_ns or time.time_ns(), self._seq))
 
     def flush(self, timeout_s: float = 2.0) -> None:
+        """Wait until the sender is through with every queued message (at exit: the last step's
+        summary).  An empty queue is not enough: the sender may still hold the last one."""
         deadline = time.monotonic() + timeout_s
         self._wake.set()
-        while self._queue and time.monotonic() < deadline:
+        while self._done < self._seq and time.monotonic() < deadline:
             time.sleep(0.005)
 
     def _run(self) -> None:
@@ -63,6 +66,7 @@ class Channel:
                     self.sent += 1
                 except (OSError, ValueError):
                     self.dropped += 1
+                self._done += 1
 
     def _send(self, data: bytes) -> None:
         """Send one datagram; when the relay's buffer is full, wait a little on this thread."""
