@@ -7,6 +7,9 @@ ridgescope.cli.demo_job`.  Faults are set by environment variables so tests can 
   RS_DEMO_STRAGGLER      RANK:STEP        one step with extra compute on one rank
   RS_DEMO_CKPT_EVERY     N                a light checkpoint on rank 0 every N steps
   RS_DEMO_HEAVY_CKPT     STEP             one heavy checkpoint on rank 0 after this step
+  RS_DEMO_DEVICE_MS      MS               accelerator time each forward stands for (default
+                                          120), slept: on a CPU the ranks share a few cores,
+                                          and a 30 ms step is at the mercy of the scheduler
 Step numbers are 1-based, as the optimizer counts them.  Every rank prints one line per step.
 """
 from __future__ import annotations
@@ -36,6 +39,7 @@ def main() -> None:
     straggler_rank, straggler_step, _ = _env_range("RS_DEMO_STRAGGLER", "2:40")
     ckpt_every = int(os.environ.get("RS_DEMO_CKPT_EVERY", "15"))
     heavy_ckpt = int(os.environ.get("RS_DEMO_HEAVY_CKPT", "50"))
+    device_s = float(os.environ.get("RS_DEMO_DEVICE_MS", "120")) / 1000
 
     class Batches(Dataset):
         """Batch i feeds step i+1; its loading is slow on one rank for a few steps."""
@@ -63,6 +67,7 @@ def main() -> None:
                 deadline = time.perf_counter() + 0.6
                 while time.perf_counter() < deadline:
                     extra = torch.tanh(extra @ extra)
+            time.sleep(device_s)
             return self.body(x)
 
     model = nn.parallel.DistributedDataParallel(Net(), bucket_cap_mb=1)

@@ -10,6 +10,7 @@ Delivery is at-least-once with plain tables; the store dedups (ReplacingMergeTre
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 import time
 from collections.abc import MutableMapping
@@ -291,10 +292,12 @@ def build_app(settings: Settings, store=None, verdict_cfg: VerdictConfig | None 
             async for batch in stream.take_events(SINK_BATCH_ROWS, within=SINK_BATCH_SECONDS):
                 tables: dict[str, list] = {}
                 offsets: dict[tuple[str, int], tuple[int, int]] = {}
+                digest = hashlib.blake2b(digest_size=8)
                 for event in batch:
                     tp = (event.message.topic, event.message.partition)
                     first, _ = offsets.get(tp, (event.message.offset, 0))
                     offsets[tp] = (first, event.message.offset)
+                    digest.update(event.value)
                     try:
                         sink_rows.add(tables, envelope.decode(event.value))
                     except Exception as exc:  # noqa: BLE001
@@ -303,7 +306,7 @@ def build_app(settings: Settings, store=None, verdict_cfg: VerdictConfig | None 
                     try:
                         await loop.run_in_executor(
                             None, store.insert, table, rows, sink_rows.COLUMNS[table],
-                            sink_rows.dedup_token(table, offsets))
+                            sink_rows.dedup_token(table, offsets, digest.hexdigest()))
                     except Exception as exc:  # noqa: BLE001 - keep the rows, keep going
                         log.error("insert into %s failed: %s", table, exc)
                         for event in batch:

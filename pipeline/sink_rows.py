@@ -36,12 +36,16 @@ def alert_payload(verdict: dict) -> dict:
             "excess_ms": verdict["excess_ms"], "message": message}
 
 
-def dedup_token(table: str, offsets: dict[tuple[str, int], tuple[int, int]]) -> str:
+def dedup_token(table: str, offsets: dict[tuple[str, int], tuple[int, int]],
+                digest: str) -> str:
     """insert_deduplication_token for the rows of ``table`` made from one batch, named by the
-    Kafka offsets it covers ((topic, partition) -> (first, last)): a replay of the same batch
-    is dropped by the table and by the rollups it feeds (migration 002)."""
+    Kafka offsets it covers ((topic, partition) -> (first, last)) and a digest of the batch's
+    messages: a replay of the same batch is dropped by the table and by the rollups it feeds
+    (migration 002).  The digest keeps apart batches at the same offsets of different topics'
+    lives: the embedded broker starts every `up` at offset 0 while the store keeps the tokens
+    of its last 1,000 inserts, so offsets alone dropped new jobs' rows as replays."""
     ranges = ",".join(f"{t}:{p}:{a}-{b}" for (t, p), (a, b) in sorted(offsets.items()))
-    return f"{table}@{ranges}"
+    return f"{table}@{ranges}#{digest}"
 
 
 def _job_extras(host: str, p: dict) -> list:

@@ -64,7 +64,7 @@ def bench_sink(store: Store, batch_sizes=(1_000, 10_000, 50_000, 100_000), total
             for table, rows in tables.items():
                 store.insert(table, rows, sink_rows.COLUMNS[table],
                              dedup_token=sink_rows.dedup_token(table, {("steps", 0): (
-                                 offset, offset + envelopes_per_batch - 1)}))
+                                 offset, offset + envelopes_per_batch - 1)}, f"sink-{batch}"))
                 rows_done += len(rows)
             t2 = time.perf_counter()
             map_s, insert_s = map_s + (t1 - t0), insert_s + (t2 - t1)

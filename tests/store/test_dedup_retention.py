@@ -1,9 +1,10 @@
 """A replayed batch changes no answer; TTLs drop what is past retention and keep the rest."""
 from __future__ import annotations
 
+import dataclasses
 import time
 
-from ridgescope.pipeline.sink_rows import COLUMNS
+from ridgescope.pipeline.sink_rows import COLUMNS, dedup_token
 from ridgescope.sql import library, retention, synthetic
 
 from .conftest import DAY_NS, fleet_start_ns, seed
@@ -91,3 +92,25 @@ def test_retention_is_honoured(new_store):
         "fresh", "29d", "31d"}
     assert {r[0] for r in store.query("SELECT DISTINCT job FROM job_day_rollup")[1]} == {
         "fresh", "29d", "31d"}
+
+
+def test_same_offsets_in_another_life_of_the_topics_are_not_a_replay(new_store):
+    """The embedded broker starts every `up` at offset 0, and the store outlives it: a new
+    job's batch at the offsets of an old one is stored; a true replay still is not."""
+    store = new_store("lives")
+    store.migrate()
+    old = synthetic.fleet(n_jobs=1, steps=20, start_ns=fleet_start_ns())
+    new = [dataclasses.replace(old[0], name="job-next")]
+    offsets = {("rs.steps", 0): (0, 19)}
+
+    def insert(specs, digest):
+        for table, rows in synthetic.fleet_rows(specs).items():
+            if rows:
+                store.insert(table, rows, COLUMNS[table],
+                             dedup_token=dedup_token(table, offsets, digest))
+
+    insert(old, "a1")
+    insert(new, "b2")       # the next life of the topics: same offsets, other messages
+    insert(old, "a1")       # a replay of the first batch
+    counts = store.query("SELECT job, count() FROM steps GROUP BY job ORDER BY job")[1]
+    assert [tuple(r) for r in counts] == [("job-01", 20), ("job-next", 20)]
