@@ -25,8 +25,9 @@ from ridgescope.pipeline.query_client import open_store
 from ridgescope.schemas import envelope
 
 HERE = Path(__file__).parent
+# RS_DEMO_DEVICE_MS 0: the bare CPU step the recorded numbers were measured on.
 CLEAN = {"RS_DEMO_SLOW_INPUT": "9:0", "RS_DEMO_STRAGGLER": "9:0", "RS_DEMO_CKPT_EVERY": "1000",
-         "RS_DEMO_HEAVY_CKPT": "0"}
+         "RS_DEMO_HEAVY_CKPT": "0", "RS_DEMO_DEVICE_MS": "0"}
 STEP_LINE = re.compile(r"step (\d+)/\d+ loss \S+ step_time_ms (\d+(?:\.\d+)?)")
 
 
@@ -108,7 +109,7 @@ def throughput(settings: config.Settings, messages: int) -> dict:
 def latency(settings: config.Settings, data_dir: Path, steps: int) -> dict:
     """Live job with faults: step end (max t1 over ranks) → steps row insert, → alert insert."""
     job = f"bench-latency-{int(time.time())}"
-    env = dict(os.environ, RS_DEMO_STEPS=str(steps))
+    env = dict(os.environ, RS_DEMO_STEPS=str(steps), RS_DEMO_DEVICE_MS="0")
     subprocess.run([sys.executable, "-m", "ridgescope.cli.main", "run", "--data-dir",
                     str(data_dir), "--job", job, "--", *job_cmd(4)], capture_output=True,
                    env=env)
