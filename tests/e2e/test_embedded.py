@@ -14,28 +14,28 @@ def status(flags) -> dict:
     return json.loads(cli("status", *flags, "--format", "json").stdout)
 
 
+def up_check_down(up: list[str], flags: list[str]) -> dict:
+    """`up`, check that the broker and the worker run, `down` (also on failure); the status."""
+    cli(*up)
+    try:
+        state = status(flags)
+        assert state["broker_running"] and state["worker_running"]
+        assert state["assigned_partitions"] > 0
+    finally:
+        cli("down", *flags)
+    return state
+
+
 @pytest.mark.tansu
 def test_up_down_up_starts_a_new_embedded_broker(tmp_path):
     data_dir = tmp_path / "rs"
     flags = ["--data-dir", str(data_dir)]
     up = ["up", *flags, "--web-port", str(tansu.free_port())]
-    cli(*up)
-    try:
-        first = status(flags)
-        assert first["broker_running"] and first["worker_running"]
-        assert first["assigned_partitions"] > 0
-    finally:
-        cli("down", *flags)
+    first = up_check_down(up, flags)
     assert json.loads((data_dir / "config.json").read_text())["broker"] == ""
     assert not stack.reachable(first["broker"], timeout_s=1)
-
-    cli(*up)        # before the fix: the worker looked for the stopped broker and exited
-    try:
-        second = status(flags)
-        assert second["broker_running"] and second["worker_running"]
-        assert second["assigned_partitions"] > 0
-    finally:
-        cli("down", *flags)
+    # before the fix: the worker looked for the stopped broker and exited
+    up_check_down(up, flags)
 
 
 def test_up_names_a_configured_broker_that_does_not_answer(tmp_path):
