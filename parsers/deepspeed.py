@@ -1,10 +1,13 @@
 """DeepSpeed: log_dist step lines, ThroughputTimer, wall_clock_breakdown, DeepSpeed-Chat prints."""
 from __future__ import annotations
 
+import re
+
 import regex
 
-from .base import LIMIT, Parser, is_decimal, is_digits, num, record, to_ms
+from .base import LIMIT, Parser, is_decimal, is_digits, num, printable_ascii, record, to_ms
 from .megatron import timer_records
+from .scan import interesting
 
 STEP = regex.compile(r"\[Rank (\d++)\] step=(\d++), skipped=(\d++), lr=\[\s*+([-\d.eE+]++)")
 THROUGHPUT = regex.compile(
@@ -19,12 +22,22 @@ CHAT_E2E = regex.compile(r"\|E2E latency=([\d.]++)s (.{0,1000}+)")
 _E2E_ITEM = regex.compile(r"\|?\s*+([A-Za-z][\w ]{0,40}?)\s*+=\s*+([\d.]++)s?")
 EVAL_HDR = regex.compile(r"\*{3,}+ Evaluating (\w++)(?:, Epoch (\d++)/(\d++))?")
 PPL = regex.compile(r"ppl: ([\d.]++|inf|nan)")
+# What the block readers (see `Parser.readers`) match, from the line's start or the anchor on.
+LATENCY_LINE = re.compile(r"Model Parameters: ([0-9.]++) B, Latency: ([0-9.]++)s, TFLOPs: ([0-9.]++), "
+                          r"Samples/sec: ([0-9.]++)(,[ -~]*+)?")
+STEP_AT = re.compile(r"\[Rank ([0-9]++)\] step=([0-9]++), skipped=([0-9]++), lr=\[ *+([-0-9.eE+]++)"
+                     r"(?:[,\]][ -~]*+)?")
+THROUGHPUT_AT = re.compile(
+    r"(?:epoch=([0-9]++)/micro_step=([0-9]++)/global_step=([0-9]++)|([0-9]++)/([0-9]++)), "
+    r"RunningAvgSamplesPerSec=([0-9.]++), CurrSamplesPerSec=([0-9.]++|inf)"
+    r"(?:, MemAllocated=([0-9.]++)GB, MaxMemAllocated=([0-9.]++)GB)?(?:,[ -~]*+)?")
 REWARD = regex.compile(r"chosen_last_scores \(higher is better\) : ([-\d.]++), acc \(higher is better\) : ([\d.]++)")
 
 
 class DeepSpeedParser(Parser):
     name = "deepspeed"
     yields_to = frozenset({"megatron"})
+    readers = ("_latency_at", "_step_at", "_throughput_at")
 
     def __init__(self) -> None:
         self.last_step: dict = {}
@@ -70,6 +83,62 @@ class DeepSpeedParser(Parser):
         return [record("progress", self.name, rank, step, epoch=int(epoch),
                        loss=vals.get("act_loss"), losses=vals or None)]
 
+    def _latency_fast(self, a: str, b: str, c: str, d: str) -> list[dict] | None:
+        """What `_latency` builds from four runs of ASCII digits and dots, spelled out; None
+        where `num` would decide otherwise ('1.2.3', or 400 digits: inf)."""
+        try:
+            a, b, c, d = float(a), float(b), float(c), float(d)
+        except ValueError:
+            return None
+        t = a + b + c + d
+        if t - t != 0.0:
+            return None
+        n = self.latency_count.get(None, 0) + 1
+        self.latency_count[None] = n
+        return [{"kind": "progress", "rank": None, "step": n, "framework": "deepspeed",
+                 "step_inferred": True, "params_b": a, "step_time_ms": round(b * 1000.0, 6),
+                 "tflops": c, "samples_per_s": d}]
+
+    @staticmethod
+    def _other_branch(text: str, start: int, end: int) -> bool:
+        """Would `fast` take the line down a branch other than the reader's?"""
+        return (text.startswith(("epoch: ", "Model Parameters: "), start, end)
+                or text.find("NCCL", start, end) >= 0)
+
+    def _latency_at(self, text: str, start: int, end: int) -> list[dict] | None:
+        if not text.startswith("Model Parameters: ", start, end):
+            return None
+        m = LATENCY_LINE.fullmatch(text, start, end)
+        if m is None:
+            return None
+        a, b, c, d, tail = m.groups()
+        if tail and ("NCCL" in tail or "SamplesPerSec=" in tail or "time (ms)" in tail
+                     or ("step=" in tail and "[Rank" in tail)):
+            return None
+        return self._latency_fast(a, b, c, d)
+
+    def _step_at(self, text: str, start: int, end: int) -> list[dict] | None:
+        at = text.find("[Rank ", start, end)        # the first, as `fast` reads it
+        if at < 0:
+            return None
+        m = STEP_AT.fullmatch(text, at, end)
+        if m is None or not printable_ascii(text, start, at) or self._other_branch(text, start, end):
+            return None
+        return self._step(m.groups(), None)
+
+    def _throughput_at(self, text: str, start: int, end: int) -> list[dict] | None:
+        j = text.find(", RunningAvgSamplesPerSec=", start, end)
+        if j < 0:
+            return None
+        head = text.rfind(" ", start, j) + 1 or start
+        m = THROUGHPUT_AT.fullmatch(text, head, end)
+        if m is None or not printable_ascii(text, start, head) or self._other_branch(text, start, end) \
+                or (text.find("step=", start, end) >= 0 and text.find("[Rank", start, end) >= 0):
+            return None
+        if not interesting(text[start:end]):
+            return []       # `N/M, RunningAvg...` alone holds no keyword: `feed` drops it
+        return self._throughput(m.groups()[:9], None)
+
     def fast(self, line: str) -> list[dict] | None:
         """The common DeepSpeed lines without a regex, for an unprefixed printable line:
         DeepSpeed-Chat `Model Parameters: .. B, Latency: ..s, TFLOPs: .., Samples/sec: ..`,
@@ -100,19 +169,7 @@ class DeepSpeedParser(Parser):
             digits = a + b + c + d
             if not digits.isascii() or digits.strip("0123456789."):
                 return None
-            try:
-                a, b, c, d = float(a), float(b), float(c), float(d)
-            except ValueError:
-                return None     # '1.2.3' and the like: `num` decides, on the full path
-            t = a + b + c + d
-            if t - t != 0.0:
-                return None     # a run of 400 digits is inf, which `num` drops
-            # what `_latency` builds from these four numbers (finite: digits and one dot at most)
-            n = self.latency_count.get(None, 0) + 1
-            self.latency_count[None] = n
-            return [{"kind": "progress", "rank": None, "step": n, "framework": "deepspeed",
-                     "step_inferred": True, "params_b": a, "step_time_ms": round(b * 1000.0, 6),
-                     "tflops": c, "samples_per_s": d}]
+            return self._latency_fast(a, b, c, d)
         if rank_step:
             i = line.find("[Rank ")
             if i < 0:

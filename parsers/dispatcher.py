@@ -76,18 +76,22 @@ class Dispatcher:
         if log_format is not None and log_format != "generic":
             self.parsers["generic"] = GenericParser()
         self.order = list(self.parsers.values())
-        self.active = self.parsers[log_format] if log_format else None
-        self._open = getattr(self.active, "open", None)  # the active parser's multi-line records
-        self._fast = getattr(self.active, "fast", None) if self.FAST else None  # no-regex fast path
-        self._yields = self.active.yields_to if self.active else None
+        self.active = None
+        self._activate(self.parsers[log_format] if log_format else None)
         self.events = EventParser()
         self.nccl = NcclParser()
         self.seen: set[str] = set()
         self.stats = {"lines": 0, "records": 0, "garbage": 0, "timeouts": 0, "truncated": 0,
                       "switches": 0}
 
-    def _hungry(self) -> bool:
-        return bool(self._open)
+    def _activate(self, parser) -> None:
+        """Make `parser` the stream's framework, with cached references to its per-line hooks."""
+        self.active = parser
+        self._open = getattr(parser, "open", None)  # the active parser's multi-line records
+        self._fast = getattr(parser, "fast", None) if self.FAST else None  # no-regex fast path
+        self._readers = tuple(getattr(parser, name) for name in parser.readers) \
+            if self.FAST and parser else ()
+        self._yields = parser.yields_to if parser else None
 
     @property
     def framework(self) -> str | None:
@@ -226,7 +230,12 @@ class Dispatcher:
             try:
                 data = data.decode("utf-8")
             except UnicodeDecodeError:
-                pass        # `feed` counts the bad lines as garbage, one by one
+                return self._feed_split(data)   # `feed` counts the bad lines as garbage
+        if self.FAST:
+            return self._feed_text(data)
+        return self._feed_split(data)
+
+    def _feed_split(self, data: str | bytes) -> list[dict]:
         lines = data.split(b"\n" if data.__class__ is bytes else "\n")
         if not lines[-1]:
             lines.pop()
@@ -240,6 +249,70 @@ class Dispatcher:
                 continue
             if recs:
                 out.extend(recs)
+        return out
+
+    def _feed_text(self, text: str) -> list[dict]:
+        """`_feed_split` for decoded text, where the active parser's block readers take its
+        common lines in place.
+
+        While no multi-line state is open, a run of lines is read straight from the text, where
+        `feed` would slice each line out, check it, split it and call the `fast` hook.  The
+        readers take only printable ASCII, so such a line passes `feed`'s checks but one, done
+        here: no launcher prefix.  A line that no reader takes goes through `feed`, and may
+        change the stream's state: the run stops there."""
+        out: list = []
+        stats, events, feed, seen = self.stats, self.events, self.feed, self.seen
+        pos, end = 0, len(text)
+        while pos < end:
+            readers = self._readers
+            if readers and not events.tb and not self._open and not (
+                    self._yields and self._yields & seen):
+                lines = records = 0
+                step = None
+                while pos < end:
+                    nl = text.find("\n", pos)
+                    if nl < 0:
+                        nl = end
+                    if nl - pos >= 2048 or (text[pos] in _PREFIX_START
+                                            and _maybe_prefixed(text[pos:pos + 24])):
+                        break
+                    try:
+                        for read in readers:
+                            recs = read(text, pos, nl)
+                            if recs is not None:
+                                break
+                        else:
+                            break
+                    except Exception:  # noqa: BLE001 - `feed` takes the line, and counts it
+                        break
+                    lines += 1
+                    if recs:
+                        records += len(recs)
+                        out.extend(recs)
+                        r0 = recs[0]
+                        if r0["step"] is not None and r0["kind"] in ("progress", "timing"):
+                            step = r0["step"]
+                    pos = nl + 1
+                # what `feed` does after each line its `fast` hook answers
+                stats["lines"] += lines
+                if records:
+                    stats["records"] += records
+                    seen.add(self.active.name)
+                if step is not None:
+                    events.last_step[None] = step
+                if pos >= end:
+                    break
+            nl = text.find("\n", pos)
+            if nl < 0:
+                nl = end
+            try:
+                recs = feed(text[pos:nl])
+            except Exception:  # noqa: BLE001 - as in feed_chunk
+                stats["garbage"] += 1
+                recs = None
+            if recs:
+                out.extend(recs)
+            pos = nl + 1
         return out
 
     def _line(self, line: str, rank) -> list[dict]:
@@ -301,10 +374,7 @@ class Dispatcher:
             if p.detect(line):
                 recs = p.parse(line, rank)
                 if self.active is not p:
-                    self.active = p
-                    self._open = getattr(p, "open", None)
-                    self._fast = getattr(p, "fast", None) if self.FAST else None
-                    self._yields = p.yields_to
+                    self._activate(p)
                     self.stats["switches"] += 1
                 return self._accept(p, recs)
         if active is None or active.name != "generic":

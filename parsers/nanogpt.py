@@ -2,6 +2,8 @@
 `step:N/T train_time:..ms step_avg:..ms`, llm.c `step  N/T | train loss ..`, and `step N/T loss ..`."""
 from __future__ import annotations
 
+import re
+
 import regex
 
 from .base import LIMIT, Parser, is_decimal, is_digits, num, record
@@ -14,11 +16,16 @@ STEP_SLASH = regex.compile(r"step\s{1,8}+(\d++)\s*+/\s*+(\d++)\b\s*+[|:,]?(.{0,2
 STEP_PLAIN = regex.compile(r"step\s{1,8}+(\d++)\s*+[|:,]\s*+(.{0,2000}+)")
 MODDED_FAST = regex.compile(
     r"step:(\d++)/(\d++) (?:val_loss:([\d.]++|nan) |train_loss:([\d.]++|nan) )?train_time:(\d++)ms step_avg:([\d.]++|nan)ms\s*+$")
+# What the block readers (see `Parser.readers`) match: modded-nanogpt's line, the spine job's.
+MODDED_LINE = re.compile(r"step:([0-9]++)/([0-9]++) (?:val_loss:([0-9.]++|nan) |train_loss:([0-9.]++|nan) )?"
+                         r"train_time:([0-9]++)ms step_avg:([0-9.]++|nan)ms")
+SPINE_LINE = re.compile(r"step ([0-9]++)/([0-9]++) loss ([-+0-9.eE]++) step_time_ms ([-+0-9.eE]++)")
 _MS = regex.compile(r"([A-Za-z_]++):(-?[\d.]++|nan)ms")
 
 
 class NanoGPTParser(Parser):
     name = "nanogpt"
+    readers = ("_step_at",)
 
     def __init__(self) -> None:
         self.prev: dict = {}    # rank -> (step, cumulative train_time ms)
@@ -46,14 +53,12 @@ class NanoGPTParser(Parser):
         if "(" in rest or ")" in rest or "," in rest or "\t" in rest or "NCCL" in rest:
             return None
         if len(toks) == 6 and toks[2] == "loss" and toks[4] == "step_time_ms":
-            # exactly the spine line: what normalise makes of these two keys, spelled out
             try:
-                loss, ms = float(toks[3]), float(toks[5])
+                recs = self._spine(a, b, toks[3], toks[5])
             except ValueError:
                 return None
-            if loss - loss == 0.0 and ms - ms == 0.0:     # both finite
-                return [{"kind": "progress", "rank": None, "step": int(a), "framework": self.name,
-                         "total_steps": int(b), "loss": loss, "step_time_ms": ms}]
+            if recs is not None:
+                return recs
         items = _fast_pairs(rest, 64)
         if not items:
             return None
@@ -62,6 +67,29 @@ class NanoGPTParser(Parser):
         if "step_time_ms" not in fields:
             return None
         return [record("progress", self.name, None, int(a), total_steps=int(b), **fields)]
+
+    def _spine(self, step: str, total: str, loss: str, ms: str) -> list[dict] | None:
+        """Exactly the spine line: what normalise makes of its two keys, spelled out; None
+        when a value is not finite (the general path decides).  ValueError: not numbers."""
+        loss, ms = float(loss), float(ms)
+        if loss - loss == 0.0 and ms - ms == 0.0:
+            return [{"kind": "progress", "rank": None, "step": int(step), "framework": self.name,
+                     "total_steps": int(total), "loss": loss, "step_time_ms": ms}]
+        return None
+
+    def _step_at(self, text: str, start: int, end: int) -> list[dict] | None:
+        if not text.startswith("step", start, end):
+            return None
+        m = MODDED_LINE.fullmatch(text, start, end)
+        if m is not None:
+            return self._modded_fast(m.groups(), None, True)
+        m = SPINE_LINE.fullmatch(text, start, end)
+        if m is None:
+            return None
+        try:
+            return self._spine(m[1], m[2], m[3], m[4])
+        except ValueError:
+            return None
 
     def _modded_line(self, toks: list[str]) -> list[dict] | None:
         """modded-nanogpt `step:N/T [val_loss:x |train_loss:x ]train_time:Nms step_avg:xms`, split

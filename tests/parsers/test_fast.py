@@ -289,3 +289,39 @@ def test_plain_shapes_take_the_fast_readers():
     assert plain_items("'a':1") is None       # other spacing: the regex decides
     assert meter_item("Data 8.63e-05 (3.91e-03)") == ("Data", "8.63e-05")
     assert meter_item("Batch time 0.1 (0.2)") == ("Batch time", "0.1")   # through the regex
+
+
+class CountingFeed(Dispatcher):
+    """Counts the lines that reach `feed`: the block readers take the others."""
+
+    def __init__(self, log_format=None):
+        super().__init__(log_format)
+        self.fed = 0
+
+    def feed(self, line, rank=None):
+        self.fed += 1
+        return super().feed(line, rank)
+
+
+# The lines of SHAPES that a block reader takes (DeepSpeed-Chat step 3 and Megatron have none).
+READ = {
+    "deepspeed": SHAPES[DeepSpeedParser][:4],
+    "nanogpt": [*SHAPES[NanoGPTParser], "step 7/100 loss 2.5 step_time_ms 150.5"],
+}
+
+
+@pytest.mark.parametrize("fmt", list(READ))
+def test_block_readers_take_their_lines_in_place(fmt):
+    """In a block, the lines of the readers' shapes never reach `feed`, and give what `feed`
+    gives them one by one; a line of another shape between them does reach it."""
+    lines = READ[fmt] * 3
+    d = CountingFeed(fmt)
+    got = d.feed_chunk("".join(line + "\n" for line in lines)) + d.flush()
+    assert d.fed == 0
+    assert (got, d.stats) == run(FullPath, lines, fmt)[:2]
+    assert d.stats["records"] == len(lines)
+    mixed = [*lines, "[rank1]:" + lines[0], *lines]
+    d = CountingFeed(fmt)
+    got = d.feed_chunk("".join(line + "\n" for line in mixed)) + d.flush()
+    assert d.fed == 1
+    assert (got, d.stats) == run(FullPath, mixed, fmt)[:2]
