@@ -6,8 +6,8 @@ import threading
 
 import regex
 
-# Every regex call of a parser passes LIMIT.timeout: this many seconds on long lines (a
-# TimeoutError counts as garbage), none on short ones.
+# Every pattern of a parser is a `Pattern`, which matches under LIMIT.timeout: this many
+# seconds on long lines (a TimeoutError counts as garbage), none on short ones.
 TIMEOUT = 0.02
 SHORT_LINE = 512
 """Lines up to this long are matched with no time-out (see LIMIT)."""
@@ -23,6 +23,43 @@ class _Limit(threading.local):
 
 
 LIMIT = _Limit()
+
+
+class Pattern:
+    """One pattern, two engines.  A short ASCII line (no time-out set, see LIMIT) is matched by
+    the stdlib `re` twin, compiled with re.ASCII; any other text by `regex`, under the time-out.
+
+    Why: on short lines `re` runs these patterns 1.5-3x faster than `regex` (measured: 0.44 vs
+    1.39 us for the meter head, 4.2 vs 10.8 us for the `key=value` scan), and the two agree
+    there: on ASCII text, `regex`'s Unicode classes (\\d, \\w, \\s, \\b, case folding) take
+    the same characters as `re`'s ASCII ones (tests compare both on the corpus and on
+    generated text).  Long lines and non-ASCII text keep `regex` and its time-out."""
+
+    __slots__ = ("pattern", "_re", "_regex")
+
+    def __init__(self, pattern: str, flags: int = 0) -> None:
+        self.pattern = pattern
+        self._re = re.compile(pattern, flags | re.ASCII)
+        self._regex = regex.compile(pattern, flags)
+
+    def search(self, text: str, pos: int = 0):
+        timeout = LIMIT.timeout
+        if timeout is None and text.isascii():
+            return self._re.search(text, pos)
+        return self._regex.search(text, pos, timeout=timeout)
+
+    def match(self, text: str, pos: int = 0):
+        timeout = LIMIT.timeout
+        if timeout is None and text.isascii():
+            return self._re.match(text, pos)
+        return self._regex.match(text, pos, timeout=timeout)
+
+    def finditer(self, text: str):
+        timeout = LIMIT.timeout
+        if timeout is None and text.isascii():
+            return self._re.finditer(text)
+        return self._regex.finditer(text, timeout=timeout)
+
 # Lines are cut to this many characters before any pattern sees them.
 MAX_LINE = 16384
 
@@ -186,11 +223,11 @@ def parse_timer_list(text: str) -> dict[str, float]:
 
 
 # ---------------------------------------------------------------- tqdm-style bars
-BAR = regex.compile(
+BAR = Pattern(
     r"(?P<pct>\d{1,3}+)%\|[^|\n]{0,200}+\|\s{0,8}+(?P<n>\d++)/(?P<total>\d++|\?)\s{0,4}+"
     r"\[(?P<elapsed>[\d:]{1,12}+)(?:<(?P<remain>[\d:?]{1,12}+))?"
     r"(?:,\s*+(?P<rate>[\d.]{1,20}+)(?P<unit>s/it|it/s))?(?P<post>[^\]]{0,2000}+)\]?")
-_POST_ITEM = regex.compile(r"\s*+([A-Za-z_][\w/ .-]{0,60}?)=\s*+([^,\]]{1,40}+)")
+_POST_ITEM = Pattern(r"\s*+([A-Za-z_][\w/ .-]{0,60}?)=\s*+([^,\]]{1,40}+)")
 
 
 def hms_to_s(text: str | None) -> float | None:
@@ -209,7 +246,7 @@ def parse_bar(segment: str) -> dict | None:
     """Parse one tqdm/Lightning bar redraw; None when the segment is not a bar."""
     if "%|" not in segment:
         return None
-    m = BAR.search(segment, timeout=LIMIT.timeout)
+    m = BAR.search(segment)
     if not m:
         return None
     n = int(m.group("n"))
@@ -222,7 +259,7 @@ def parse_bar(segment: str) -> dict | None:
         bar["it_per_s"] = rate if m.group("unit") == "it/s" else round(1.0 / rate, 6)
     post = {}
     for item in m.group("post").split(",")[:40]:
-        pm = _POST_ITEM.match(item, timeout=LIMIT.timeout)
+        pm = _POST_ITEM.match(item)
         if pm:
             post[pm.group(1).strip()] = pm.group(2).strip()
     bar["post"] = post

@@ -1,13 +1,12 @@
 """MosaicML Composer console logger: `[epoch=1][batch=16/625]:` headers and `Train key: value` lines."""
 from __future__ import annotations
 
-import regex
 
-from .base import LIMIT, Parser, num, record
+from .base import Parser, Pattern, num, record
 
-HEADER = regex.compile(r"(?:\[epoch=(\d++)\])?\[batch=(\d++)(?:/(\d++))?\]:(.{0,4000}+)")
-ITEM = regex.compile(r"\s*+(Train|Eval)\s++([\w/.@-]{1,120}+):\s*+(-?[\d.]++(?:[eE][-+]?\d++)?|nan|inf)")
-_INLINE = regex.compile(r"\s*+([\w/.@-]{1,120}+):\s*+(-?[\d.]++(?:[eE][-+]?\d++)?)")
+HEADER = Pattern(r"(?:\[epoch=(\d++)\])?\[batch=(\d++)(?:/(\d++))?\]:(.{0,4000}+)")
+ITEM = Pattern(r"\s*+(Train|Eval)\s++([\w/.@-]{1,120}+):\s*+(-?[\d.]++(?:[eE][-+]?\d++)?|nan|inf)")
+_INLINE = Pattern(r"\s*+([\w/.@-]{1,120}+):\s*+(-?[\d.]++(?:[eE][-+]?\d++)?)")
 _MAP = {"loss/train/total": "loss", "throughput/batches_per_sec": "it_per_s",
         "throughput/samples_per_sec": "samples_per_s", "throughput/tokens_per_sec": "tokens_per_s",
         "throughput/device/mfu": "mfu", "throughput/device/tokens_per_sec": "tokens_per_s_per_gpu",
@@ -43,21 +42,21 @@ class ComposerParser(Parser):
         out = []
         s = line.strip()
         if s.startswith(("[batch=", "[epoch=")):
-            m = HEADER.match(s, timeout=LIMIT.timeout)
+            m = HEADER.match(s)
             if m:
                 if rank in self.open:
                     out.append(self.open.pop(rank))
                 rec = record("progress", self.name, rank, int(m.group(2)),
                              total_steps=int(m.group(3)) if m.group(3) else None,
                              epoch=int(m.group(1)) if m.group(1) else None)
-                for im in _INLINE.finditer(m.group(4), timeout=LIMIT.timeout):
+                for im in _INLINE.finditer(m.group(4)):
                     v = num(im.group(2))
                     if v is not None:
                         self._add(rec, im.group(1), v, "Train")
                 self.open[rank] = rec
                 return out
         if rank in self.open and (s.startswith("Train ") or s.startswith("Eval ")):
-            m = ITEM.match(s, timeout=LIMIT.timeout)
+            m = ITEM.match(s)
             if m:
                 v = num(m.group(3))
                 if v is not None:

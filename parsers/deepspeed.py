@@ -3,25 +3,24 @@ from __future__ import annotations
 
 import re
 
-import regex
 
-from .base import LIMIT, Parser, is_decimal, is_digits, num, printable_ascii, record, to_ms
+from .base import Parser, Pattern, is_decimal, is_digits, num, printable_ascii, record, to_ms
 from .megatron import timer_records
 from .scan import interesting
 
-STEP = regex.compile(r"\[Rank (\d++)\] step=(\d++), skipped=(\d++), lr=\[\s*+([-\d.eE+]++)")
-THROUGHPUT = regex.compile(
+STEP = Pattern(r"\[Rank (\d++)\] step=(\d++), skipped=(\d++), lr=\[\s*+([-\d.eE+]++)")
+THROUGHPUT = Pattern(
     r"(?:epoch=(\d++)/micro_step=(\d++)/global_step=(\d++)|(\d++)/(\d++)), "
     r"RunningAvgSamplesPerSec=([\d.]++), CurrSamplesPerSec=([\d.]++|inf)"
     r"(?:, MemAllocated=([\d.]++)GB, MaxMemAllocated=([\d.]++)GB)?")
-BREAKDOWN = regex.compile(r"(?:\[Rank \d++\] )?time \(ms\)\s*+\|(.{0,4000}+)")
-CHAT_LAT = regex.compile(
+BREAKDOWN = Pattern(r"(?:\[Rank \d++\] )?time \(ms\)\s*+\|(.{0,4000}+)")
+CHAT_LAT = Pattern(
     r"Model Parameters: ([\d.]++) B, Latency: ([\d.]++)s, TFLOPs: ([\d.]++), Samples/sec: ([\d.]++)")
-CHAT_STEP = regex.compile(r"epoch: (\d++)\|step: (\d++)\|(.{0,1000}+)")
-CHAT_E2E = regex.compile(r"\|E2E latency=([\d.]++)s (.{0,1000}+)")
-_E2E_ITEM = regex.compile(r"\|?\s*+([A-Za-z][\w ]{0,40}?)\s*+=\s*+([\d.]++)s?")
-EVAL_HDR = regex.compile(r"\*{3,}+ Evaluating (\w++)(?:, Epoch (\d++)/(\d++))?")
-PPL = regex.compile(r"ppl: ([\d.]++|inf|nan)")
+CHAT_STEP = Pattern(r"epoch: (\d++)\|step: (\d++)\|(.{0,1000}+)")
+CHAT_E2E = Pattern(r"\|E2E latency=([\d.]++)s (.{0,1000}+)")
+_E2E_ITEM = Pattern(r"\|?\s*+([A-Za-z][\w ]{0,40}?)\s*+=\s*+([\d.]++)s?")
+EVAL_HDR = Pattern(r"\*{3,}+ Evaluating (\w++)(?:, Epoch (\d++)/(\d++))?")
+PPL = Pattern(r"ppl: ([\d.]++|inf|nan)")
 # What the block readers (see `Parser.readers`) match, from the line's start or the anchor on.
 LATENCY_LINE = re.compile(r"Model Parameters: ([0-9.]++) B, Latency: ([0-9.]++)s, TFLOPs: ([0-9.]++), "
                           r"Samples/sec: ([0-9.]++)(,[ -~]*+)?")
@@ -31,7 +30,7 @@ THROUGHPUT_AT = re.compile(
     r"(?:epoch=([0-9]++)/micro_step=([0-9]++)/global_step=([0-9]++)|([0-9]++)/([0-9]++)), "
     r"RunningAvgSamplesPerSec=([0-9.]++), CurrSamplesPerSec=([0-9.]++|inf)"
     r"(?:, MemAllocated=([0-9.]++)GB, MaxMemAllocated=([0-9.]++)GB)?(?:,[ -~]*+)?")
-REWARD = regex.compile(r"chosen_last_scores \(higher is better\) : ([-\d.]++), acc \(higher is better\) : ([\d.]++)")
+REWARD = Pattern(r"chosen_last_scores \(higher is better\) : ([-\d.]++), acc \(higher is better\) : ([\d.]++)")
 
 
 class DeepSpeedParser(Parser):
@@ -221,32 +220,32 @@ class DeepSpeedParser(Parser):
 
     def parse(self, line: str, rank: int | None) -> list[dict]:
         if "step=" in line and "[Rank" in line:
-            m = STEP.search(line, timeout=LIMIT.timeout)
+            m = STEP.search(line)
             if m:
                 return self._step(m.groups(), rank)
         if "SamplesPerSec=" in line:
-            m = THROUGHPUT.search(line, timeout=LIMIT.timeout)
+            m = THROUGHPUT.search(line)
             if m:
                 return self._throughput(m.groups(), rank)
         if "time (ms)" in line:
-            m = BREAKDOWN.search(line, timeout=LIMIT.timeout)
+            m = BREAKDOWN.search(line)
             if m:
                 return timer_records(self.name, rank, self.last_step.get(rank), m.groups()[0])
         if "Latency:" in line:
-            m = CHAT_LAT.search(line, timeout=LIMIT.timeout)
+            m = CHAT_LAT.search(line)
             if m:
                 return self._latency(m.groups(), rank)
         if "|step:" in line:
-            m = CHAT_STEP.match(line, timeout=LIMIT.timeout)
+            m = CHAT_STEP.match(line)
             if m:
                 return self._chat_step(m.group(1), m.group(2), m.group(3), rank)
         if "E2E latency=" in line:
-            m = CHAT_E2E.search(line, timeout=LIMIT.timeout)
+            m = CHAT_E2E.search(line)
             if m:
                 timers = {}
                 extra = {}
                 for part in m.group(2).split("|")[:16]:
-                    im = _E2E_ITEM.match(part, timeout=LIMIT.timeout)
+                    im = _E2E_ITEM.match(part)
                     if im:
                         name = im.group(1).strip()
                         if "SamplesPerSec" in name:
@@ -261,19 +260,19 @@ class DeepSpeedParser(Parser):
                                step_time_ms=to_ms(num(m.group(1)), "s"), timers_ms=timers, lanes_ms=lanes,
                                samples_per_s=extra.get("CurSamplesPerSec"))]
         if "Evaluating" in line:
-            m = EVAL_HDR.search(line, timeout=LIMIT.timeout)
+            m = EVAL_HDR.search(line)
             if m:
                 ep = int(m.group(2)) if m.group(2) else None
                 self.eval_epoch[rank] = ep
                 return [record("eval", self.name, rank, self.last_step.get(rank), phase="start",
                                metric=m.group(1), epoch=ep)]
         if line.startswith("ppl:"):
-            m = PPL.match(line, timeout=LIMIT.timeout)
+            m = PPL.match(line)
             if m:
                 return [record("eval", self.name, rank, self.last_step.get(rank), phase="result",
                                ppl=num(m.group(1)), epoch=self.eval_epoch.get(rank))]
         if "chosen_last_scores" in line:
-            m = REWARD.search(line, timeout=LIMIT.timeout)
+            m = REWARD.search(line)
             if m:
                 return [record("eval", self.name, rank, self.last_step.get(rank), phase="result",
                                chosen_score=num(m.group(1)), accuracy=num(m.group(2)),

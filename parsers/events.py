@@ -2,33 +2,32 @@
 (NCCL watchdog timeouts, CUDA OOM, Python tracebacks as one event, launcher failures)."""
 from __future__ import annotations
 
-import regex
 
-from .base import LIMIT, num, record, to_ms
+from .base import Pattern, num, record, to_ms
 
-WATCHDOG = regex.compile(
+WATCHDOG = Pattern(
     r"Watchdog caught collective operation timeout: WorkNCCL\(SeqNum=(\d++), OpType=(\w++)"
     r"(?:, NumelIn=(\d++), NumelOut=(\d++))?,? ?(?:Timeout\(ms\)=(\d++))?\) ran for (\d++) milliseconds")
-OOM = regex.compile(r"CUDA out of memory\. Tried to allocate ([\d.]++) ([GMK]i?B)(?:\. GPU (\d++))?")
-RETRIES = regex.compile(r"(\d++) CUDA memory allocation retries")
-CHILD = regex.compile(r"failed \(exitcode: (-?\d++)\) local_rank: (\d++) \(pid: (\d++)\)")
-KILLING = regex.compile(r"Killing subprocess (\d++)")
-NCCL_WARN = regex.compile(r"NCCL WARN (.{0,500}+)")
-EXC_END = regex.compile(r"([A-Za-z_][\w.]{0,120}?(?:Error|Exception|Interrupt|Exit|Warning|Failure))(?::\s?(.{0,2000}+))?$")
-NAN = regex.compile(r"(?:Inf|NaN|nan|inf) detected|[Ll]oss is (?:nan|NaN|inf)")
+OOM = Pattern(r"CUDA out of memory\. Tried to allocate ([\d.]++) ([GMK]i?B)(?:\. GPU (\d++))?")
+RETRIES = Pattern(r"(\d++) CUDA memory allocation retries")
+CHILD = Pattern(r"failed \(exitcode: (-?\d++)\) local_rank: (\d++) \(pid: (\d++)\)")
+KILLING = Pattern(r"Killing subprocess (\d++)")
+NCCL_WARN = Pattern(r"NCCL WARN (.{0,500}+)")
+EXC_END = Pattern(r"([A-Za-z_][\w.]{0,120}?(?:Error|Exception|Interrupt|Exit|Warning|Failure))(?::\s?(.{0,2000}+))?$")
+NAN = Pattern(r"(?:Inf|NaN|nan|inf) detected|[Ll]oss is (?:nan|NaN|inf)")
 
-CKPT = regex.compile(
+CKPT = Pattern(
     r"(?i)\b(sav(?:ing|ed)|wr(?:ote|iting)|load(?:ing|ed)|restor(?:ing|ed)|stor(?:ing|ed))\b"
     r"[^\n]{0,80}?\bcheckpoints?\b(?!_|=| *+:? *+(?:None|False|True)\b)")
-CKPT_HF = regex.compile(r"Saving model checkpoint to (\S{1,1000}+)")
-CKPT_PATH = regex.compile(r"""(?:\bto|\bfrom|\bat|\bin|:)\s++['"]?(/?[\w.~-]{0,200}+/[^\s'",]{1,800}+|[\w.-]{1,200}?\.(?:pt|pth|bin|ckpt|safetensors|distcp)\b)""")
-CKPT_DUR = regex.compile(r"(?i)\b(?:in|took|time(?: \(ms\))?:?)\s*+([\d.]++)\s*+(ms|s|sec|secs|seconds)\b")
-CKPT_STEP = regex.compile(r"(?i)(?:iteration|global[ _]step|step)[\s:=_-]{0,8}+(\d++)|checkpoint-(\d++)|step[-_](\d++)")
-RESUME = regex.compile(
+CKPT_HF = Pattern(r"Saving model checkpoint to (\S{1,1000}+)")
+CKPT_PATH = Pattern(r"""(?:\bto|\bfrom|\bat|\bin|:)\s++['"]?(/?[\w.~-]{0,200}+/[^\s'",]{1,800}+|[\w.-]{1,200}?\.(?:pt|pth|bin|ckpt|safetensors|distcp)\b)""")
+CKPT_DUR = Pattern(r"(?i)\b(?:in|took|time(?: \(ms\))?:?)\s*+([\d.]++)\s*+(ms|s|sec|secs|seconds)\b")
+CKPT_STEP = Pattern(r"(?i)(?:iteration|global[ _]step|step)[\s:=_-]{0,8}+(\d++)|checkpoint-(\d++)|step[-_](\d++)")
+RESUME = Pattern(
     r"(?i)(?:resum(?:ing|ed|e)|continuing training|restarting)\b[^\n]{0,80}?"
     r"(?:iteration|global step|step|epoch)\s*+[:=]?\s*+(\d++)")
-RESTART_ELASTIC = regex.compile(r"(\d++)/(\d++) attempts left; will restart worker group")
-EVAL_START = regex.compile(r"(?i)\*{3,}+\s*+(?:Running )?(Evaluation|Evaluating|Prediction)\b")
+RESTART_ELASTIC = Pattern(r"(\d++)/(\d++) attempts left; will restart worker group")
+EVAL_START = Pattern(r"(?i)\*{3,}+\s*+(?:Running )?(Evaluation|Evaluating|Prediction)\b")
 
 
 _CKPT_NOT = ("%|", "not found", "Unable to find", "No checkpoint", "no existing checkpoint",
@@ -81,7 +80,7 @@ class EventParser:
                 lines.append(line)
             state["foreign"] = 0
             return True, []
-        m = EXC_END.match(line.strip(), timeout=LIMIT.timeout)
+        m = EXC_END.match(line.strip())
         if m:
             state["foreign"] = 0
             rec = self._close_tb(rank, framework, m.group(1), m.group(2), final=False)
@@ -103,7 +102,7 @@ class EventParser:
             return []
         step = self.last_step.get(rank)
         if "Watchdog caught" in line:
-            m = WATCHDOG.search(line, timeout=LIMIT.timeout)
+            m = WATCHDOG.search(line)
             if m:
                 key = (rank, m.group(1), m.group(2))
                 if key in self.seen_timeouts:
@@ -113,32 +112,32 @@ class EventParser:
                                op=m.group(2), numel_in=_i(m.group(3)), numel_out=_i(m.group(4)),
                                timeout_ms=_i(m.group(5)), ran_ms=_i(m.group(6)), message=line.strip()[:2000])]
         if "out of memory" in line:
-            m = OOM.search(line, timeout=LIMIT.timeout)
+            m = OOM.search(line)
             if m:
                 return [record("error", framework, rank, step, error="cuda_oom", message=line.strip()[:2000],
                                tried_gb=num(m.group(1)) / (1024 if m.group(2).upper().startswith("M") else 1),
                                gpu=_i(m.group(3)))]
         if "allocation retries" in line:
-            m = RETRIES.search(line, timeout=LIMIT.timeout)
+            m = RETRIES.search(line)
             if m:
                 return [record("error", framework, rank, step, error="cuda_alloc_retry", severity="warning",
                                retries=int(m.group(1)), message=line.strip()[:500])]
         if "NCCL WARN" in line:
-            m = NCCL_WARN.search(line, timeout=LIMIT.timeout)
+            m = NCCL_WARN.search(line)
             if m:
                 return [record("error", framework, rank, step, error="nccl_warn", message=m.group(1).strip())]
         if "exitcode" in line:
-            m = CHILD.search(line, timeout=LIMIT.timeout)
+            m = CHILD.search(line)
             if m:
                 return [record("error", framework, rank, step, error="child_failed", exitcode=int(m.group(1)),
                                local_rank=int(m.group(2)), pid=int(m.group(3)), message=line.strip()[:500])]
         if "Killing subprocess" in line:
-            m = KILLING.search(line, timeout=LIMIT.timeout)
+            m = KILLING.search(line)
             if m:
                 return [record("error", framework, rank, step, error="killed", pid=int(m.group(1)),
                                message=line.strip()[:500])]
         if "detected" in line or "oss is" in line:
-            m = NAN.search(line, timeout=LIMIT.timeout)
+            m = NAN.search(line)
             if m:
                 return [record("error", framework, rank, step, error="nan_inf", severity="warning",
                                message=line.strip()[:500])]
@@ -149,33 +148,34 @@ class EventParser:
                 return out
         if "esum" in line or "ontinuing" in line or "estart" in line:
             low = line
-            m = RESUME.search(low, timeout=LIMIT.timeout)
+            m = RESUME.search(low)
             if m:
                 return [record("restart", framework, rank, int(m.group(1)), message=line.strip()[:500])]
-            m = RESTART_ELASTIC.search(low, timeout=LIMIT.timeout)
+            m = RESTART_ELASTIC.search(low)
             if m:
                 return [record("restart", framework, rank, step, attempts_left=int(m.group(1)),
                                max_attempts=int(m.group(2)), message=line.strip()[:500])]
         if "***" in line:
-            m = EVAL_START.search(line, timeout=LIMIT.timeout)
+            m = EVAL_START.search(line)
             if m:
                 return [record("eval", framework, rank, step, phase="start", message=line.strip()[:300])]
         return []
 
     def _checkpoint(self, line: str, rank, framework: str, step) -> list[dict]:
-        m = CKPT_HF.search(line, timeout=LIMIT.timeout)
+        m = CKPT_HF.search(line)
+        hf_path = m.group(1) if m else None
         verb = "saving" if m else None
         if not m:
-            m = CKPT.search(line, timeout=LIMIT.timeout)
+            m = CKPT.search(line)
             if not m:
                 return []
             verb = m.group(1).lower()
         action = "load" if verb.startswith(("load", "restor")) else "save"
         tail = line[m.start():]
-        pm = CKPT_PATH.search(tail, timeout=LIMIT.timeout)
-        path = pm.group(1).rstrip(".") if pm else (m.group(1) if m.re is CKPT_HF else None)
-        dm = CKPT_DUR.search(tail, timeout=LIMIT.timeout)
-        sm = CKPT_STEP.search(tail, timeout=LIMIT.timeout)
+        pm = CKPT_PATH.search(tail)
+        path = pm.group(1).rstrip(".") if pm else hf_path
+        dm = CKPT_DUR.search(tail)
+        sm = CKPT_STEP.search(tail)
         if sm:
             step = int(sm.group(1) or sm.group(2) or sm.group(3))
         done = verb.endswith("ed") or "uccessfully" in line or "inished" in line

@@ -5,19 +5,18 @@ from __future__ import annotations
 
 import json
 
-import regex
 
-from .base import LIMIT, Parser, num, record, to_ms
+from .base import Parser, Pattern, num, record, to_ms
 from .kv import normalise, pairs
 from .pydict import parse_flat_dict
 
-METER = regex.compile(r"(?:(TRAIN|VALIDATION|TEST|Epoch:|Test:|Train:|Eval:|Val:)\s*+)\[(\d++)\]\[\s*+(\d++)/(\d++)\](.{0,4000}+)")
-_METER_ITEM = regex.compile(r"([A-Za-z@][\w/@ ]{0,30}?)\s++(-?[\d.]++(?:[eE][-+]?\d++)?)(?:\s*+\(\s*+(-?[\d.]++(?:[eE][-+]?\d++)?)\))?")
-MXNET = regex.compile(r"(?:Node\[(\d++)\] )?Epoch\[(\d++)\] Batch \[(\d++)-(\d++)\]\s++Speed: ([\d.]++) samples/sec(.{0,1000}+)")
-FAIRSEQ = regex.compile(r"\| (train_inner|train|valid|valid_\w++) \| (\{.{0,8000}+)")
-NODE = regex.compile(r"Node\[(\d++)\]")
-_STEPISH = regex.compile(r"(?:^|[\s|,\[])(?:[Ss]tep|STEP|[Ii]ter(?:ation)?|ITER|global_step|num_updates|training_steps)(?:\s*+[:=]|\s)")
-_STEP_TOTAL = regex.compile(r"(?i)\b(?:step|iter|iteration)\s*+[:=]?\s*+\d++\s*+/\s*+(\d++)")
+METER = Pattern(r"(?:(TRAIN|VALIDATION|TEST|Epoch:|Test:|Train:|Eval:|Val:)\s*+)\[(\d++)\]\[\s*+(\d++)/(\d++)\](.{0,4000}+)")
+_METER_ITEM = Pattern(r"([A-Za-z@][\w/@ ]{0,30}?)\s++(-?[\d.]++(?:[eE][-+]?\d++)?)(?:\s*+\(\s*+(-?[\d.]++(?:[eE][-+]?\d++)?)\))?")
+MXNET = Pattern(r"(?:Node\[(\d++)\] )?Epoch\[(\d++)\] Batch \[(\d++)-(\d++)\]\s++Speed: ([\d.]++) samples/sec(.{0,1000}+)")
+FAIRSEQ = Pattern(r"\| (train_inner|train|valid|valid_\w++) \| (\{.{0,8000}+)")
+NODE = Pattern(r"Node\[(\d++)\]")
+_STEPISH = Pattern(r"(?:^|[\s|,\[])(?:[Ss]tep|STEP|[Ii]ter(?:ation)?|ITER|global_step|num_updates|training_steps)(?:\s*+[:=]|\s)")
+_STEP_TOTAL = Pattern(r"(?i)\b(?:step|iter|iteration)\s*+[:=]?\s*+\d++\s*+/\s*+(\d++)")
 
 _DICT_STEP = ("global_step", "step", "training_steps", "iteration", "iter", "num_updates")
 
@@ -54,7 +53,7 @@ def meter_item(part: str) -> tuple[str, str] | None:
                     if e > k:
                         j = e
                 return name, rest[:j]
-    m = _METER_ITEM.match(part, timeout=LIMIT.timeout)
+    m = _METER_ITEM.match(part)
     return (m.group(1).strip(), m.group(2)) if m else None
 
 
@@ -67,11 +66,11 @@ class GenericParser(Parser):
     def parse(self, line: str, rank: int | None) -> list[dict]:
         s = line.strip()
         if "][" in s and "/" in s:
-            m = METER.search(s, timeout=LIMIT.timeout)
+            m = METER.search(s)
             if m:
                 return self._meter(m, rank)
         if "Speed:" in s:
-            m = MXNET.search(s, timeout=LIMIT.timeout)
+            m = MXNET.search(s)
             if m:
                 r = rank if rank is not None or not m.group(1) else int(m.group(1))
                 fields, extra = normalise(pairs(m.group(6)))
@@ -79,7 +78,7 @@ class GenericParser(Parser):
                 return [record("progress", "mxnet", r, int(m.group(4)), epoch=int(m.group(2)),
                                samples_per_s=num(m.group(5)), **fields, **({"metrics": extra} if extra else {}))]
         if "| train" in s or "| valid" in s:
-            m = FAIRSEQ.search(s, timeout=LIMIT.timeout)
+            m = FAIRSEQ.search(s)
             if m:
                 return self._fairseq(m.group(1), m.group(2), rank)
         if s.startswith("{") and s.endswith("}"):
@@ -98,7 +97,7 @@ class GenericParser(Parser):
                 kind = "eval" if any("eval" in k for k in d) and "loss" not in fields else "progress"
                 return [record(kind, self.name, rank, step, **fields, **({"metrics": extra} if extra else {}))]
         if not ("tep" in s or "ter" in s or "TEP" in s or "TER" in s or "num_updates" in s) \
-                or not _STEPISH.search(s, timeout=LIMIT.timeout):
+                or not _STEPISH.search(s):
             return []
         items = pairs(s)
         if not items:
@@ -107,7 +106,7 @@ class GenericParser(Parser):
         if fields.get("step") is None:
             return []
         step = fields.pop("step")
-        tm = _STEP_TOTAL.search(s, timeout=LIMIT.timeout)
+        tm = _STEP_TOTAL.search(s)
         if tm:
             fields.setdefault("total_steps", int(tm.group(1)))
         if len(fields) + len(extra) == 0:
@@ -116,7 +115,7 @@ class GenericParser(Parser):
                                           "samples_per_s", "tflops", "grad_norm")):
             return []
         if rank is None and "Node[" in s:
-            nm = NODE.search(s, timeout=LIMIT.timeout)
+            nm = NODE.search(s)
             if nm:
                 rank = int(nm.group(1))
         timers = {}

@@ -3,13 +3,12 @@ from __future__ import annotations
 
 import functools
 
-import regex
 
-from .base import LIMIT, num, to_gb, to_ms
+from .base import Pattern, num, to_gb, to_ms
 
 # key, separator, number, unit.  Keys may hold '/', '.', '-' and up to two inner spaces
 # ('max mem', 'train loss'); every quantifier is bounded or possessive.
-_PAIR = regex.compile(
+_PAIR = Pattern(
     r"(?P<key>[A-Za-z_][\w/.@-]{0,48}+(?: [a-z_][\w/]{0,20}+){0,2}?)"
     r"(?:\s{0,3}+[:=]\s{0,8}+|\s{1,8}+)"
     r"(?P<val>[-+]?(?:\d[\d,]{0,30}+(?:\.\d*+)?|\.\d++)(?:[eE][-+]?\d{1,3}+)?|nan|inf|N/A)"
@@ -107,7 +106,7 @@ def _fast_pairs(text: str, limit: int):
 
 def regex_pairs(text: str, limit: int = 64) -> list[tuple[str, str, str | None]]:
     out = []
-    for m in _PAIR.finditer(text, timeout=LIMIT.timeout):
+    for m in _PAIR.finditer(text):
         out.append((m.group("key"), m.group("val"), m.group("unit")))
         if len(out) >= limit:
             break

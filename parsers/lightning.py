@@ -1,15 +1,14 @@
 """PyTorch Lightning progress bars (and NeMo, which adds DLLogger records on the same stream)."""
 from __future__ import annotations
 
-import regex
 
-from .base import EVAL_WORDS, LIMIT, BarTracker, Parser, num, parse_bar, record, to_ms
+from .base import EVAL_WORDS, BarTracker, Parser, Pattern, num, parse_bar, record, to_ms
 from .kv import normalise
 
-EPOCH = regex.compile(r"Epoch (\d++)")
-DLL = regex.compile(r"DLL \d{4}+-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d++)? - (\d++|PARAMETER|\(\)) (.{0,4000}+)")
-_DLL_ITEM = regex.compile(r"\s*+([A-Za-z_][\w/ .-]{0,80}?)\s*+:\s*+(-?[\d.]++(?:[eE][-+]?\d++)?|nan|inf)\s*+")
-_TIMING = regex.compile(r"(\w+?)_timing in s")
+EPOCH = Pattern(r"Epoch (\d++)")
+DLL = Pattern(r"DLL \d{4}+-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d++)? - (\d++|PARAMETER|\(\)) (.{0,4000}+)")
+_DLL_ITEM = Pattern(r"\s*+([A-Za-z_][\w/ .-]{0,80}?)\s*+:\s*+(-?[\d.]++(?:[eE][-+]?\d++)?|nan|inf)\s*+")
+_TIMING = Pattern(r"(\w+?)_timing in s")
 
 
 def postfix_fields(post: dict) -> dict:
@@ -68,7 +67,7 @@ class LightningParser(Parser):
             if bar is not None:
                 desc = bar["desc"]
                 kind = "eval" if any(w in desc for w in EVAL_WORDS) else "train"
-                em = EPOCH.search(desc, timeout=LIMIT.timeout)
+                em = EPOCH.search(desc)
                 bar["epoch"] = int(em.group(1)) if em else None
                 if kind == "train" and bar["total"]:
                     self.total[rank] = bar["total"]
@@ -79,7 +78,7 @@ class LightningParser(Parser):
                     if r:
                         out.append(r)
         if dll_at >= 0:
-            m = DLL.search(line, dll_at, timeout=LIMIT.timeout)
+            m = DLL.search(line, dll_at)
             if m and m.group(1).isdigit():
                 out.extend(self._dll(int(m.group(1)), m.group(2), rank))
         return out
@@ -88,7 +87,7 @@ class LightningParser(Parser):
         self.dll_seen = True
         items = []
         timers = {}
-        for im in _DLL_ITEM.finditer(text, timeout=LIMIT.timeout):
+        for im in _DLL_ITEM.finditer(text):
             key, val = im.group(1).strip(), im.group(2)
             tm = _TIMING.match(key)
             if tm:

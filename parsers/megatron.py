@@ -1,13 +1,12 @@
 """Megatron-LM (and Megatron-DeepSpeed) iteration lines, timers, validation, checkpoints."""
 from __future__ import annotations
 
-import regex
 
-from .base import LIMIT, Parser, is_digits, num, parse_timer_list, record, timers_to_lanes, to_int
+from .base import Parser, Pattern, is_digits, num, parse_timer_list, record, timers_to_lanes, to_int
 
-ITER = regex.compile(r"\s*+iteration\s++(\d++)\s*+/\s*+(\d++)\s*+\|(.{0,4000}+)")
-TIMERS = regex.compile(r"time \(ms\)\s*+\|(.{0,4000}+)")
-VALID = regex.compile(r"\s*+validation loss at (?:iteration|the end of training for \w+ data)\s*+(\d*+)\s*+\|(.{0,2000}+)")
+ITER = Pattern(r"\s*+iteration\s++(\d++)\s*+/\s*+(\d++)\s*+\|(.{0,4000}+)")
+TIMERS = Pattern(r"time \(ms\)\s*+\|(.{0,4000}+)")
+VALID = Pattern(r"\s*+validation loss at (?:iteration|the end of training for \w+ data)\s*+(\d*+)\s*+\|(.{0,2000}+)")
 
 _MAP = {
     "elapsed time per iteration (ms)": "step_time_ms",
@@ -62,7 +61,7 @@ class MegatronParser(Parser):
         self.last_time: dict = {}
 
     def detect(self, line: str) -> bool:
-        return "iteration" in line and ITER.match(line, timeout=LIMIT.timeout) is not None
+        return "iteration" in line and ITER.match(line) is not None
 
     def _iteration(self, step: str, total: str, text: str, rank) -> list[dict]:
         step = int(step)
@@ -101,10 +100,10 @@ class MegatronParser(Parser):
 
     def parse(self, line: str, rank: int | None) -> list[dict]:
         if "iteration" in line:
-            m = ITER.match(line, timeout=LIMIT.timeout)
+            m = ITER.match(line)
             if m:
                 return self._iteration(m.group(1), m.group(2), m.group(3), rank)
-            m = VALID.match(line, timeout=LIMIT.timeout)
+            m = VALID.match(line)
             if m:
                 fields, _ = parse_fields(m.group(2))
                 for k in list(fields):
@@ -115,7 +114,7 @@ class MegatronParser(Parser):
                 step = to_int(m.group(1)) if m.group(1) else self.last_step.get(rank)
                 return [record("eval", self.name, rank, step, phase="validation", **fields)]
         if "time (ms)" in line:
-            m = TIMERS.search(line, timeout=LIMIT.timeout)
+            m = TIMERS.search(line)
             if m:
                 return timer_records(self.name, rank, self.last_step.get(rank), m.group(1),
                                      self.last_time.get(rank))

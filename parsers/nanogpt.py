@@ -4,23 +4,24 @@ from __future__ import annotations
 
 import re
 
-import regex
 
-from .base import LIMIT, Parser, is_decimal, is_digits, num, record
+from .base import Parser, Pattern, is_decimal, is_digits, num, record
 from .kv import _fast_pairs, normalise, pairs
 
-KARPATHY = regex.compile(r"iter (\d++): loss ([-\d.]++|nan), time ([\d.]++)ms(?:, mfu (-?[\d.]++)%)?")
-KARPATHY_EVAL = regex.compile(r"step (\d++): train loss ([\d.]++|nan), val loss ([\d.]++|nan)")
-MODDED = regex.compile(r"step:(\d++)/(\d++) (.{0,2000}+)")
-STEP_SLASH = regex.compile(r"step\s{1,8}+(\d++)\s*+/\s*+(\d++)\b\s*+[|:,]?(.{0,2000}+)")
-STEP_PLAIN = regex.compile(r"step\s{1,8}+(\d++)\s*+[|:,]\s*+(.{0,2000}+)")
-MODDED_FAST = regex.compile(
+KARPATHY = Pattern(r"iter (\d++): loss ([-\d.]++|nan), time ([\d.]++)ms(?:, mfu (-?[\d.]++)%)?")
+KARPATHY_EVAL = Pattern(r"step (\d++): train loss ([\d.]++|nan), val loss ([\d.]++|nan)")
+MODDED = Pattern(r"step:(\d++)/(\d++) (.{0,2000}+)")
+STEP_SLASH = Pattern(r"step\s{1,8}+(\d++)\s*+/\s*+(\d++)\b\s*+[|:,]?(.{0,2000}+)")
+STEP_PLAIN = Pattern(r"step\s{1,8}+(\d++)\s*+[|:,]\s*+(.{0,2000}+)")
+MODDED_FAST = Pattern(
     r"step:(\d++)/(\d++) (?:val_loss:([\d.]++|nan) |train_loss:([\d.]++|nan) )?train_time:(\d++)ms step_avg:([\d.]++|nan)ms\s*+$")
 # What the block readers (see `Parser.readers`) match: modded-nanogpt's line, the spine job's.
 MODDED_LINE = re.compile(r"step:([0-9]++)/([0-9]++) (?:val_loss:([0-9.]++|nan) |train_loss:([0-9.]++|nan) )?"
                          r"train_time:([0-9]++)ms step_avg:([0-9.]++|nan)ms")
 SPINE_LINE = re.compile(r"step ([0-9]++)/([0-9]++) loss ([-+0-9.eE]++) step_time_ms ([-+0-9.eE]++)")
-_MS = regex.compile(r"([A-Za-z_]++):(-?[\d.]++|nan)ms")
+_MS = Pattern(r"([A-Za-z_]++):(-?[\d.]++|nan)ms")
+_BARE_MS = Pattern(r"([\d.]++)\s*+ms\b")
+_BARE_TOK = Pattern(r"([\d.]++)\s*+tok/s")
 
 
 class NanoGPTParser(Parser):
@@ -145,17 +146,17 @@ class NanoGPTParser(Parser):
     def parse_only(self, line: str, rank=None, update: bool = False) -> list[dict]:
         s = line.lstrip()
         if s.startswith("step:"):
-            m = MODDED_FAST.match(s, timeout=LIMIT.timeout)
+            m = MODDED_FAST.match(s)
             if m:
                 return self._modded_fast(m.groups(), rank, update)
-            m = MODDED.match(s, timeout=LIMIT.timeout)
+            m = MODDED.match(s)
             if not m:
                 return []
             step, total, rest = int(m.group(1)), int(m.group(2)), m.group(3)
             fields, extra = normalise(pairs(rest))
             fields.pop("step", None)
             cumulative = None
-            for km in _MS.finditer(rest, timeout=LIMIT.timeout):
+            for km in _MS.finditer(rest):
                 key, v = km.group(1), num(km.group(2))
                 if key == "train_time":
                     cumulative = v
@@ -177,22 +178,22 @@ class NanoGPTParser(Parser):
                 self.prev[rank] = (step, cumulative)
             return [record("progress", self.name, rank, step, total_steps=total, **fields)]
         if s.startswith("iter "):
-            m = KARPATHY.match(s, timeout=LIMIT.timeout)
+            m = KARPATHY.match(s)
             if m:
                 return [record("progress", self.name, rank, int(m.group(1)), loss=num(m.group(2)),
                                step_time_ms=num(m.group(3)), mfu=num(m.group(4)))]
             return []
         if s.startswith("step "):
-            m = KARPATHY_EVAL.match(s, timeout=LIMIT.timeout) if ": train loss" in s else None
+            m = KARPATHY_EVAL.match(s) if ": train loss" in s else None
             if m:
                 return [record("eval", self.name, rank, int(m.group(1)), phase="validation",
                                train_loss=num(m.group(2)), loss=num(m.group(3)))]
-            m = STEP_SLASH.match(s, timeout=LIMIT.timeout)
+            m = STEP_SLASH.match(s)
             total = None
             if m:
                 step, total, rest = int(m.group(1)), int(m.group(2)), m.group(3)
             else:
-                m = STEP_PLAIN.match(s, timeout=LIMIT.timeout)
+                m = STEP_PLAIN.match(s)
                 if not m:
                     return []
                 step, rest = int(m.group(1)), m.group(2)
@@ -200,10 +201,10 @@ class NanoGPTParser(Parser):
             fields.pop("step", None)
             if "step_time_ms" not in fields:
                 # llm.c prints '(1233.64 ms | 425 tok/s)': a bare ms value is the step time
-                bare = regex.search(r"([\d.]++)\s*+ms\b", rest, timeout=LIMIT.timeout)
+                bare = _BARE_MS.search(rest)
                 if bare:
                     fields["step_time_ms"] = num(bare.group(1))
-                tok = regex.search(r"([\d.]++)\s*+tok/s", rest, timeout=LIMIT.timeout)
+                tok = _BARE_TOK.search(rest)
                 if tok and "tokens_per_s" not in fields:
                     fields["tokens_per_s"] = num(tok.group(1))
             if not fields:

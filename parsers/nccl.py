@@ -2,21 +2,20 @@
 and NCCL_DEBUG_SUBSYS=COLL per-collective lines."""
 from __future__ import annotations
 
-import regex
 
-from .base import LIMIT, Parser, record
+from .base import Parser, Pattern, record
 
-VERSION = regex.compile(r"NCCL version (\d++\.\d++\.\d++)(?:\+cuda(\d++\.\d++))?")
-HOST = regex.compile(r"([\w.-]{1,200}+):(\d++):(\d++) \[(\d++)\] NCCL INFO ")
-INIT = regex.compile(
+VERSION = Pattern(r"NCCL version (\d++\.\d++\.\d++)(?:\+cuda(\d++\.\d++))?")
+HOST = Pattern(r"([\w.-]{1,200}+):(\d++):(\d++) \[(\d++)\] NCCL INFO ")
+INIT = Pattern(
     r"([\w.-]{1,200}+):(\d++):(\d++) \[(\d++)\] NCCL INFO comm (0x[0-9a-f]++) rank (\d++) nranks (\d++) "
     r"cudaDev (\d++)(?: nvmlDev (\d++))? busId ([0-9a-fA-F]++)(?: commId (0x[0-9a-f]++))?(?: localRanks \d++ localRank \d++ MNNVL \d++)? - Init COMPLETE")
-COLL = regex.compile(
+COLL = Pattern(
     r"NCCL INFO (\w++): opCount ([0-9a-f]++) sendbuff (0x[0-9a-f]++|\(nil\)) recvbuff (0x[0-9a-f]++|\(nil\)) "
     r"count (\d++) datatype (\d++) op (\d++) root (-?\d++) comm (0x[0-9a-f]++) \[nranks=(\d++)\] stream (0x[0-9a-f]++|\(nil\))")
-CHANNELS = regex.compile(r"NCCL INFO Channel \d++/(\d++) :")
-NCHANNELS = regex.compile(r"NCCL INFO (\d++) coll channels, (?:(\d++) \w++ channels, )*?(\d++) p2p channels")
-VIA = regex.compile(r"via (\w++)(?:/(\w++))?")
+CHANNELS = Pattern(r"NCCL INFO Channel \d++/(\d++) :")
+NCHANNELS = Pattern(r"NCCL INFO (\d++) coll channels, (?:(\d++) \w++ channels, )*?(\d++) p2p channels")
+VIA = Pattern(r"via (\w++)(?:/(\w++))?")
 
 DATATYPES = {0: "int8", 1: "uint8", 2: "int32", 3: "uint32", 4: "int64", 5: "uint64", 6: "float16",
              7: "float32", 8: "float64", 9: "bfloat16", 10: "float8e4m3", 11: "float8e5m2"}
@@ -34,15 +33,15 @@ class NcclParser(Parser):
     def parse(self, line: str, rank: int | None) -> list[dict]:
         out: list = []
         if "NCCL version" in line:
-            m = VERSION.search(line, timeout=LIMIT.timeout)
+            m = VERSION.search(line)
             if m:
                 self.version, self.cuda = m.group(1), m.group(2)
         if "NCCL INFO" not in line:
             return out
         if "opCount" in line:
-            m = COLL.search(line, timeout=LIMIT.timeout)
+            m = COLL.search(line)
             if m:
-                h = HOST.search(line, timeout=LIMIT.timeout)
+                h = HOST.search(line)
                 dt, op = int(m.group(6)), int(m.group(7))
                 out.append(record("nccl_coll", "nccl", rank, None, op=m.group(1), opCount=int(m.group(2), 16),
                                   count=int(m.group(5)), datatype=DATATYPES.get(dt, str(dt)), datatype_id=dt,
@@ -51,7 +50,7 @@ class NcclParser(Parser):
                                   pid=int(h.group(2)) if h else None, device=int(h.group(4)) if h else None))
             return out
         if "Init COMPLETE" in line:
-            for m in INIT.finditer(line, timeout=LIMIT.timeout):
+            for m in INIT.finditer(line):
                 key = (m.group(1), m.group(2))
                 topo = self.topo.pop(key, {})
                 comm_rank = int(m.group(6))
@@ -66,7 +65,7 @@ class NcclParser(Parser):
         slash = not via and "Channel" in line and "/" in line
         coll = not via and "coll channels" in line
         if via or slash or coll:
-            h = HOST.match(line, timeout=LIMIT.timeout)
+            h = HOST.match(line)
             if not h:
                 return out
             key = (h.group(1), h.group(2))
@@ -76,15 +75,15 @@ class NcclParser(Parser):
                     self.topo.pop(next(iter(self.topo)))
                 topo = self.topo[key] = {"channels": None, "transports": set()}
             if via:
-                v = VIA.search(line, h.end(), timeout=LIMIT.timeout)
+                v = VIA.search(line, h.end())
                 if v:
                     topo["transports"].add(v.group(1))
             elif slash:
-                m = CHANNELS.search(line, h.start(), timeout=LIMIT.timeout)
+                m = CHANNELS.search(line, h.start())
                 if m:
                     topo["channels"] = max(topo["channels"] or 0, int(m.group(1)))
             else:
-                m = NCHANNELS.search(line, h.start(), timeout=LIMIT.timeout)
+                m = NCHANNELS.search(line, h.start())
                 if m:
                     topo["channels"] = int(m.group(1))
         return out

@@ -1,9 +1,9 @@
 """Launcher line prefixes (torchrun, srun --label, mpirun) -> rank."""
 from __future__ import annotations
 
-import regex
+from .base import Pattern
 
-_PREFIX = regex.compile(
+_PREFIX = Pattern(
     r"(?:\[(?:rank|default)(\d{1,7}+)\]:"          # torchrun --tee / local-ranks-filter
     r"|\[\d{1,7}+,(\d{1,7}+)\]<std(?:out|err)>:"    # mpirun --tag-output
     r"|[ ]{0,7}+(\d{1,7}+): )")                     # srun --label (right-aligned)

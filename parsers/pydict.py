@@ -1,23 +1,33 @@
 """Safe reading of printed Python/JSON dicts (`{'loss': 2.1, 'epoch': 0.5}`) without eval."""
 from __future__ import annotations
 
-import regex
 
-from .base import LIMIT, num
+from .base import Pattern, num
 
-_ITEM = regex.compile(
+_ITEM = Pattern(
     r"""\s*+['"]([^'"]{1,80}+)['"]\s*+:\s*+(?:['"]([^'"]{0,80}+)['"]|([-+\w.]{1,40}+))\s*+(?:,|$)""")
 MAX_DICT = 8192
 _QUOTES = ("'", '"')
 _BARE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_+-.")
 
 
-def plain_items(body: str) -> list[tuple] | None:
-    """The (key, quoted value, bare value) items of a plainly printed body
-    (`'k': v, 'k': 'v'`), split without the regex; None at any doubt (other spacing, quotes
-    or commas inside, non-ASCII bare values), where `_ITEM` decides.  Where it answers, it
-    answers what `_ITEM.finditer` finds."""
-    out = []
+def _put(out: dict, key: str, raw: str, quoted: bool) -> None:
+    """Store one printed value as the dict holds it: a number (int when printed as one), a
+    bool, or, quoted, the text; anything else is skipped."""
+    v = num(raw)
+    if v is not None:
+        out[key] = int(v) if v == int(v) and "." not in raw and "e" not in raw.lower() else v
+    elif raw in ("True", "False", "true", "false"):
+        out[key] = raw.lower() == "true"
+    elif quoted:
+        out[key] = raw
+
+
+def plain_dict(body: str) -> dict | None:
+    """The dict of a plainly printed body (`'k': v, 'k': 'v'`), read without the regex;
+    None at any doubt (other spacing, quotes or commas inside, non-ASCII bare values), where
+    `_ITEM` decides.  Where it answers, it answers what the items `_ITEM.finditer` finds give."""
+    out: dict = {}
     for item in body.split(", "):
         k, sep, v = item.partition(": ")
         if not sep or len(k) < 3 or k[0] not in _QUOTES or k[-1] not in _QUOTES:
@@ -30,16 +40,35 @@ def plain_items(body: str) -> list[tuple] | None:
             if len(v) < 2 or v[-1] not in _QUOTES or len(inner) > 80 or "'" in inner \
                     or '"' in inner:
                 return None
-            out.append((key, inner, None))
+            _put(out, key, inner, True)
         elif len(v) <= 40 and _BARE.issuperset(v):
-            out.append((key, None, v))
+            # what `_put` makes of the two common bare values, spelt out
+            if v.isdigit():
+                out[key] = int(float(v))
+            elif "." in v:          # a float, or skipped
+                try:
+                    f = float(v)
+                except ValueError:
+                    continue
+                if f - f == 0.0:
+                    out[key] = f
+            else:
+                _put(out, key, v, False)
         else:
             return None
     return out
 
 
 def regex_items(body: str) -> list[tuple]:
-    return [m.groups() for m in _ITEM.finditer(body, timeout=LIMIT.timeout)]
+    return [m.groups() for m in _ITEM.finditer(body)]
+
+
+def regex_dict(body: str) -> dict:
+    """The dict of the items `_ITEM` finds in a body."""
+    out: dict = {}
+    for key, quoted, bare in regex_items(body):
+        _put(out, key, quoted if quoted is not None else bare, quoted is not None)
+    return out
 
 
 def parse_flat_dict(text: str) -> dict | None:
@@ -48,17 +77,7 @@ def parse_flat_dict(text: str) -> dict | None:
     if len(t) > MAX_DICT or not (t.startswith("{") and t.endswith("}")):
         return None
     body = t[1:-1]
-    items = plain_items(body)
-    if items is None:
-        items = regex_items(body)
-    out: dict = {}
-    for key, quoted, bare in items:
-        raw = quoted if quoted is not None else bare
-        v = num(raw)
-        if v is not None:
-            out[key] = int(v) if v == int(v) and "." not in raw and "e" not in raw.lower() else v
-        elif raw in ("True", "False", "true", "false"):
-            out[key] = raw.lower() == "true"
-        elif quoted is not None:
-            out[key] = raw
+    out = plain_dict(body)
+    if out is None:
+        out = regex_dict(body)
     return out or None

@@ -1,16 +1,15 @@
 """torchtitan `step: N  loss: ..  memory: ..GiB(..%)  tps: ..  tflops: ..  mfu: ..%` lines."""
 from __future__ import annotations
 
-import regex
 
-from .base import LIMIT, Parser, num, record, to_gb, to_ms
+from .base import Parser, Pattern, num, record, to_gb, to_ms
 from .kv import normalise, pairs
 
-STEP = regex.compile(r"(?:^|\s)(validate\s++)?step:\s*+(\d++)\s++loss:")
-MEM = regex.compile(r"memory:\s*+([\d.]++)\s*+(GiB|GB|MiB)(?:\(\s*+([\d.]++)%\))?")
-TOTAL = regex.compile(r"total steps (\d++)")
-START = regex.compile(r"Training starts at step (\d++)")
-CKPT_DONE = regex.compile(r"Finished (saving|loading) the (?:full )?checkpoint.{0,80}?in ([\d.]++) seconds")
+STEP = Pattern(r"(?:^|\s)(validate\s++)?step:\s*+(\d++)\s++loss:")
+MEM = Pattern(r"memory:\s*+([\d.]++)\s*+(GiB|GB|MiB)(?:\(\s*+([\d.]++)%\))?")
+TOTAL = Pattern(r"total steps (\d++)")
+START = Pattern(r"Training starts at step (\d++)")
+CKPT_DONE = Pattern(r"Finished (saving|loading) the (?:full )?checkpoint.{0,80}?in ([\d.]++) seconds")
 
 
 class TorchtitanParser(Parser):
@@ -21,18 +20,18 @@ class TorchtitanParser(Parser):
         self.last_step: dict = {}
 
     def detect(self, line: str) -> bool:
-        return "[titan]" in line or ("step:" in line and "loss:" in line and STEP.search(line, timeout=LIMIT.timeout) is not None)
+        return "[titan]" in line or ("step:" in line and "loss:" in line and STEP.search(line) is not None)
 
     def parse(self, line: str, rank: int | None) -> list[dict]:
         if "step:" in line and "loss:" in line:
-            m = STEP.search(line, timeout=LIMIT.timeout)
+            m = STEP.search(line)
             if m:
                 step = int(m.group(2))
                 rest = line[m.start(2):]
                 fields, extra = normalise(pairs(rest.replace("%", "% ")))
                 fields.pop("step", None)
                 fields.pop("mem_gb", None)
-                mm = MEM.search(rest, timeout=LIMIT.timeout)
+                mm = MEM.search(rest)
                 if mm:
                     fields["mem_gb"] = to_gb(num(mm.group(1)), mm.group(2))
                     if mm.group(3):
@@ -42,15 +41,15 @@ class TorchtitanParser(Parser):
                 self.last_step[rank] = step
                 return [record("progress", self.name, rank, step, total_steps=self.total, **fields)]
         if "total steps" in line:
-            m = TOTAL.search(line, timeout=LIMIT.timeout)
+            m = TOTAL.search(line)
             if m:
                 self.total = int(m.group(1))
         if "Training starts at step" in line:
-            m = START.search(line, timeout=LIMIT.timeout)
+            m = START.search(line)
             if m and int(m.group(1)) > 1:
                 return [record("restart", self.name, rank, int(m.group(1)), message=line.strip()[-300:])]
         if "Finished" in line and "checkpoint" in line:
-            m = CKPT_DONE.search(line, timeout=LIMIT.timeout)
+            m = CKPT_DONE.search(line)
             if m:
                 return [record("checkpoint", self.name, rank, self.last_step.get(rank),
                                action="save" if m.group(1) == "saving" else "load",

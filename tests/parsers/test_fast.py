@@ -256,7 +256,7 @@ def test_templates_fast_matches_full(picks, prime):
 # The generic parser's plain-shape readers answer exactly what their regex finds, or defer.
 DICT_ATOMS = ["'a'", "'loss'", '"x"', "'k k'", "'a:b'", "'é'", "1", "2.5", "-3e5", "'v'", "'v, w'",
               "True", "nan", "x" * 41, "ü", "[1, 2]", "{'n': 1}", "''", "'", ":", ", ", ": ", " ",
-              "'" + "y" * 81 + "'", "1_000", "+.5", "None", "'a\"b'", "١"]
+              "'" + "y" * 81 + "'", "1_000", "+.5", "None", "'a\"b'", "١", "007", "9" * 40, "'5'", "0", "1E5", "inf"]
 METER_ATOMS = ["Time", "Data", "Tok/s", "Loss/tok", "LR", "Acc@1", "@x", "1a", "Batch", "time", " ",
                "  ", "0.041", "(0.057)", "8.63e-05", "3.91E+03", "-1", "-", "-.", ".", "1e", "1e+",
                "1.2.3", "é", "\x1c", "x" * 35, "(", ")", "_a", "a_b/c", "12", "nan", "e5", "+1", "١"]
@@ -266,10 +266,10 @@ dict_items = st.lists(st.tuples(st.sampled_from(DICT_ATOMS), st.sampled_from(DIC
 
 @SETTINGS
 @given(st.one_of(dict_items, st.lists(st.sampled_from(DICT_ATOMS), max_size=12).map("".join)))
-def test_plain_dict_items_match_the_regex(body):
-    from ridgescope.parsers.pydict import plain_items, regex_items
-    items = plain_items(body)
-    assert items is None or items == regex_items(body)
+def test_plain_dict_matches_the_regex(body):
+    from ridgescope.parsers.pydict import plain_dict, regex_dict
+    d = plain_dict(body)
+    assert d is None or d == regex_dict(body)
 
 
 @SETTINGS
@@ -283,10 +283,10 @@ def test_meter_items_match_the_regex(part):
 
 def test_plain_shapes_take_the_fast_readers():
     from ridgescope.parsers.generic import meter_item
-    from ridgescope.parsers.pydict import plain_items
-    assert plain_items("'training_steps': 1, 'average_loss': 6.3, 'tag': 'x'") == [
-        ("training_steps", None, "1"), ("average_loss", None, "6.3"), ("tag", "x", None)]
-    assert plain_items("'a':1") is None       # other spacing: the regex decides
+    from ridgescope.parsers.pydict import plain_dict
+    assert plain_dict("'training_steps': 1, 'average_loss': 6.3, 'tag': 'x', 'n': 12345678901234567890") == {
+        "training_steps": 1, "average_loss": 6.3, "tag": "x", "n": 12345678901234567168}
+    assert plain_dict("'a':1") is None       # other spacing: the regex decides
     assert meter_item("Data 8.63e-05 (3.91e-03)") == ("Data", "8.63e-05")
     assert meter_item("Batch time 0.1 (0.2)") == ("Batch time", "0.1")   # through the regex
 
