@@ -21,38 +21,8 @@ _STEP_TOTAL = Pattern(r"(?i)\b(?:step|iter|iteration)\s*+[:=]?\s*+\d++\s*+/\s*+(
 _DICT_STEP = ("global_step", "step", "training_steps", "iteration", "iter", "num_updates")
 
 
-_NAME_START = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ@")
-_NAME_CHARS = _NAME_START | frozenset("0123456789_/")
-_DIGITS = frozenset("0123456789")
-_NUMBER_CHARS = _DIGITS | {"."}
-
-
 def meter_item(part: str) -> tuple[str, str] | None:
-    """(name, number) of one meter item (`Time 0.041 (0.057)`), as `_METER_ITEM` reads it.
-
-    The plain case, an ASCII name without spaces then a number, is read without the regex
-    (seven of them a line made meter lines the slowest of the generic ones); any other
-    shape, a name of several words ('Batch time 0.1') among them, goes to `_METER_ITEM`."""
-    if part.isascii() and part.isprintable():
-        name, _, rest = part.partition(" ")
-        rest = rest.lstrip(" ")
-        if rest and 0 < len(name) <= 31 and name[0] in _NAME_START \
-                and _NAME_CHARS.issuperset(name):
-            i = 1 if rest[0] == "-" else 0
-            j = i
-            while j < len(rest) and rest[j] in _NUMBER_CHARS:
-                j += 1
-            if j > i:
-                if j < len(rest) and rest[j] in "eE":
-                    k = j + 1
-                    if k < len(rest) and rest[k] in "+-":
-                        k += 1
-                    e = k
-                    while e < len(rest) and rest[e] in _DIGITS:
-                        e += 1
-                    if e > k:
-                        j = e
-                return name, rest[:j]
+    """(name, number) of one meter item (`Time 0.041 (0.057)`)."""
     m = _METER_ITEM.match(part)
     return (m.group(1).strip(), m.group(2)) if m else None
 
