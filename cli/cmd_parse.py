@@ -25,16 +25,34 @@ def register(parser: argparse.ArgumentParser) -> None:
                         help="table (default) or json: one JSON object per line per record")
 
 
-def iter_records(path: str, log_format: str | None = None):
-    """Yield (record, dispatcher) for each record found in the file; the last item flushes."""
-    disp = Dispatcher(log_format)
+BLOCK = 65536
+
+
+def read_blocks(stream):
+    """The stream's whole lines in blocks of about BLOCK bytes, as the log probe reads a pipe:
+    `feed_chunk` takes a block at a time, several times faster than `feed` a line at a time,
+    with the same records and counts."""
+    pending = b""
+    while True:
+        chunk = stream.read(BLOCK)
+        if not chunk:
+            break
+        pending += chunk
+        cut = pending.rfind(b"\n") + 1
+        if cut:
+            yield pending[:cut]
+            pending = pending[cut:]
+    if pending:
+        yield pending
+
+
+def iter_records(path: str, disp: Dispatcher):
+    """Yield each record that `disp` finds in the file, then what its flush gives."""
     stream = sys.stdin.buffer if path == "-" else open(path, "rb")
     try:
-        for raw in stream:
-            for rec in disp.feed(raw):
-                yield rec, disp
-        for rec in disp.flush():
-            yield rec, disp
+        for block in read_blocks(stream):
+            yield from disp.feed_chunk(block)
+        yield from disp.flush()
     finally:
         if stream is not sys.stdin.buffer:
             stream.close()
@@ -55,10 +73,10 @@ def run(args: argparse.Namespace) -> int:
     rc = 0
     for path in args.files:
         try:
-            disp = None
+            disp = Dispatcher(getattr(args, "log_format", None))
             if fmt == "table" and len(args.files) > 1:
                 out.write(f"== {path}\n")
-            for rec, disp in iter_records(path, getattr(args, "log_format", None)):
+            for rec in iter_records(path, disp):
                 if fmt == "json":
                     row = dict(rec)
                     if len(args.files) > 1:
@@ -68,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
                     cells = [f"{k}={_cell(rec.get(k))}" for k in _COLUMNS]
                     cells += [f"{k}={_cell(rec[k])}" for k in _SHOWN if k in rec]
                     out.write("  ".join(cells) + "\n")
-            if fmt == "table" and disp is not None:
+            if fmt == "table":
                 s = disp.stats
                 out.write(f"-- {path}: {s['lines']} lines, {s['records']} records, "
                           f"{s['garbage']} garbage, {s['timeouts']} timeouts\n")

@@ -39,3 +39,23 @@ def test_table_output_and_forced_format(capsys, tmp_path):
 def test_missing_file(capsys, tmp_path):
     assert cmd_parse.run(_args([str(tmp_path / "nope.log"), "--format", "json"])) == 1
     assert "nope.log" in capsys.readouterr().err
+
+
+def test_blocks_give_what_lines_give(capsys, monkeypatch):
+    """`parse` feeds blocks; on a log larger than a block, every record is the one `feed` finds
+    a line at a time, in order (checked with a small block, so that lines straddle reads)."""
+    from .conftest import feed_all
+    rel = "deepspeed/dschat_step1_sft_opt-1.3b_16proc.log"
+    monkeypatch.setattr(cmd_parse, "BLOCK", 4099)
+    assert cmd_parse.run(_args([str(CORPUS / rel), "--format", "json"])) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    want, _ = feed_all((CORPUS / rel).read_bytes().split(b"\n")[:-1])
+    assert rows == json.loads(json.dumps(want, default=str))
+    assert len(rows) > 1000 and {r["kind"] for r in rows} >= {"progress", "eval"}
+
+
+def test_a_log_without_records_still_gets_its_summary(capsys, tmp_path):
+    log = tmp_path / "quiet.log"
+    log.write_bytes(b"hello\n\xff\xfe garbage\nbye")
+    assert cmd_parse.run(_args([str(log)])) == 0
+    assert capsys.readouterr().out == f"-- {log}: 3 lines, 0 records, 1 garbage, 0 timeouts\n"
