@@ -11,7 +11,7 @@ from .hf import AccelerateParser, HFTrainerParser
 from .lightning import LightningParser, NemoParser
 from .megatron import MegatronParser
 from .nanogpt import NanoGPTParser
-from .nccl import NcclParser
+from .nccl import NcclParser, chatter
 from .prefix import split_rank_prefix
 from .scan import candidate_lines, interesting
 from .torchtitan import TorchtitanParser
@@ -112,7 +112,7 @@ class Dispatcher:
                 line = line[:-1]
             if (line.isprintable() or ("\t" in line and line.replace("\t", " ").isprintable())) \
                     and not self.events.tb and not self._open:
-                if not interesting(line):
+                if not interesting(line) or (self.FAST and "NCCL" in line and chatter(line)):
                     return []
                 fast = self._fast
                 if fast is not None and rank is None and not (

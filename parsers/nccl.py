@@ -21,6 +21,15 @@ DATATYPES = {0: "int8", 1: "uint8", 2: "int32", 3: "uint32", 4: "int64", 5: "uin
              7: "float32", 8: "float64", 9: "bfloat16", 10: "float8e4m3", 11: "float8e5m2"}
 OPS = {0: "sum", 1: "prod", 2: "max", 3: "min", 4: "avg"}
 
+READS = ("NCCL version", "opCount", "Init COMPLETE", " via ", "Channel", "coll channels")
+"""The words of the `NCCL INFO` lines that `NcclParser.parse` reads."""
+
+
+def chatter(line: str) -> bool:
+    """An `NCCL INFO` line that yields no record and changes no state: most of what
+    NCCL_DEBUG=INFO prints (the dispatcher drops such a line after the parser looked at it)."""
+    return "NCCL INFO" in line and not any(word in line for word in READS)
+
 
 class NcclParser(Parser):
     name = "nccl"

@@ -315,3 +315,23 @@ def test_block_readers_take_their_lines_in_place(fmt):
     got = d.feed_chunk("".join(line + "\n" for line in mixed)) + d.flush()
     assert d.fed == 1
     assert (got, d.stats) == run(FullPath, mixed, fmt)[:2]
+
+
+NCCL_PIECES = ["host:1:2 [0] NCCL INFO ", "NCCL INFO", "NCCL version 2.18.1+cuda12.1", "Channel 00/02 :",
+               " via NET/IB/0", "via P2P/IPC", "2 coll channels, 2 p2p channels", "opCount 1f",
+               "Init COMPLETE", "comm 0x7f", "rank 0 nranks 8", "Using network IB", "NET/Plugin",
+               "Setting affinity", "NCCL_DEBUG=INFO", " ", "/", ":", "0", "12"]
+
+
+@SETTINGS
+@given(st.lists(st.sampled_from(NCCL_PIECES), min_size=1, max_size=8).map("".join))
+def test_nccl_chatter_yields_nothing_and_changes_nothing(line):
+    """A line `chatter` drops: the NCCL parser gives it no record and keeps no state from it."""
+    import copy
+
+    from ridgescope.parsers.nccl import NcclParser, chatter
+    p = NcclParser()
+    p.parse("h:1:2 [0] NCCL INFO Channel 00/02 : 0 1", None)
+    before = copy.deepcopy(vars(p))
+    if chatter(line):
+        assert p.parse(line, None) == [] and vars(p) == before
