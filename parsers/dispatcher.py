@@ -46,7 +46,7 @@ def _dense_head(data: bytes) -> bool:
     for nothing; a wrong guess only costs speed."""
     head = data[:2048].split(b"\n", _HEAD_LINES)[:_HEAD_LINES]
     hits = sum(1 for line in head if interesting(line.decode("latin-1")))
-    return hits * _DENSE > _HEAD_LINES * (_DENSE - 1)
+    return hits * _DENSE > len(head) * (_DENSE - 1)    # 2 KiB may hold fewer than 16 lines
 
 
 _PREFIX_START = frozenset("[ 0123456789")
@@ -107,11 +107,15 @@ class Dispatcher:
                 line = line.decode("utf-8")
             except UnicodeDecodeError:
                 pass  # the slow path counts it as garbage
+        printable = False
         if line.__class__ is str and len(line) < 2048:
             if line[-1:] == "\n":
                 line = line[:-1]
-            if (line.isprintable() or ("\t" in line and line.replace("\t", " ").isprintable())) \
-                    and not self.events.tb and not self._open:
+            # Tabs are the one control character common in progress lines (meters); a line
+            # that is printable once they are spaces has no ANSI code or other control.
+            printable = line.isprintable() or (
+                "\t" in line and line.replace("\t", " ").isprintable())
+            if printable and not self.events.tb and not self._open:
                 if not interesting(line) or (self.FAST and "NCCL" in line and chatter(line)):
                     return []
                 fast = self._fast
@@ -144,9 +148,7 @@ class Dispatcher:
                 line = line[:-1]
             short = len(line) <= SHORT_LINE
             LIMIT.timeout = None if short else TIMEOUT
-            # Tabs are the one control character common in progress lines (meters); a line
-            # that is printable once they are spaces has no ANSI code or other control.
-            if not line.isprintable() and not (
+            if not printable and not line.isprintable() and not (
                     "\t" in line and line.replace("\t", " ").isprintable()):
                 if "\x1b" in line:
                     line = ANSI.sub("", line, timeout=None if short else 0.05)

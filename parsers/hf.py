@@ -132,7 +132,8 @@ class AccelerateParser(HFTrainerParser):
     name = "accelerate"
 
     def detect(self, line: str) -> bool:
-        return "accelerate" in line.lower() and ("launch" in line or "Accelerator" in line or "accelerate." in line)
+        return ("launch" in line or "Accelerator" in line or "accelerate." in line) \
+            and "accelerate" in line.lower()
 
     def parse(self, line: str, rank: int | None) -> list[dict]:
         s = line.strip()

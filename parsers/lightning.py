@@ -39,7 +39,8 @@ class LightningParser(Parser):
         self.total: dict = {}
 
     def detect(self, line: str) -> bool:
-        return ("Epoch " in line and "%|" in line) or "lightning" in line.lower() and "GPU available" in line
+        return ("Epoch " in line and "%|" in line) or ("GPU available" in line
+                                                       and "lightning" in line.lower())
 
     def _bar_record(self, key, bar: dict) -> dict | None:
         rank, kind = key[0], key[1]
