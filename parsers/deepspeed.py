@@ -134,7 +134,7 @@ class DeepSpeedParser(Parser):
         if m is None or not printable_ascii(text, start, head) or self._other_branch(text, start, end) \
                 or (text.find("step=", start, end) >= 0 and text.find("[Rank", start, end) >= 0):
             return None
-        if not interesting(text[start:end]):
+        if m[1] is None and not interesting(text[start:end]):
             return []       # `N/M, RunningAvg...` alone holds no keyword: `feed` drops it
         return self._throughput(m.groups()[:9], None)
 
