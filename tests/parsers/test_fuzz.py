@@ -60,6 +60,17 @@ def test_any_text_never_raises(batch, fmt):
 
 
 @SETTINGS
+@given(st.lists(lines, max_size=8), st.sampled_from([None, *PARSERS]), st.booleans())
+def test_any_block_never_raises(batch, fmt, as_bytes):
+    """The same through `feed_chunk`, where the active parser's block readers see the text."""
+    text = "".join(line + "\n" for line in batch)
+    d = Dispatcher(fmt)
+    _check(d.feed_chunk(text.encode("utf-8", "surrogatepass") if as_bytes else text))
+    _check(d.flush())
+    assert d.stats["lines"] == text.count("\n")
+
+
+@SETTINGS
 @given(st.lists(st.binary(max_size=200), max_size=8))
 def test_any_bytes_never_raise(batch):
     d = Dispatcher()
