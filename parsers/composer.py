@@ -1,7 +1,6 @@
 """MosaicML Composer console logger: `[epoch=1][batch=16/625]:` headers and `Train key: value` lines."""
 from __future__ import annotations
 
-
 from .base import Parser, Pattern, num, record
 
 HEADER = Pattern(r"(?:\[epoch=(\d++)\])?\[batch=(\d++)(?:/(\d++))?\]:(.{0,4000}+)")

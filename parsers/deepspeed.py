@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import re
 
-
 from .base import Parser, Pattern, is_decimal, is_digits, num, printable_ascii, record, to_ms
 from .megatron import timer_records
 from .scan import interesting

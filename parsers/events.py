@@ -2,7 +2,6 @@
 (NCCL watchdog timeouts, CUDA OOM, Python tracebacks as one event, launcher failures)."""
 from __future__ import annotations
 
-
 from .base import Pattern, num, record, to_ms
 
 WATCHDOG = Pattern(

@@ -1,7 +1,6 @@
 """PyTorch Lightning progress bars (and NeMo, which adds DLLogger records on the same stream)."""
 from __future__ import annotations
 
-
 from .base import EVAL_WORDS, BarTracker, Parser, Pattern, num, parse_bar, record, to_ms
 from .kv import normalise
 

@@ -1,7 +1,6 @@
 """Megatron-LM (and Megatron-DeepSpeed) iteration lines, timers, validation, checkpoints."""
 from __future__ import annotations
 
-
 from .base import Parser, Pattern, is_digits, num, parse_timer_list, record, timers_to_lanes, to_int
 
 ITER = Pattern(r"\s*+iteration\s++(\d++)\s*+/\s*+(\d++)\s*+\|(.{0,4000}+)")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 
-
 from .base import Parser, Pattern, is_decimal, is_digits, num, record
 from .kv import _fast_pairs, normalise, pairs
 

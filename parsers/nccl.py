@@ -2,7 +2,6 @@
 and NCCL_DEBUG_SUBSYS=COLL per-collective lines."""
 from __future__ import annotations
 
-
 from .base import Parser, Pattern, record
 
 VERSION = Pattern(r"NCCL version (\d++\.\d++\.\d++)(?:\+cuda(\d++\.\d++))?")

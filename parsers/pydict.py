@@ -1,7 +1,6 @@
 """Safe reading of printed Python/JSON dicts (`{'loss': 2.1, 'epoch': 0.5}`) without eval."""
 from __future__ import annotations
 
-
 from .base import Pattern, num
 
 _ITEM = Pattern(

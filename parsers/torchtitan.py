@@ -1,7 +1,6 @@
 """torchtitan `step: N  loss: ..  memory: ..GiB(..%)  tps: ..  tflops: ..  mfu: ..%` lines."""
 from __future__ import annotations
 
-
 from .base import Parser, Pattern, num, record, to_gb, to_ms
 from .kv import normalise, pairs
 
