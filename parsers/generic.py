@@ -15,7 +15,7 @@ _METER_ITEM = Pattern(r"([A-Za-z@][\w/@ ]{0,30}?)\s++(-?[\d.]++(?:[eE][-+]?\d++)
 MXNET = Pattern(r"(?:Node\[(\d++)\] )?Epoch\[(\d++)\] Batch \[(\d++)-(\d++)\]\s++Speed: ([\d.]++) samples/sec(.{0,1000}+)")
 FAIRSEQ = Pattern(r"\| (train_inner|train|valid|valid_\w++) \| (\{.{0,8000}+)")
 NODE = Pattern(r"Node\[(\d++)\]")
-_STEPISH = Pattern(r"(?:^|[\s|,\[])(?:[Ss]tep|STEP|[Ii]ter(?:ation)?|ITER|global_step|num_updates|training_steps)(?:\s*+[:=]|\s)")
+_STEPISH = Pattern(r"(?:^|[\s|,\[:])(?:[Ss]tep|STEP|[Ii]ter(?:ation)?|ITER|global_step|num_updates|training_steps)(?:\s*+[:=]|\s)")
 _STEP_TOTAL = Pattern(r"(?i)\b(?:step|iter|iteration)\s*+[:=]?\s*+\d++\s*+/\s*+(\d++)")
 
 _DICT_STEP = ("global_step", "step", "training_steps", "iteration", "iter", "num_updates")

@@ -42,6 +42,15 @@ def test_spine_line():
     assert (r["step"], r["loss"], r["step_time_ms"]) == (12, 2.3451, 153.2)
 
 
+def test_python_logging_default_format():
+    """`logging.basicConfig()` prints `LEVEL:logger:message`: the step word follows a colon."""
+    r = one("INFO:root:step 5 | loss 2.1 | lr 3e-4 | 120.5 ms")
+    assert (r["framework"], r["step"], r["loss"], r["lr"]) == ("generic", 5, 2.1, 3e-4)
+    r = one("INFO:__main__:Step 10: loss=2.5, grad_norm=1.1")
+    assert (r["step"], r["loss"], r["grad_norm"]) == (10, 2.5, 1.1)
+    assert feed_all(["WARNING:root:step_time is high"])[0] == []
+
+
 def test_hf_dict_without_bar():
     r = one("{'loss': 2.1, 'learning_rate': 5e-05, 'epoch': 0.5}")
     assert (r["kind"], r["framework"], r["loss"], r["lr"], r["epoch"]) == ("progress", "hf_trainer", 2.1, 5e-05, 0.5)
