@@ -60,6 +60,7 @@ class Pattern:
             return self._re.finditer(text)
         return self._regex.finditer(text, timeout=timeout)
 
+
 # Lines are cut to this many characters before any pattern sees them.
 MAX_LINE = 16384
 

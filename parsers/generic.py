@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 
-
 from .base import Parser, Pattern, num, record, to_ms
 from .kv import normalise, pairs
 from .pydict import parse_flat_dict

@@ -58,14 +58,11 @@ def plain_dict(body: str) -> dict | None:
     return out
 
 
-def regex_items(body: str) -> list[tuple]:
-    return [m.groups() for m in _ITEM.finditer(body)]
-
-
 def regex_dict(body: str) -> dict:
     """The dict of the items `_ITEM` finds in a body."""
     out: dict = {}
-    for key, quoted, bare in regex_items(body):
+    for m in _ITEM.finditer(body):
+        key, quoted, bare = m.groups()
         _put(out, key, quoted if quoted is not None else bare, quoted is not None)
     return out
 

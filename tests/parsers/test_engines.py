@@ -42,6 +42,9 @@ def _short_ascii_lines() -> list[str]:
     return sorted(lines)
 
 
+CORPUS_LINES = _short_ascii_lines()
+
+
 def _found(found) -> tuple | None:
     return None if found is None else (found.span(), found.groups())
 
@@ -68,8 +71,6 @@ def test_engines_agree_on_the_corpus(name):
         if i % 8 == 0:
             _same(pattern, line.replace(" ", "\x1c\x0b"[i % 16 // 8]))
 
-
-CORPUS_LINES = _short_ascii_lines()
 
 # Words of the patterns and of the lines they read, and the ASCII characters whose class
 # membership could differ between engines (controls, \x1c-\x1f, \x85 is not ASCII).
