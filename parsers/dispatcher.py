@@ -76,6 +76,7 @@ class Dispatcher:
         if log_format is not None and log_format != "generic":
             self.parsers["generic"] = GenericParser()
         self.order = list(self.parsers.values())
+        self._detects = tuple((p, p.detect) for p in self.order if p.name != "generic")
         self.active = None
         self._activate(self.parsers[log_format] if log_format else None)
         self.events = EventParser()
@@ -370,10 +371,8 @@ class Dispatcher:
                 if active.name != "generic":
                     return self.parsers["generic"].parse(line, rank)
                 return []
-        for p in self.order:
-            if p is active or p.name == "generic":
-                continue
-            if p.detect(line):
+        for p, detect in self._detects:
+            if p is not active and detect(line):
                 recs = p.parse(line, rank)
                 if self.active is not p:
                     self._activate(p)

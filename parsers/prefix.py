@@ -18,7 +18,7 @@ def split_rank_prefix(line: str) -> tuple[int | None, str]:
     """
     if not line or line[0] not in _STARTS:
         return None, line
-    rank, rest = _torchrun(line)
+    rank, rest = _torchrun(line) if line[0] == "[" else _srun(line)
     if rank is None:
         # Anchored, and no part can take more than a few characters: no time-out needed.
         m = _PREFIX.match(line)
@@ -44,3 +44,14 @@ def _torchrun(line: str) -> tuple[int | None, str]:
     if end < 0 or not digits.isdigit() or not digits.isascii():
         return None, line
     return int(digits), line[end + 2:]
+
+
+def _srun(line: str) -> tuple[int | None, str]:
+    """`  3: ` (srun --label, right-aligned: up to 7 spaces, up to 7 digits) without a regex; the
+    regex decides whatever this does not take (a non-ASCII digit, say)."""
+    body = line.lstrip(" ")
+    colon = body.find(": ", 1, 9)
+    digits = body[:colon]
+    if colon < 0 or len(line) - len(body) > 7 or not digits.isdigit() or not digits.isascii():
+        return None, line
+    return int(digits), body[colon + 2:]

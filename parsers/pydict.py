@@ -1,12 +1,15 @@
 """Safe reading of printed Python/JSON dicts (`{'loss': 2.1, 'epoch': 0.5}`) without eval."""
 from __future__ import annotations
 
+import json
+
 from .base import Pattern, num
 
 _ITEM = Pattern(
     r"""\s*+['"]([^'"]{1,80}+)['"]\s*+:\s*+(?:['"]([^'"]{0,80}+)['"]|([-+\w.]{1,40}+))\s*+(?:,|$)""")
 MAX_DICT = 8192
 _QUOTES = ("'", '"')
+_BOOLS = ("True", "False", "true", "false")
 _BARE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_+-.")
 
 
@@ -16,7 +19,7 @@ def _put(out: dict, key: str, raw: str, quoted: bool) -> None:
     v = num(raw)
     if v is not None:
         out[key] = int(v) if v == int(v) and "." not in raw and "e" not in raw.lower() else v
-    elif raw in ("True", "False", "true", "false"):
+    elif raw in _BOOLS:
         out[key] = raw.lower() == "true"
     elif quoted:
         out[key] = raw
@@ -67,13 +70,49 @@ def regex_dict(body: str) -> dict:
     return out
 
 
+def _no_constant(name: str):
+    raise ValueError(name)      # NaN, Infinity: `_put` skips them; the other paths decide
+
+
+def json_dict(text: str) -> dict | None:
+    """The dict of a printed dict of plain numbers and strings, read by `json` in C (3x faster
+    than `plain_dict`); None at any doubt (double quotes or backslashes, a bool, a nested or
+    non-finite value, a quoted number, a long key, value or token), where the others decide.
+    Where it answers, it answers what `regex_dict` reads from the body."""
+    if '"' in text or "\\" in text or max(map(len, text.split()), default=0) > 40:
+        return None
+    try:
+        d = json.loads(text.replace("'", '"'), parse_constant=_no_constant)
+    except (ValueError, RecursionError):
+        return None
+    if d.__class__ is not dict or not d or "" in d or max(map(len, d)) > 80:
+        return None
+    for v in d.values():
+        kind = v.__class__
+        if kind is float:
+            if v - v != 0.0:
+                return None
+        elif kind is int:
+            if not -_EXACT < v < _EXACT:
+                return None
+        elif kind is not str or len(v) > 80 or num(v) is not None or v in _BOOLS:
+            return None
+    return d
+
+
+_EXACT = 2 ** 53
+"""Beyond this, `_put` reads an int through a float; `json` keeps every digit."""
+
+
 def parse_flat_dict(text: str) -> dict | None:
     """Flat dict of scalars; nested values are skipped.  None when `text` is not such a dict."""
     t = text.strip()
     if len(t) > MAX_DICT or not (t.startswith("{") and t.endswith("}")):
         return None
-    body = t[1:-1]
-    out = plain_dict(body)
+    out = json_dict(t)
     if out is None:
-        out = regex_dict(body)
+        body = t[1:-1]
+        out = plain_dict(body)
+        if out is None:
+            out = regex_dict(body)
     return out or None

@@ -256,7 +256,8 @@ def test_templates_fast_matches_full(picks, prime):
 # The printed-dict reader answers exactly what its regex finds, or defers.
 DICT_ATOMS = ["'a'", "'loss'", '"x"', "'k k'", "'a:b'", "'é'", "1", "2.5", "-3e5", "'v'", "'v, w'",
               "True", "nan", "x" * 41, "ü", "[1, 2]", "{'n': 1}", "''", "'", ":", ", ", ": ", " ",
-              "'" + "y" * 81 + "'", "1_000", "+.5", "None", "'a\"b'", "١", "007", "9" * 40, "'5'", "0", "1E5", "inf"]
+              "'" + "y" * 81 + "'", "1_000", "+.5", "None", "'a\"b'", "١", "007", "9" * 40, "'5'", "0", "1E5", "inf",
+              "1e400", "-0", "'true'", "'97%'"]
 dict_items = st.lists(st.tuples(st.sampled_from(DICT_ATOMS), st.sampled_from(DICT_ATOMS)),
                       min_size=1, max_size=6).map(lambda kv: ", ".join(f"{k}: {v}" for k, v in kv))
 
@@ -264,17 +265,36 @@ dict_items = st.lists(st.tuples(st.sampled_from(DICT_ATOMS), st.sampled_from(DIC
 @SETTINGS
 @given(st.one_of(dict_items, st.lists(st.sampled_from(DICT_ATOMS), max_size=12).map("".join)))
 def test_plain_dict_matches_the_regex(body):
-    from ridgescope.parsers.pydict import plain_dict, regex_dict
+    from ridgescope.parsers.pydict import json_dict, plain_dict, regex_dict
     d = plain_dict(body)
     assert d is None or d == regex_dict(body)
+    d = json_dict("{" + body + "}")
+    assert d is None or d == regex_dict(body)
+
+
+PREFIX_ATOMS = [" ", "0", "7", "12", "1234567", "12345678", ": ", ":", "١", "x", "[1,3]<stdout>:", "a"]
+
+
+@SETTINGS
+@given(st.lists(st.sampled_from(PREFIX_ATOMS), max_size=10).map("".join))
+def test_srun_label_without_the_regex(line):
+    from ridgescope.parsers.prefix import _PREFIX, _srun
+    assert _srun("  3: x") == (3, "x") and _srun("416: y") == (416, "y")
+    rank, rest = _srun(line)
+    m = _PREFIX.match(line)
+    if rank is not None:
+        assert m is not None and (rank, rest) == (int(m.group(3)), line[m.end():])
 
 
 def test_plain_dicts_and_meter_items():
     from ridgescope.parsers.generic import meter_item
-    from ridgescope.parsers.pydict import plain_dict
+    from ridgescope.parsers.pydict import json_dict, plain_dict
     assert plain_dict("'training_steps': 1, 'average_loss': 6.3, 'tag': 'x', 'n': 12345678901234567890") == {
         "training_steps": 1, "average_loss": 6.3, "tag": "x", "n": 12345678901234567168}
     assert plain_dict("'a':1") is None       # other spacing: the regex decides
+    assert json_dict("{'a':1, 'b': 'x', 'c': 2.5e-3}") == {"a": 1, "b": "x", "c": 0.0025}
+    for doubt in ("{'a': True}", "{'a': '5'}", "{'a': NaN}", "{'a': {'b': 1}}", "{'n': 12345678901234567890}"):
+        assert json_dict(doubt) is None
     assert meter_item("Data 8.63e-05 (3.91e-03)") == ("Data", "8.63e-05")
     assert meter_item("Batch time 0.1 (0.2)") == ("Batch time", "0.1")
     assert meter_item("Acc@1 -1.5E+02") == ("Acc@1", "-1.5E+02")
