@@ -108,7 +108,7 @@ class Dispatcher:
                 line = line.decode("utf-8")
             except UnicodeDecodeError:
                 pass  # the slow path counts it as garbage
-        printable = False
+        printable = checked = False
         if line.__class__ is str and len(line) < 2048:
             if line[-1:] == "\n":
                 line = line[:-1]
@@ -119,6 +119,7 @@ class Dispatcher:
             if printable and not self.events.tb and not self._open:
                 if not interesting(line) or (self.FAST and "NCCL" in line and chatter(line)):
                     return []
+                checked = True      # a launcher prefix holds no keyword: `_line` need not look again
                 fast = self._fast
                 if fast is not None and rank is None and not (
                         line[0] in _PREFIX_START and _maybe_prefixed(line)) and not (
@@ -164,7 +165,7 @@ class Dispatcher:
                     if seg:
                         out.extend(self._line(seg, rank))
             else:
-                out = self._line(line, rank)
+                out = self._line(line, rank, checked)
         except TimeoutError:
             stats["timeouts"] += 1
             stats["garbage"] += 1
@@ -318,7 +319,9 @@ class Dispatcher:
             pos = nl + 1
         return out
 
-    def _line(self, line: str, rank) -> list[dict]:
+    def _line(self, line: str, rank, checked: bool = False) -> list[dict]:
+        """The records of one line, its launcher prefix gone (`checked`: `feed` found a keyword
+        in it, with no traceback or multi-line record open)."""
         events = self.events
         out: list = []
         if events.tb and rank in events.tb:
@@ -331,7 +334,7 @@ class Dispatcher:
             recs = active.parse(line, rank)     # Composer: multi-line record in progress
             if recs or line.lstrip().startswith(("Train ", "Eval ")):
                 return out + self._accept(active, recs)
-        if not interesting(line):
+        if not checked and not interesting(line):
             return out
         if "NCCL" in line:
             recs = self.nccl.parse(line, rank)

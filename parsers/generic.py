@@ -53,7 +53,11 @@ class GenericParser(Parser):
         if s.startswith("{") and s.endswith("}"):
             d = parse_flat_dict(s)
             if d:
-                step = next((d[k] for k in _DICT_STEP if isinstance(d.get(k), int)), None)
+                step = None
+                for k in _DICT_STEP:
+                    if isinstance(d.get(k), int):
+                        step = d[k]
+                        break
                 if step is None:
                     return []
                 items = [(k, v, None) for k, v in d.items() if isinstance(v, (int, float))
@@ -63,7 +67,8 @@ class GenericParser(Parser):
                     fields["loss"] = d["step_loss"]
                 if not fields and not extra:
                     return []
-                kind = "eval" if any("eval" in k for k in d) and "loss" not in fields else "progress"
+                # "eval" holds no newline: it is in the joined keys only where it is in one key
+                kind = "eval" if "loss" not in fields and "eval" in "\n".join(d) else "progress"
                 return [record(kind, self.name, rank, step, **fields, **({"metrics": extra} if extra else {}))]
         if not ("tep" in s or "ter" in s or "TEP" in s or "TER" in s or "num_updates" in s) \
                 or not _STEPISH.search(s):

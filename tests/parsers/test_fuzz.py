@@ -118,7 +118,7 @@ def test_pathological_lines_finish():
 def test_regex_timeout_counts_as_garbage(monkeypatch):
     d = Dispatcher()
 
-    def boom(line, rank):
+    def boom(line, rank, checked=False):
         raise TimeoutError("regex time-out")
 
     monkeypatch.setattr(d, "_line", boom)
