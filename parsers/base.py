@@ -277,11 +277,12 @@ class Parser:
     # Records of this parser are dropped once one of these frameworks was seen on the stream
     # (e.g. DeepSpeed's own step line inside a Megatron-DeepSpeed job repeats the iteration).
     yields_to: frozenset = frozenset()
-    # Names of methods `(text, start, end) -> records | None` that read the printable-ASCII line
-    # text[start:end] of a decoded block in place, and answer exactly what `feed` would for it
-    # (its pre-check included), or None to leave the line to `feed`.  `feed_chunk` calls them
-    # for the active parser's common lines: a stdlib `re` match (three times faster than
-    # `regex` for these, ~0.5 us) reads the numbers in C, where `fast` splits the line in Python.
+    # Names of methods `(text, start, end, rank) -> records | None` that read the printable-ASCII
+    # line text[start:end] of a decoded block in place (its launcher prefix, which gave `rank`,
+    # already skipped), and answer exactly what `feed` would for the whole line (its pre-check
+    # included), or None to leave the line to `feed`.  `feed_chunk` calls them for the active
+    # parser's common lines: a stdlib `re` match (three times faster than `regex` for these,
+    # ~0.5 us) reads the numbers in C, where `fast` splits the line in Python.
     readers: tuple = ()
 
     def detect(self, line: str) -> bool:

@@ -81,7 +81,7 @@ class DeepSpeedParser(Parser):
         return [record("progress", self.name, rank, step, epoch=int(epoch),
                        loss=vals.get("act_loss"), losses=vals or None)]
 
-    def _latency_fast(self, a: str, b: str, c: str, d: str) -> list[dict] | None:
+    def _latency_fast(self, a: str, b: str, c: str, d: str, rank=None) -> list[dict] | None:
         """What `_latency` builds from four runs of ASCII digits and dots, spelled out; None
         where `num` would decide otherwise ('1.2.3', or 400 digits: inf)."""
         try:
@@ -91,9 +91,9 @@ class DeepSpeedParser(Parser):
         t = a + b + c + d
         if t - t != 0.0:
             return None
-        n = self.latency_count.get(None, 0) + 1
-        self.latency_count[None] = n
-        return [{"kind": "progress", "rank": None, "step": n, "framework": "deepspeed",
+        n = self.latency_count.get(rank, 0) + 1
+        self.latency_count[rank] = n
+        return [{"kind": "progress", "rank": rank, "step": n, "framework": "deepspeed",
                  "step_inferred": True, "params_b": a, "step_time_ms": round(b * 1000.0, 6),
                  "tflops": c, "samples_per_s": d}]
 
@@ -103,7 +103,7 @@ class DeepSpeedParser(Parser):
         return (text.startswith(("epoch: ", "Model Parameters: "), start, end)
                 or text.find("NCCL", start, end) >= 0)
 
-    def _latency_at(self, text: str, start: int, end: int) -> list[dict] | None:
+    def _latency_at(self, text: str, start: int, end: int, rank) -> list[dict] | None:
         if not text.startswith("Model Parameters: ", start, end):
             return None
         m = LATENCY_LINE.fullmatch(text, start, end)
@@ -113,18 +113,18 @@ class DeepSpeedParser(Parser):
         if tail and ("NCCL" in tail or "SamplesPerSec=" in tail or "time (ms)" in tail
                      or ("step=" in tail and "[Rank" in tail)):
             return None
-        return self._latency_fast(a, b, c, d)
+        return self._latency_fast(a, b, c, d, rank)
 
-    def _step_at(self, text: str, start: int, end: int) -> list[dict] | None:
+    def _step_at(self, text: str, start: int, end: int, rank) -> list[dict] | None:
         at = text.find("[Rank ", start, end)        # the first, as `fast` reads it
         if at < 0:
             return None
         m = STEP_AT.fullmatch(text, at, end)
         if m is None or not printable_ascii(text, start, at) or self._other_branch(text, start, end):
             return None
-        return self._step(m.groups(), None)
+        return self._step(m.groups(), rank)
 
-    def _throughput_at(self, text: str, start: int, end: int) -> list[dict] | None:
+    def _throughput_at(self, text: str, start: int, end: int, rank) -> list[dict] | None:
         j = text.find(", RunningAvgSamplesPerSec=", start, end)
         if j < 0:
             return None
@@ -135,7 +135,7 @@ class DeepSpeedParser(Parser):
             return None
         if m[1] is None and not interesting(text[start:end]):
             return []       # `N/M, RunningAvg...` alone holds no keyword: `feed` drops it
-        return self._throughput(m.groups()[:9], None)
+        return self._throughput(m.groups()[:9], rank)
 
     def fast(self, line: str) -> list[dict] | None:
         """The common DeepSpeed lines without a regex, for an unprefixed printable line:

@@ -90,8 +90,9 @@ class Dispatcher:
         self.active = parser
         self._open = getattr(parser, "open", None)  # the active parser's multi-line records
         self._fast = getattr(parser, "fast", None) if self.FAST else None  # no-regex fast path
-        self._readers = tuple(getattr(parser, name) for name in parser.readers) \
-            if self.FAST and parser else ()
+        # No framework yet: the generic parser's readers, whose shapes no `detect` claims.
+        reading = parser if parser is not None else self.parsers["generic"]
+        self._readers = tuple(getattr(reading, name) for name in reading.readers) if self.FAST else ()
         self._yields = parser.yields_to if parser else None
 
     @property
@@ -261,28 +262,31 @@ class Dispatcher:
 
         While no multi-line state is open, a run of lines is read straight from the text, where
         `feed` would slice each line out, check it, split it and call the `fast` hook.  The
-        readers take only printable ASCII, so such a line passes `feed`'s checks but one, done
-        here: no launcher prefix.  A line that no reader takes goes through `feed`, and may
-        change the stream's state: the run stops there."""
+        readers take only printable ASCII, so such a line passes `feed`'s checks; its launcher
+        prefix is split off here, as `feed` would.  A line that no reader takes goes through
+        `feed`, and may change the stream's state: the run stops there."""
         out: list = []
         stats, events, feed, seen = self.stats, self.events, self.feed, self.seen
+        last_step = events.last_step
         pos, end = 0, len(text)
         while pos < end:
             readers = self._readers
             if readers and not events.tb and not self._open and not (
                     self._yields and self._yields & seen):
                 lines = records = 0
-                step = None
                 while pos < end:
                     nl = text.find("\n", pos)
                     if nl < 0:
                         nl = end
-                    if nl - pos >= 2048 or (text[pos] in _PREFIX_START
-                                            and _maybe_prefixed(text[pos:pos + 24])):
+                    if nl - pos >= 2048:
                         break
+                    start, rank = pos, None
+                    if text[pos] in _PREFIX_START and _maybe_prefixed(text[pos:pos + 24]):
+                        rank, rest = split_rank_prefix(text[pos:nl])
+                        start = nl - len(rest)
                     try:
                         for read in readers:
-                            recs = read(text, pos, nl)
+                            recs = read(text, start, nl, rank)
                             if recs is not None:
                                 break
                         else:
@@ -295,15 +299,14 @@ class Dispatcher:
                         out.extend(recs)
                         r0 = recs[0]
                         if r0["step"] is not None and r0["kind"] in ("progress", "timing"):
-                            step = r0["step"]
+                            last_step[rank] = r0["step"]
                     pos = nl + 1
-                # what `feed` does after each line its `fast` hook answers
+                # what `feed` does after each line a parser answers
                 stats["lines"] += lines
                 if records:
                     stats["records"] += records
-                    seen.add(self.active.name)
-                if step is not None:
-                    events.last_step[None] = step
+                    if self.active is not None:     # the generic parser never claims a stream
+                        seen.add(self.active.name)
                 if pos >= end:
                     break
             nl = text.find("\n", pos)

@@ -4,10 +4,12 @@ and fairseq `| train_inner | {json}` lines."""
 from __future__ import annotations
 
 import json
+import re
 
 from .base import Parser, Pattern, num, record, to_ms
 from .kv import normalise, pairs
 from .pydict import parse_flat_dict
+from .scan import interesting
 
 METER = Pattern(r"(?:(TRAIN|VALIDATION|TEST|Epoch:|Test:|Train:|Eval:|Val:)\s*+)\[(\d++)\]\[\s*+(\d++)/(\d++)\](.{0,4000}+)")
 _METER_ITEM = Pattern(r"([A-Za-z@][\w/@ ]{0,30}?)\s++(-?[\d.]++(?:[eE][-+]?\d++)?)(?:\s*+\(\s*+(-?[\d.]++(?:[eE][-+]?\d++)?)\))?")
@@ -20,14 +22,54 @@ _STEP_TOTAL = Pattern(r"(?i)\b(?:step|iter|iteration)\s*+[:=]?\s*+\d++\s*+/\s*+(
 _DICT_STEP = ("global_step", "step", "training_steps", "iteration", "iter", "num_updates")
 
 
+# `_METER_ITEM` at the start of every tab-separated part of an ASCII tail, in one pass: with
+# no other whitespace than spaces and tabs, ` ` stands for `\s` inside a part, and nothing
+# in an item can cross a tab, so each match starts at a part's start and ends in that part.
+_METER_ITEMS = re.compile(r"(?:\A|\t) *+([A-Za-z@][\w/@ ]{0,30}?) ++(-?[0-9.]++(?:[eE][-+]?[0-9]++)?)",
+                          re.ASCII)
+_METER_PARTS = 32
+
+
 def meter_item(part: str) -> tuple[str, str] | None:
     """(name, number) of one meter item (`Time 0.041 (0.057)`)."""
     m = _METER_ITEM.match(part)
     return (m.group(1).strip(), m.group(2)) if m else None
 
 
+def meter_items(tail: str) -> dict[str, str]:
+    """{name: number} of the items of a meter line's tab-separated tail (the first 32 parts)."""
+    if tail.isascii() and tail.count("\t") < _METER_PARTS and tail.replace("\t", " ").isprintable():
+        return {name.strip(): value for name, value in _METER_ITEMS.findall(tail)}
+    items = {}
+    for part in tail.split("\t")[:_METER_PARTS]:
+        item = meter_item(part.strip())
+        if item is not None:
+            items[item[0]] = item[1]
+    return items
+
+
+# What the block readers (see `Parser.readers`) match: a meter line and an MXNet line, each
+# with the groups of METER or MXNET.  No framework's `detect` claims either shape, so a stream
+# that no framework claims reads them without trying every `detect`: the words in them are
+# short (meter names: words of at most 8 letters, digits, '/' or '@'; MXNet names: lower-case
+# letters in hyphenated pieces of at most 8) or fixed, too short or too plain to hold any
+# framework's marker ('iteration', 'DeepSpeed', 'reduced_train_loss', '%|', ...).
+_WORD = r"[A-Za-z@][A-Za-z0-9/@]{0,7}+"
+_NUM = r"-?[0-9.]++(?:[eE][-+]?[0-9]++)?"
+_METER_TAGS = ("TRAIN", "VALIDATION", "TEST", "Epoch:", "Test:", "Train:", "Eval:", "Val:")
+METER_LINE = re.compile(
+    r"(TRAIN|VALIDATION|TEST|Epoch:|Test:|Train:|Eval:|Val:) *+\[([0-9]++)\]\[ *+([0-9]++)/([0-9]++)\]"
+    rf"((?:\t *+{_WORD}(?: {_WORD}){{0,2}} ++{_NUM}(?: *+\( *+{_NUM}\))?)*+)")
+MXNET_LINE = re.compile(
+    r"[0-9 :,.-]{0,40}+(?:Node\[([0-9]{1,7}+)\] )?Epoch\[([0-9]++)\] Batch \[([0-9]++)-([0-9]++)\]"
+    r"[\t ]++Speed: ([0-9.]++) samples/sec((?:\t[a-z]{1,8}+(?:-[a-z0-9]{1,8}+)*+=[0-9.]++)*+)")
+_MXNET_TAIL = 1000
+"""MXNET reads at most this many characters after `samples/sec`: the reader takes shorter lines."""
+
+
 class GenericParser(Parser):
     name = "generic"
+    readers = ("_meter_at", "_mxnet_at")
 
     def detect(self, line: str) -> bool:
         return False
@@ -41,11 +83,7 @@ class GenericParser(Parser):
         if "Speed:" in s:
             m = MXNET.search(s)
             if m:
-                r = rank if rank is not None or not m.group(1) else int(m.group(1))
-                fields, extra = normalise(pairs(m.group(6)))
-                fields.pop("step", None)
-                return [record("progress", "mxnet", r, int(m.group(4)), epoch=int(m.group(2)),
-                               samples_per_s=num(m.group(5)), **fields, **({"metrics": extra} if extra else {}))]
+                return self._mxnet(m, rank)
         if "| train" in s or "| valid" in s:
             m = FAIRSEQ.search(s)
             if m:
@@ -111,24 +149,41 @@ class GenericParser(Parser):
             fields["metrics"] = dict(list(extra.items())[:24])
         return [record("progress", self.name, rank, step, **fields)]
 
+    def _mxnet(self, m, rank) -> list[dict]:
+        r = rank if rank is not None or not m.group(1) else int(m.group(1))
+        fields, extra = normalise(pairs(m.group(6)))
+        fields.pop("step", None)
+        return [record("progress", "mxnet", r, int(m.group(4)), epoch=int(m.group(2)),
+                       samples_per_s=num(m.group(5)), **fields, **({"metrics": extra} if extra else {}))]
+
+    def _meter_at(self, text: str, start: int, end: int, rank) -> list[dict] | None:
+        if not text.startswith(_METER_TAGS, start, end):
+            return None
+        m = METER_LINE.fullmatch(text, start, end)
+        if m is None or text.find("NCCL", start, end) >= 0:
+            return None
+        return self._meter(m, rank) if interesting(text[start:end]) else []
+
+    def _mxnet_at(self, text: str, start: int, end: int, rank) -> list[dict] | None:
+        if end - start > _MXNET_TAIL or text.find(" Batch [", start, end) < 0:
+            return None
+        m = MXNET_LINE.fullmatch(text, start, end)
+        return None if m is None else self._mxnet(m, rank)
+
     def _meter(self, m, rank) -> list[dict]:
         tag = m.group(1) or ""
         epoch, i, total = int(m.group(2)), int(m.group(3)), int(m.group(4))
-        items = {}
-        for part in m.group(5).split("\t")[:32]:
-            item = meter_item(part.strip())
-            if item is not None:
-                items[item[0]] = num(item[1])
         fields: dict = {}
         timers = {}
-        for k, v in items.items():
-            kl = k.lower()
+        for k, v in meter_items(m.group(5)).items():
+            v = num(v)
             if v is None:
                 continue
+            kl = k.lower()
             if kl in ("time", "batch time", "batch_time"):
-                fields["step_time_ms"] = to_ms(v, "s")
+                fields["step_time_ms"] = round(v * 1000.0, 6)     # to_ms(v, "s")
             elif kl in ("data", "data time"):
-                timers["data"] = to_ms(v, "s")
+                timers["data"] = round(v * 1000.0, 6)
             elif kl.startswith("loss"):
                 fields.setdefault("loss", v)
             elif kl in ("lr",):

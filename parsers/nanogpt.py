@@ -68,26 +68,26 @@ class NanoGPTParser(Parser):
             return None
         return [record("progress", self.name, None, int(a), total_steps=int(b), **fields)]
 
-    def _spine(self, step: str, total: str, loss: str, ms: str) -> list[dict] | None:
+    def _spine(self, step: str, total: str, loss: str, ms: str, rank=None) -> list[dict] | None:
         """Exactly the spine line: what normalise makes of its two keys, spelled out; None
         when a value is not finite (the general path decides).  ValueError: not numbers."""
         loss, ms = float(loss), float(ms)
         if loss - loss == 0.0 and ms - ms == 0.0:
-            return [{"kind": "progress", "rank": None, "step": int(step), "framework": self.name,
+            return [{"kind": "progress", "rank": rank, "step": int(step), "framework": self.name,
                      "total_steps": int(total), "loss": loss, "step_time_ms": ms}]
         return None
 
-    def _step_at(self, text: str, start: int, end: int) -> list[dict] | None:
+    def _step_at(self, text: str, start: int, end: int, rank) -> list[dict] | None:
         if not text.startswith("step", start, end):
             return None
         m = MODDED_LINE.fullmatch(text, start, end)
         if m is not None:
-            return self._modded_fast(m.groups(), None, True)
+            return self._modded_fast(m.groups(), rank, True)
         m = SPINE_LINE.fullmatch(text, start, end)
         if m is None:
             return None
         try:
-            return self._spine(m[1], m[2], m[3], m[4])
+            return self._spine(m[1], m[2], m[3], m[4], rank)
         except ValueError:
             return None
 

@@ -253,6 +253,41 @@ def test_templates_fast_matches_full(picks, prime):
     same([PRIME[prime], *lines], prime)
 
 
+# The generic parser's readers run only where no framework claims the stream, so no `detect`
+# may claim their shapes: names here come near the markers frameworks are detected by.
+METER_NAMES = ["Time", "Data", "Loss", "LR", "Tok/s", "Acc@1", "Batch time", "NCCL", "Epoch", "step",
+               "iter", "NCCL version", "NCCL INFO", "DeepSpee", "iteratio", "Model Paramete", "launch", "lightnin", "reduced", "Loss/tok",
+               "ppl", "@x", "Time x y", "a_b", "%|", "reduced_train_loss", "RunningAvgSamplesPerSec"]
+MXNET_NAMES = ["accuracy", "reduced_train_loss", "top-k", "cross-entropy", "launch", "iteratio", "loss", "ppl", "reduced",
+               "lightning", "top_k", "x"]
+PREFIXES = ["", "0: ", "  12: ", "[rank3]:", "[1,2]<stdout>:"]
+meter_lines = st.builds(
+    lambda prefix, tag, e, i, items: f"{prefix}{tag} [{e}][{i}/20]" + "".join(
+        f"\t{name} {v}" + (f" ({v})" if avg else "") for name, v, avg in items),
+    st.sampled_from(PREFIXES), st.sampled_from(["TRAIN", "VALIDATION", "Epoch:", "Test:", "Val:", "Eval:"]),
+    st.integers(0, 3), st.integers(0, 30),
+    st.lists(st.tuples(st.sampled_from(METER_NAMES), value, st.booleans()), max_size=6))
+mxnet_lines = st.builds(
+    lambda prefix, head, node, e, speed, items: f"{prefix}{head}{node}Epoch[{e}] Batch [0-20]\tSpeed: {speed} "
+    "samples/sec" + "".join(f"\t{name}={v}" for name, v in items),
+    st.sampled_from(PREFIXES), st.sampled_from(["", "2020-06-23 17:44:17,723 ", " ", "INFO "]),
+    st.sampled_from(["", "Node[1] "]), st.integers(0, 3), value,
+    st.lists(st.tuples(st.sampled_from(MXNET_NAMES), value), max_size=4))
+
+
+@SETTINGS
+@given(st.one_of(meter_lines, mxnet_lines))
+def test_generic_readers_match_full(line):
+    same([line])
+    same([line], "generic")
+
+
+@SETTINGS
+@given(st.lists(st.one_of(meter_lines, mxnet_lines, soup), max_size=8))
+def test_generic_readers_in_mixed_streams(lines):
+    same(lines)
+
+
 # The printed-dict reader answers exactly what its regex finds, or defers.
 DICT_ATOMS = ["'a'", "'loss'", '"x"', "'k k'", "'a:b'", "'é'", "1", "2.5", "-3e5", "'v'", "'v, w'",
               "True", "nan", "x" * 41, "ü", "[1, 2]", "{'n': 1}", "''", "'", ":", ", ", ": ", " ",
@@ -314,23 +349,32 @@ class CountingFeed(Dispatcher):
 
 
 # The lines of SHAPES that a block reader takes (DeepSpeed-Chat step 3 and Megatron have none).
+# (None: no framework claims the stream, and the generic parser's readers take its lines.)
 READ = {
     "deepspeed": SHAPES[DeepSpeedParser][:4],
     "nanogpt": [*SHAPES[NanoGPTParser], "step 7/100 loss 2.5 step_time_ms 150.5"],
+    None: ["TRAIN [0][10/1291]\tTime 0.075 (0.087)\tData 9.49e-05 (1.78e-02)\tTok/s 232016 (195956)\t"
+           "Loss/tok 9.6103 (10.0141)\tLR 3.704e-05",
+           "Epoch: [3][ 10/391]\tTime  0.204 ( 0.294)\tLoss 6.9e+00 (6.9e+00)\tAcc@1   0.00 (  0.10)",
+           "Test: [0][5/100]\tBatch time 0.1 (0.2)",
+           "2020-06-23 17:44:17,723 Node[0] Epoch[0] Batch [0-20]\tSpeed: 31830.13 samples/sec\t"
+           "accuracy=0.001401",
+           "Epoch[2] Batch [40-60]\tSpeed: 3.5 samples/sec"],
 }
 
 
 @pytest.mark.parametrize("fmt", list(READ))
 def test_block_readers_take_their_lines_in_place(fmt):
     """In a block, the lines of the readers' shapes never reach `feed`, and give what `feed`
-    gives them one by one; a line of another shape between them does reach it."""
+    gives them one by one, launcher prefix or not; a line of another shape between them does
+    reach it."""
     lines = READ[fmt] * 3
     d = CountingFeed(fmt)
     got = d.feed_chunk("".join(line + "\n" for line in lines)) + d.flush()
     assert d.fed == 0
     assert (got, d.stats) == run(FullPath, lines, fmt)[:2]
     assert d.stats["records"] == len(lines)
-    mixed = [*lines, "[rank1]:" + lines[0], *lines]
+    mixed = [*lines, "[rank1]:" + lines[0], "  3: " + lines[-1], "x time 1", *lines]
     d = CountingFeed(fmt)
     got = d.feed_chunk("".join(line + "\n" for line in mixed)) + d.flush()
     assert d.fed == 1
