@@ -38,6 +38,7 @@ SCAN_MIN = 4096
 """`feed_chunk` scans blocks of at least this many bytes; smaller ones (a live job's pipe gives a
 line or a few per read) go line by line: the scan's fixed cost, ~50 us, is more than it saves."""
 _HEAD_LINES = 16
+_READER_BACKOFF = 63
 
 
 def _dense_head(data: bytes) -> bool:
@@ -264,14 +265,21 @@ class Dispatcher:
         `feed` would slice each line out, check it, split it and call the `fast` hook.  The
         readers take only printable ASCII, so such a line passes `feed`'s checks; its launcher
         prefix is split off here, as `feed` would.  A line that no reader takes goes through
-        `feed`, and may change the stream's state: the run stops there."""
+        `feed`, and may change the stream's state: the run stops there.
+
+        Where the readers keep missing (a stream of lines of other shapes), each miss doubles
+        the number of lines handed straight to `feed` before they try again, up to
+        _READER_BACKOFF: a try that misses costs more than it would save."""
         out: list = []
         stats, events, feed, seen = self.stats, self.events, self.feed, self.seen
         last_step = events.last_step
         pos, end = 0, len(text)
+        skip = backoff = 0
         while pos < end:
             readers = self._readers
-            if readers and not events.tb and not self._open and not (
+            if skip:
+                skip -= 1
+            elif readers and not events.tb and not self._open and not (
                     self._yields and self._yields & seen):
                 lines = records = 0
                 while pos < end:
@@ -301,6 +309,10 @@ class Dispatcher:
                         if r0["step"] is not None and r0["kind"] in ("progress", "timing"):
                             last_step[rank] = r0["step"]
                     pos = nl + 1
+                if lines:
+                    backoff = 0
+                else:
+                    backoff = skip = min(2 * backoff + 1, _READER_BACKOFF)
                 # what `feed` does after each line a parser answers
                 stats["lines"] += lines
                 if records:
