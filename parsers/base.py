@@ -61,6 +61,9 @@ class Pattern:
         return self._regex.finditer(text, timeout=timeout)
 
 
+READ_LINE = 2048
+"""Block readers and runs (see `Parser`) take lines shorter than this; `feed` the others."""
+
 # Lines are cut to this many characters before any pattern sees them.
 MAX_LINE = 16384
 
@@ -284,6 +287,12 @@ class Parser:
     # parser's common lines: a stdlib `re` match (three times faster than `regex` for these,
     # ~0.5 us) reads the numbers in C, where `fast` splits the line in Python.
     readers: tuple = ()
+    # Names of methods `(text, pos, end) -> (pos, lines, records)` that read, from `pos` on, the
+    # run of unprefixed lines of one common shape (one `re` match a line, up to its newline),
+    # and answer for each what the shape's reader would; they stop at the first other line
+    # (`(pos, 0, [])` when that is the first).  For the shapes that make up most of a stream:
+    # no call per line into the reader, and no search for the line's end.
+    runs: tuple = ()
 
     def detect(self, line: str) -> bool:
         """A strong sign that the stream is written by this framework."""

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 
-from .base import Parser, Pattern, is_decimal, is_digits, num, printable_ascii, record, to_ms
+from .base import READ_LINE, Parser, Pattern, is_decimal, is_digits, num, printable_ascii, record, to_ms
 from .megatron import timer_records
 from .scan import interesting
 
@@ -23,6 +23,7 @@ PPL = Pattern(r"ppl: ([\d.]++|inf|nan)")
 # What the block readers (see `Parser.readers`) match, from the line's start or the anchor on.
 LATENCY_LINE = re.compile(r"Model Parameters: ([0-9.]++) B, Latency: ([0-9.]++)s, TFLOPs: ([0-9.]++), "
                           r"Samples/sec: ([0-9.]++)(,[ -~]*+)?")
+LATENCY_RUN = re.compile(LATENCY_LINE.pattern + r"(?=\n|\Z)")
 STEP_AT = re.compile(r"\[Rank ([0-9]++)\] step=([0-9]++), skipped=([0-9]++), lr=\[ *+([-0-9.eE+]++)"
                      r"(?:[,\]][ -~]*+)?")
 THROUGHPUT_AT = re.compile(
@@ -36,6 +37,7 @@ class DeepSpeedParser(Parser):
     name = "deepspeed"
     yields_to = frozenset({"megatron"})
     readers = ("_latency_at", "_step_at", "_throughput_at")
+    runs = ("_latency_run",)
 
     def __init__(self) -> None:
         self.last_step: dict = {}
@@ -103,6 +105,12 @@ class DeepSpeedParser(Parser):
         return (text.startswith(("epoch: ", "Model Parameters: "), start, end)
                 or text.find("NCCL", start, end) >= 0)
 
+    @staticmethod
+    def _latency_defers(tail: str | None) -> bool:
+        """Would `fast` leave a latency line with this tail to the full path?"""
+        return bool(tail) and ("NCCL" in tail or "SamplesPerSec=" in tail or "time (ms)" in tail
+                               or ("step=" in tail and "[Rank" in tail))
+
     def _latency_at(self, text: str, start: int, end: int, rank) -> list[dict] | None:
         if not text.startswith("Model Parameters: ", start, end):
             return None
@@ -110,10 +118,25 @@ class DeepSpeedParser(Parser):
         if m is None:
             return None
         a, b, c, d, tail = m.groups()
-        if tail and ("NCCL" in tail or "SamplesPerSec=" in tail or "time (ms)" in tail
-                     or ("step=" in tail and "[Rank" in tail)):
-            return None
-        return self._latency_fast(a, b, c, d, rank)
+        return None if self._latency_defers(tail) else self._latency_fast(a, b, c, d, rank)
+
+    def _latency_run(self, text: str, pos: int, end: int) -> tuple[int, int, list]:
+        """`_latency_at` on each line of a run of unprefixed latency lines (see `Parser.runs`)."""
+        out: list = []
+        n = 0
+        match = LATENCY_RUN.match
+        while pos < end:
+            m = match(text, pos, end)
+            if m is None or m.end() - pos >= READ_LINE:
+                break
+            a, b, c, d, tail = m.groups()
+            recs = None if self._latency_defers(tail) else self._latency_fast(a, b, c, d)
+            if recs is None:
+                break
+            out += recs
+            n += 1
+            pos = m.end() + 1
+        return pos, n, out
 
     def _step_at(self, text: str, start: int, end: int, rank) -> list[dict] | None:
         at = text.find("[Rank ", start, end)        # the first, as `fast` reads it

@@ -2,7 +2,7 @@
 a cheap pre-check, framework auto-detection and the always-on event and NCCL parsers."""
 from __future__ import annotations
 
-from .base import ANSI, CONTROL, LIMIT, MAX_LINE, SHORT_LINE, TIMEOUT
+from .base import ANSI, CONTROL, LIMIT, MAX_LINE, READ_LINE, SHORT_LINE, TIMEOUT
 from .composer import ComposerParser
 from .deepspeed import DeepSpeedParser
 from .events import EventParser
@@ -94,6 +94,7 @@ class Dispatcher:
         # No framework yet: the generic parser's readers, whose shapes no `detect` claims.
         reading = parser if parser is not None else self.parsers["generic"]
         self._readers = tuple(getattr(reading, name) for name in reading.readers) if self.FAST else ()
+        self._runs = tuple(getattr(reading, name) for name in reading.runs) if self.FAST else ()
         self._yields = parser.yields_to if parser else None
 
     @property
@@ -262,7 +263,8 @@ class Dispatcher:
         common lines in place.
 
         While no multi-line state is open, a run of lines is read straight from the text, where
-        `feed` would slice each line out, check it, split it and call the `fast` hook.  The
+        `feed` would slice each line out, check it, split it and call the `fast` hook: by the
+        parser's runs where they take the lines, else line by line by its readers.  The
         readers take only printable ASCII, so such a line passes `feed`'s checks; its launcher
         prefix is split off here, as `feed` would.  A line that no reader takes goes through
         `feed`, and may change the stream's state: the run stops there.
@@ -281,12 +283,29 @@ class Dispatcher:
                 skip -= 1
             elif readers and not events.tb and not self._open and not (
                     self._yields and self._yields & seen):
+                runs = self._runs
                 lines = records = 0
                 while pos < end:
+                    if runs:
+                        for run in runs:
+                            after, n, recs = run(text, pos, end)
+                            if n:
+                                break
+                        if n:
+                            lines += n
+                            if recs:
+                                records += len(recs)
+                                out += recs
+                                for r in reversed(recs):
+                                    if r["step"] is not None and r["kind"] in ("progress", "timing"):
+                                        last_step[None] = r["step"]
+                                        break
+                            pos = after
+                            continue
                     nl = text.find("\n", pos)
                     if nl < 0:
                         nl = end
-                    if nl - pos >= 2048:
+                    if nl - pos >= READ_LINE:
                         break
                     start, rank = pos, None
                     if text[pos] in _PREFIX_START and _maybe_prefixed(text[pos:pos + 24]):

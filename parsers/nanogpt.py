@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from .base import Parser, Pattern, is_decimal, is_digits, num, record
+from .base import READ_LINE, Parser, Pattern, is_decimal, is_digits, num, record
 from .kv import _fast_pairs, normalise, pairs
 
 KARPATHY = Pattern(r"iter (\d++): loss ([-\d.]++|nan), time ([\d.]++)ms(?:, mfu (-?[\d.]++)%)?")
@@ -18,6 +18,8 @@ MODDED_FAST = Pattern(
 MODDED_LINE = re.compile(r"step:([0-9]++)/([0-9]++) (?:val_loss:([0-9.]++|nan) |train_loss:([0-9.]++|nan) )?"
                          r"train_time:([0-9]++)ms step_avg:([0-9.]++|nan)ms")
 SPINE_LINE = re.compile(r"step ([0-9]++)/([0-9]++) loss ([-+0-9.eE]++) step_time_ms ([-+0-9.eE]++)")
+MODDED_RUN = re.compile(MODDED_LINE.pattern + r"(?=\n|\Z)")
+SPINE_RUN = re.compile(SPINE_LINE.pattern + r"(?=\n|\Z)")
 _MS = Pattern(r"([A-Za-z_]++):(-?[\d.]++|nan)ms")
 _BARE_MS = Pattern(r"([\d.]++)\s*+ms\b")
 _BARE_TOK = Pattern(r"([\d.]++)\s*+tok/s")
@@ -26,6 +28,7 @@ _BARE_TOK = Pattern(r"([\d.]++)\s*+tok/s")
 class NanoGPTParser(Parser):
     name = "nanogpt"
     readers = ("_step_at",)
+    runs = ("_step_run",)
 
     def __init__(self) -> None:
         self.prev: dict = {}    # rank -> (step, cumulative train_time ms)
@@ -90,6 +93,33 @@ class NanoGPTParser(Parser):
             return self._spine(m[1], m[2], m[3], m[4], rank)
         except ValueError:
             return None
+
+    def _step_run(self, text: str, pos: int, end: int) -> tuple[int, int, list]:
+        """`_step_at` on each line of a run of unprefixed modded-nanogpt or spine lines (see
+        `Parser.runs`)."""
+        out: list = []
+        n = 0
+        modded, spine = MODDED_RUN.match, SPINE_RUN.match
+        while pos < end:
+            m = modded(text, pos, end)
+            if m is not None:
+                if m.end() - pos >= READ_LINE:
+                    break
+                recs = self._modded_fast(m.groups(), None, True)
+            else:
+                m = spine(text, pos, end)
+                if m is None or m.end() - pos >= READ_LINE:
+                    break
+                try:
+                    recs = self._spine(m[1], m[2], m[3], m[4])
+                except ValueError:
+                    break
+                if recs is None:
+                    break
+            out += recs
+            n += 1
+            pos = m.end() + 1
+        return pos, n, out
 
     def _modded_line(self, toks: list[str]) -> list[dict] | None:
         """modded-nanogpt `step:N/T [val_loss:x |train_loss:x ]train_time:Nms step_avg:xms`, split

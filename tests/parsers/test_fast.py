@@ -112,6 +112,8 @@ EDGES = [
     "Model Parameters: 0.3 B, Latency: 0.2s, TFLOPs: 1, Samples/sec: x Model Parameters: 1 B, Latency: 2s, "
     "TFLOPs: 3, Samples/sec: 4",
     " Model Parameters: 0.3 B, Latency: 0.2s, TFLOPs: 1, Samples/sec: 7",
+    *(("Model Parameters: 0.3 B, Latency: 0.2s, TFLOPs: 1, Samples/sec: 7, " + "x" * 2048)[:n]
+      for n in (2047, 2048)),
     # DeepSpeed-Chat step 3
     "epoch: 0|step: 5|ppo_ep: 1|act_loss: 0.2587890625|cri_loss: 0.146240234375|unsuper_loss: 0.0",
     "epoch: 0|step: 5|",
@@ -171,6 +173,11 @@ EDGES = [
     "step:2/10 train_time:3ms step_avg:1ms",
     "step:3/10 train_time:9ms step_avg:1msms",
     "step:1/10 train_time:5ms step_avg:1ms NCCL",
+    "step:1/10 train_time:5ms step_avg:1" + "0" * 2047 + "ms",
+    "step 1/10 loss 2.5 step_time_ms 1" + "0" * 2047,
+    "step 1/10 loss nan step_time_ms 1.5",
+    "step 1/10 loss 1e999 step_time_ms 1.5",
+    "step 1/10 loss 1-2 step_time_ms 1.5",
     # Megatron
     " iteration 5/ 10 | lm loss: 1.0 | elapsed time per iteration (ms): 3 |",
     "iteration\t5\t/\t10\t|",
