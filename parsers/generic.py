@@ -28,6 +28,10 @@ _DICT_STEP = ("global_step", "step", "training_steps", "iteration", "iter", "num
 _METER_ITEMS = re.compile(r"(?:\A|\t) *+([A-Za-z@][\w/@ ]{0,30}?) ++(-?[0-9.]++(?:[eE][-+]?[0-9]++)?)",
                           re.ASCII)
 _METER_PARTS = 32
+_METER_FIELDS = {"time": "step_time_ms", "batch time": "step_time_ms", "batch_time": "step_time_ms",
+                 "data": "data", "data time": "data", "lr": "lr", "tok/s": "tokens_per_s",
+                 "samples/s": "samples_per_s", "img/s": "samples_per_s"}
+"""Which record field a meter item (its lowercased name) sets; `data` is a timer."""
 
 
 def meter_item(part: str) -> tuple[str, str] | None:
@@ -180,20 +184,18 @@ class GenericParser(Parser):
             if v is None:
                 continue
             kl = k.lower()
-            if kl in ("time", "batch time", "batch_time"):
-                fields["step_time_ms"] = round(v * 1000.0, 6)     # to_ms(v, "s")
-            elif kl in ("data", "data time"):
-                timers["data"] = round(v * 1000.0, 6)
-            elif kl.startswith("loss"):
-                fields.setdefault("loss", v)
-            elif kl in ("lr",):
-                fields["lr"] = v
-            elif kl in ("tok/s",):
-                fields["tokens_per_s"] = v
-            elif kl in ("samples/s", "img/s"):
-                fields["samples_per_s"] = v
+            field = _METER_FIELDS.get(kl)
+            if field is None:
+                if kl.startswith("loss"):
+                    fields.setdefault("loss", v)
+                else:
+                    fields.setdefault("metrics", {})[k] = v
+            elif field == "step_time_ms":
+                fields[field] = round(v * 1000.0, 6)     # to_ms(v, "s")
+            elif field == "data":
+                timers[field] = round(v * 1000.0, 6)
             else:
-                fields.setdefault("metrics", {})[k] = v
+                fields[field] = v
         if timers:
             fields["timers_ms"] = timers
             fields["lanes_ms"] = {"input": timers["data"]}
