@@ -60,6 +60,12 @@ class Pattern:
             return self._re.finditer(text)
         return self._regex.finditer(text, timeout=timeout)
 
+    def sub(self, repl: str, text: str) -> str:
+        timeout = LIMIT.timeout
+        if timeout is None and text.isascii():
+            return self._re.sub(repl, text)
+        return self._regex.sub(repl, text, timeout=timeout)
+
 
 READ_LINE = 2048
 """Block readers and runs (see `Parser`) take lines shorter than this; `feed` the others."""

@@ -19,6 +19,10 @@ NODE = Pattern(r"Node\[(\d++)\]")
 _STEPISH = Pattern(r"(?:^|[\s|,\[:])(?:[Ss]tep|STEP|[Ii]ter(?:ation)?|ITER|global_step|num_updates|training_steps)(?:\s*+[:=]|\s)")
 _STEP_TOTAL = Pattern(r"(?i)\b(?:step|iter|iteration)\s*+[:=]?\s*+\d++\s*+/\s*+(\d++)")
 
+# A logger's bracketed source location (`[train.py:88]`, `[examples/vit:445:train_fn]`): where
+# the line was logged, not a number it reports.
+SOURCE_LOCATION = Pattern(r"\[[\w-]{0,200}+[./][\w./-]{0,200}+:\d++(?::\w{1,200}+)?\]")
+
 _DICT_STEP = ("global_step", "step", "training_steps", "iteration", "iter", "num_updates")
 
 
@@ -115,7 +119,7 @@ class GenericParser(Parser):
         if not ("tep" in s or "ter" in s or "TEP" in s or "TER" in s or "num_updates" in s) \
                 or not _STEPISH.search(s):
             return []
-        items = pairs(s)
+        items = pairs(SOURCE_LOCATION.sub("", s) if "]" in s and ":" in s else s)
         if not items:
             return []
         fields, extra = normalise(items)

@@ -394,3 +394,4 @@ def test_ezpz_vit_key_value(parse_log):
     assert prog[10]["step_time_ms"] == approx(744.444) and prog[10]["loss"] == approx(7.111572)
     assert prog[10]["lanes_ms"]["input"] == approx(3.141)
     assert prog[11]["metrics"]["dt/max"] == approx(0.771187)       # cross-rank spread
+    assert "examples/vit" not in prog[11]["metrics"]      # the logger's `[examples/vit:445:train_fn]`

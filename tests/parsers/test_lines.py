@@ -51,6 +51,14 @@ def test_python_logging_default_format():
     assert feed_all(["WARNING:root:step_time is high"])[0] == []
 
 
+def test_logger_source_location_is_no_metric():
+    """`[train.py:88]`, `[examples/vit:445:train_fn]`: where the line was logged, not a value."""
+    r = one("[2025-12-31 12:15:32,154][I][examples/vit:445:train_fn] iter=10 loss=7.1 dt=0.7 acc=0.5")
+    assert (r["step"], r["loss"], r["metrics"]) == (10, 7.1, {"acc": 0.5})
+    r = one("[train.py:88] Iter 5 loss 2.0 lr 0.1 tok/s 900")
+    assert (r["step"], r["lr"], r["tokens_per_s"], r.get("metrics")) == (5, 0.1, 900, None)
+
+
 def test_hf_dict_without_bar():
     r = one("{'loss': 2.1, 'learning_rate': 5e-05, 'epoch': 0.5}")
     assert (r["kind"], r["framework"], r["loss"], r["lr"], r["epoch"]) == ("progress", "hf_trainer", 2.1, 5e-05, 0.5)
