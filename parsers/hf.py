@@ -8,12 +8,19 @@ _TRAIN_MAP = {"loss": "loss", "learning_rate": "lr", "grad_norm": "grad_norm", "
               "train_tokens_per_second": "tokens_per_s", "num_input_tokens_seen": "tokens_seen"}
 
 
+_RECORD_SLOTS = frozenset(("kind", "framework", "rank", "step", "phase"))
+"""Names of a record's own slots: a printed dict's key of that name is no field (`{'loss': 2.1,
+'step': 5}` once made `record` fail on two steps)."""
+
+
 def dict_fields(d: dict) -> dict:
     out = {}
     for k, v in d.items():
         if isinstance(v, bool) or not isinstance(v, (int, float)):
             continue
-        out[_TRAIN_MAP.get(k, k.replace("/", "_"))] = v
+        name = _TRAIN_MAP.get(k, k.replace("/", "_"))
+        if name not in _RECORD_SLOTS:
+            out[name] = v
     return out
 
 
@@ -69,7 +76,11 @@ class HFTrainerParser(Parser):
     def _dict(self, d: dict, rank, out: list) -> None:
         step = self.held[rank]["step"] if rank in self.held else None
         if any(k.startswith("eval_") for k in d):
-            fields = {k[5:] if k.startswith("eval_") else k: v for k, v in dict_fields(d).items()}
+            fields = {}
+            for k, v in dict_fields(d).items():
+                name = k[5:] if k.startswith("eval_") else k
+                if name not in _RECORD_SLOTS:
+                    fields[name] = v
             if "runtime" in fields:
                 fields["duration_ms"] = to_ms(fields.pop("runtime"), "s")
             out.append(record("eval", self.name, rank, step, phase="result", **fields))
@@ -146,5 +157,8 @@ class AccelerateParser(HFTrainerParser):
                 except (IndexError, ValueError):
                     epoch = None
                 step = self.held[rank]["step"] if rank in self.held else None
-                return [record("eval", self.name, rank, step, phase="result", epoch=epoch, **dict_fields(d))]
+                fields = dict_fields(d)
+                if epoch is not None:       # the header's epoch, not the dict's
+                    fields["epoch"] = epoch
+                return [record("eval", self.name, rank, step, phase="result", **fields)]
         return super().parse(line, rank)

@@ -33,6 +33,7 @@ FRAGMENTS = [
     "[rank3]:", "3: ", "[1,2]<stdout>:", "\r", "\x1b[31m", "\t", "=", ":", "1", "12", "3.5", "1e-3", "nan", "(", ")",
     "[", "]", ",", " ", "ms", "s", "train_time:", "iter ", "Latency: ", "|E2E latency=", "epoch: 0|step: ",
     "Epoch: [0][", "Speed: ", "| train_inner | {", "\"loss\": \"1.0\"",
+    "'step': 5", "'rank': ", "'kind': ", "'eval_step': ", "'eval_loss': ", ", ", "epoch 2: {",
 ]
 
 lines = st.lists(st.sampled_from(FRAGMENTS) | st.text(max_size=20), max_size=40).map("".join)

@@ -175,6 +175,19 @@ def test_accelerate_epoch_metrics():
     assert ev[0]["epoch"] == 2 and ev[0]["accuracy"] == 0.85
 
 
+def test_dict_keys_named_like_record_slots():
+    """A printed dict may hold `step`, `rank`, `kind` or `epoch` keys of its own: the record
+    keeps its own slots (these once raised TypeError out of `feed`)."""
+    r = one("{'loss': 2.5, 'step': 7, 'rank': 3, 'kind': 1, 'framework': 2}")
+    assert (r["kind"], r["framework"], r["rank"], r["step"], r["loss"]) == ("progress", "hf_trainer", None, 7, 2.5)
+    r = one("{'eval_loss': 1.5, 'eval_step': 4, 'eval_phase': 2}")
+    assert (r["kind"], r["phase"], r["loss"]) == ("eval", "result", 1.5)
+    recs, _ = feed_all(["Accelerate launch config loaded from accelerate.yaml",
+                        "epoch 2: {'accuracy': 0.85, 'epoch': 1.5, 'phase': 3}"], "accelerate")
+    ev = [r for r in recs if r["kind"] == "eval"]
+    assert (ev[0]["epoch"], ev[0]["phase"], ev[0]["accuracy"]) == (2, "result", 0.85)
+
+
 def test_errors_and_traceback_single_event():
     recs, _ = feed_all([
         "Traceback (most recent call last):",
