@@ -299,6 +299,10 @@ class Parser:
     # (`(pos, 0, [])` when that is the first).  For the shapes that make up most of a stream:
     # no call per line into the reader, and no search for the line's end.
     runs: tuple = ()
+    # The generic parser's readers of shapes that a framework could claim (printed dicts):
+    # `(text, start, end, rank, claimed)`, where `claimed(line)` says whether `feed` would give
+    # the line to another parser.  Used while no framework is active.
+    fallback_readers: tuple = ()
 
     def detect(self, line: str) -> bool:
         """A strong sign that the stream is written by this framework."""

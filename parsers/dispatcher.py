@@ -2,6 +2,8 @@
 a cheap pre-check, framework auto-detection and the always-on event and NCCL parsers."""
 from __future__ import annotations
 
+import functools
+
 from .base import ANSI, CONTROL, LIMIT, MAX_LINE, READ_LINE, SHORT_LINE, TIMEOUT
 from .composer import ComposerParser
 from .deepspeed import DeepSpeedParser
@@ -91,11 +93,26 @@ class Dispatcher:
         self.active = parser
         self._open = getattr(parser, "open", None)  # the active parser's multi-line records
         self._fast = getattr(parser, "fast", None) if self.FAST else None  # no-regex fast path
-        # No framework yet: the generic parser's readers, whose shapes no `detect` claims.
+        # No framework yet: the generic parser's readers, whose shapes no `detect` claims, and
+        # its fallback readers, told which lines another parser claims.
         reading = parser if parser is not None else self.parsers["generic"]
-        self._readers = tuple(getattr(reading, name) for name in reading.readers) if self.FAST else ()
+        readers = [getattr(reading, name) for name in reading.readers]
+        if parser is None:
+            readers += [functools.partial(getattr(reading, name), claimed=self._claimed)
+                        for name in reading.fallback_readers]
+        self._readers = tuple(readers) if self.FAST else ()
         self._runs = tuple(getattr(reading, name) for name in reading.runs) if self.FAST else ()
         self._yields = parser.yields_to if parser else None
+
+    def _claimed(self, line: str) -> bool:
+        """Would `feed` give this line, with no framework active, to another parser than the
+        generic one: the NCCL parser, or a framework whose `detect` claims it?"""
+        if "NCCL" in line:
+            return True
+        for _, detect in self._detects:
+            if detect(line):
+                return True
+        return False
 
     @property
     def framework(self) -> str | None:

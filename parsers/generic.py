@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import re
 
-from .base import Parser, Pattern, num, record, to_ms
+from .base import Parser, Pattern, num, printable_ascii, record, to_ms
 from .kv import normalise, pairs
 from .pydict import parse_flat_dict
 from .scan import interesting
@@ -78,6 +78,7 @@ _MXNET_TAIL = 1000
 class GenericParser(Parser):
     name = "generic"
     readers = ("_meter_at", "_mxnet_at")
+    fallback_readers = ("_dict_at",)
 
     def detect(self, line: str) -> bool:
         return False
@@ -177,6 +178,16 @@ class GenericParser(Parser):
             return None
         m = MXNET_LINE.fullmatch(text, start, end)
         return None if m is None else self._mxnet(m, rank)
+
+    def _dict_at(self, text: str, start: int, end: int, rank, claimed) -> list[dict] | None:
+        """A printed dict (`{'training_steps': 1, 'average_loss': 6.3, ...}`) that gives records."""
+        if end - start < 2 or text[start] != "{" or text[end - 1] != "}" \
+                or not printable_ascii(text, start, end):
+            return None
+        line = text[start:end]
+        if claimed(line):
+            return None
+        return self.parse(line, rank) or None       # no record: `feed` also asks the events
 
     def _meter(self, m, rank) -> list[dict]:
         tag = m.group(1) or ""

@@ -281,16 +281,25 @@ mxnet_lines = st.builds(
     st.sampled_from(["", "Node[1] "]), st.integers(0, 3), value,
     st.lists(st.tuples(st.sampled_from(MXNET_NAMES), value), max_size=4))
 
+# Printed dicts: keys that frameworks are detected by, or that the generic parser reads.
+DICT_KEYS = ["loss", "train_runtime", "eval_loss", "reduced_train_loss", "ds_config", "chosen_last_scores",
+             "iteration", "step", "global_step", "training_steps", "lr", "launch", "accelerate.x", "NCCL",
+             "seq/s", "eval_acc", "[Rank 0] step=", "Epoch ", "%|", "][", "a/b", "Speed:", "| train"]
+dict_lines = st.builds(
+    lambda prefix, items: prefix + "{" + ", ".join(f"'{k}': {v}" for k, v in items) + "}",
+    st.sampled_from(PREFIXES), st.lists(st.tuples(st.sampled_from(DICT_KEYS), value | st.just("'x'")),
+                                        max_size=5))
+
 
 @SETTINGS
-@given(st.one_of(meter_lines, mxnet_lines))
+@given(st.one_of(meter_lines, mxnet_lines, dict_lines))
 def test_generic_readers_match_full(line):
     same([line])
     same([line], "generic")
 
 
 @SETTINGS
-@given(st.lists(st.one_of(meter_lines, mxnet_lines, soup), max_size=8))
+@given(st.lists(st.one_of(meter_lines, mxnet_lines, dict_lines, soup), max_size=8))
 def test_generic_readers_in_mixed_streams(lines):
     same(lines)
 
@@ -366,7 +375,9 @@ READ = {
            "Test: [0][5/100]\tBatch time 0.1 (0.2)",
            "2020-06-23 17:44:17,723 Node[0] Epoch[0] Batch [0-20]\tSpeed: 31830.13 samples/sec\t"
            "accuracy=0.001401",
-           "Epoch[2] Batch [40-60]\tSpeed: 3.5 samples/sec"],
+           "Epoch[2] Batch [40-60]\tSpeed: 3.5 samples/sec",
+           "{'training_steps': 1, 'average_loss': 6.30078125, 'step_loss': 6.30078125, "
+           "'learning_rate': 0.0019973333333333336, 'seq/s': 1684.2148183014438, 'global_steps': 0}"],
 }
 
 
