@@ -107,8 +107,9 @@ class GenericParser(Parser):
                         break
                 if step is None:
                     return []
-                items = [(k, v, None) for k, v in d.items() if isinstance(v, (int, float))
-                         and not isinstance(v, bool) and k not in _DICT_STEP]
+                # numbers only (a bool is an int, but no number): the dict holds built-in types
+                items = [(k, v, None) for k, v in d.items()
+                         if (v.__class__ is float or v.__class__ is int) and k not in _DICT_STEP]
                 fields, extra = normalise(items)
                 if "step_loss" in d:
                     fields["loss"] = d["step_loss"]

@@ -74,6 +74,10 @@ def _no_constant(name: str):
     raise ValueError(name)      # NaN, Infinity: `_put` skips them; the other paths decide
 
 
+_DECODE = json.JSONDecoder(parse_constant=_no_constant).decode
+"""(`json.loads` with a keyword builds a decoder each call: half of its cost on a short dict.)"""
+
+
 def json_dict(text: str) -> dict | None:
     """The dict of a printed dict of plain numbers and strings, read by `json` in C (3x faster
     than `plain_dict`); None at any doubt (double quotes or backslashes, a bool, a nested or
@@ -82,7 +86,7 @@ def json_dict(text: str) -> dict | None:
     if '"' in text or "\\" in text or max(map(len, text.split()), default=0) > 40:
         return None
     try:
-        d = json.loads(text.replace("'", '"'), parse_constant=_no_constant)
+        d = _DECODE(text.replace("'", '"'))
     except (ValueError, RecursionError):
         return None
     if d.__class__ is not dict or not d or "" in d or max(map(len, d)) > 80:
