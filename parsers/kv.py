@@ -145,30 +145,42 @@ _FIELD_OF: dict[str, str] = {   # reversed: an earlier set overwrites a later on
 _SAME_NAME = frozenset(("loss", "lr", "grad_norm", "samples_per_s", "it_per_s", "tflops", "mfu"))
 
 
+_KEYS: dict = {}
+"""A printed key -> (its lowercase form, the field it feeds, its extra's name or None for
+`_ms` keys), for the keys seen so far (a log repeats its keys on every line)."""
+
+
+def _key(key: str) -> tuple:
+    k = key.strip().lower()
+    plan = (k, _FIELD_OF.get(k), None if k.endswith("_ms") else k.replace(" ", "_"))
+    if len(_KEYS) < 4096:
+        _KEYS[key] = plan
+    return plan
+
+
 def normalise(items, fields: dict | None = None) -> tuple[dict, dict]:
     """Map raw (key, value, unit) items to record fields; returns (fields, extras).  A value is
     the printed number, or a finite number already read (printed dicts): `num` takes both alike.
 
     One dict lookup per key: most keys of a long line are extras, and a chain of set tests
-    cost each of them ~1 us."""
+    cost each of them ~1 us; the lookup itself is remembered per printed key (`_KEYS`)."""
     fields = {} if fields is None else fields
     extra: dict = {}
-    field_of = _FIELD_OF.get
+    known = _KEYS.get
     for key, val, unit in items:
-        k = key.strip().lower()
         v = num(val)
         if v is None:
             continue
-        tag = field_of(k)
+        k, tag, name = known(key) or _key(key)
         if tag is None:
-            if k.endswith("_ms"):
+            if name is None:        # `_ms`: an extra under its own name
                 extra[k] = v
             elif unit == "it/s":
                 fields.setdefault("it_per_s", v)
             elif unit == "s/it" and v > 0:
                 fields.setdefault("it_per_s", round(1.0 / v, 6))
             elif len(extra) < 32:
-                extra[k.replace(" ", "_")] = v
+                extra[name] = v
         elif tag in _SAME_NAME:
             fields.setdefault(tag, v)
         elif tag == "step":
