@@ -36,7 +36,7 @@ REWARD = Pattern(r"chosen_last_scores \(higher is better\) : ([-\d.]++), acc \(h
 class DeepSpeedParser(Parser):
     name = "deepspeed"
     yields_to = frozenset({"megatron"})
-    readers = ("_latency_at", "_step_at", "_throughput_at")
+    readers = ("_latency_at", "_step_at", "_throughput_at", "_chat_step_at")
     runs = ("_latency_run",)
 
     def __init__(self) -> None:
@@ -82,6 +82,23 @@ class DeepSpeedParser(Parser):
                 vals[k.strip()] = v
         return [record("progress", self.name, rank, step, epoch=int(epoch),
                        loss=vals.get("act_loss"), losses=vals or None)]
+
+    def _chat_step_line(self, line: str, rank) -> list[dict] | None:
+        """DeepSpeed-Chat step 3 `epoch: E|step: S|name: x|...` as the regex path reads it, or
+        None where that path would take another branch or reject the line."""
+        if ("NCCL" in line or ("step=" in line and "[Rank" in line) or "SamplesPerSec=" in line
+                or "time (ms)" in line or "Latency:" in line):
+            return None
+        e, sep, rest = line[7:].partition("|step: ")
+        st, sep2, text = rest.partition("|")
+        if not (sep and sep2 and is_digits(e) and is_digits(st)):
+            return None
+        return self._chat_step(e, st, text[:1000], rank)
+
+    def _chat_step_at(self, text: str, start: int, end: int, rank) -> list[dict] | None:
+        if not text.startswith("epoch: ", start, end) or not printable_ascii(text, start, end):
+            return None
+        return self._chat_step_line(text[start:end], rank)
 
     def _latency_fast(self, a: str, b: str, c: str, d: str, rank=None) -> list[dict] | None:
         """What `_latency` builds from four runs of ASCII digits and dots, spelled out; None
@@ -166,18 +183,11 @@ class DeepSpeedParser(Parser):
         log_dist `[Rank N] step=N, skipped=N, lr=[x` and the ThroughputTimer line.  Each is
         taken only where the regex path would take the same branch and the same match; any
         doubt returns None and the caller takes the full path."""
+        if line[:7] == "epoch: ":
+            return self._chat_step_line(line, None)
         if "NCCL" in line:
             return None
         rank_step = "step=" in line and "[Rank" in line
-        if line[:7] == "epoch: ":
-            # DeepSpeed-Chat step 3 `epoch: E|step: S|name: x|...`
-            if rank_step or "SamplesPerSec=" in line or "time (ms)" in line or "Latency:" in line:
-                return None
-            e, sep, rest = line[7:].partition("|step: ")
-            st, sep2, text = rest.partition("|")
-            if not (sep and sep2 and is_digits(e) and is_digits(st)):
-                return None
-            return self._chat_step(e, st, text[:1000], None)
         if line[:18] == "Model Parameters: ":
             if rank_step or "SamplesPerSec=" in line or "time (ms)" in line:
                 return None

@@ -364,10 +364,10 @@ class CountingFeed(Dispatcher):
         return super().feed(line, rank)
 
 
-# The lines of SHAPES that a block reader takes (DeepSpeed-Chat step 3 and Megatron have none).
+# The lines of SHAPES that a block reader takes (Megatron has none).
 # (None: no framework claims the stream, and the generic parser's readers take its lines.)
 READ = {
-    "deepspeed": SHAPES[DeepSpeedParser][:4],
+    "deepspeed": SHAPES[DeepSpeedParser],
     "nanogpt": [*SHAPES[NanoGPTParser], "step 7/100 loss 2.5 step_time_ms 150.5"],
     None: ["TRAIN [0][10/1291]\tTime 0.075 (0.087)\tData 9.49e-05 (1.78e-02)\tTok/s 232016 (195956)\t"
            "Loss/tok 9.6103 (10.0141)\tLR 3.704e-05",
