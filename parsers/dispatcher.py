@@ -276,75 +276,22 @@ class Dispatcher:
         return out
 
     def _feed_text(self, text: str) -> list[dict]:
-        """`_feed_split` for decoded text, where the active parser's block readers take its
-        common lines in place.
-
-        While no multi-line state is open, a run of lines is read straight from the text, where
-        `feed` would slice each line out, check it, split it and call the `fast` hook: by the
-        parser's runs where they take the lines, else line by line by its readers.  The
-        readers take only printable ASCII, so such a line passes `feed`'s checks; its launcher
-        prefix is split off here, as `feed` would.  A line that no reader takes goes through
-        `feed`, and may change the stream's state: the run stops there.
+        """`_feed_split` for decoded text, where the active parser's runs and block readers take
+        its common lines in place (`_read_in_place`), and `feed` the others.
 
         Where the readers keep missing (a stream of lines of other shapes), each miss doubles
         the number of lines handed straight to `feed` before they try again, up to
         _READER_BACKOFF: a try that misses costs more than it would save."""
         out: list = []
         stats, events, feed, seen = self.stats, self.events, self.feed, self.seen
-        last_step = events.last_step
         pos, end = 0, len(text)
         skip = backoff = 0
         while pos < end:
-            readers = self._readers
             if skip:
                 skip -= 1
-            elif readers and not events.tb and not self._open and not (
+            elif self._readers and not events.tb and not self._open and not (
                     self._yields and self._yields & seen):
-                runs = self._runs
-                lines = records = 0
-                while pos < end:
-                    if runs:
-                        for run in runs:
-                            after, n, recs = run(text, pos, end)
-                            if n:
-                                break
-                        if n:
-                            lines += n
-                            if recs:
-                                records += len(recs)
-                                out += recs
-                                for r in reversed(recs):
-                                    if r["step"] is not None and r["kind"] in ("progress", "timing"):
-                                        last_step[None] = r["step"]
-                                        break
-                            pos = after
-                            continue
-                    nl = text.find("\n", pos)
-                    if nl < 0:
-                        nl = end
-                    if nl - pos >= READ_LINE:
-                        break
-                    start, rank = pos, None
-                    if text[pos] in _PREFIX_START and _maybe_prefixed(text[pos:pos + 24]):
-                        rank, rest = split_rank_prefix(text[pos:nl])
-                        start = nl - len(rest)
-                    try:
-                        for read in readers:
-                            recs = read(text, start, nl, rank)
-                            if recs is not None:
-                                break
-                        else:
-                            break
-                    except Exception:  # noqa: BLE001 - `feed` takes the line, and counts it
-                        break
-                    lines += 1
-                    if recs:
-                        records += len(recs)
-                        out.extend(recs)
-                        r0 = recs[0]
-                        if r0["step"] is not None and r0["kind"] in ("progress", "timing"):
-                            last_step[rank] = r0["step"]
-                    pos = nl + 1
+                pos, lines, records = self._read_in_place(text, pos, end, out)
                 if lines:
                     backoff = 0
                 else:
@@ -369,6 +316,65 @@ class Dispatcher:
                 out.extend(recs)
             pos = nl + 1
         return out
+
+    def _read_in_place(self, text: str, pos: int, end: int, out: list) -> tuple[int, int, int]:
+        """Read the lines of `text` from `pos` on straight from the text, up to the first that
+        no run or reader takes, where `feed` would slice each line out, check it, split it and
+        call the `fast` hook; appends their records to `out`.  Returns (that line's start, lines
+        read, records).
+
+        The runs and readers take only printable ASCII, so such a line passes `feed`'s checks;
+        its launcher prefix is split off here, as `feed` would.  They change no state of the
+        stream but their parser's: the line that none takes goes to `feed`, and may."""
+        readers, runs, last_step = self._readers, self._runs, self.events.last_step
+        lines = records = 0
+        while pos < end:
+            if runs:
+                for run in runs:
+                    try:
+                        after, n, recs = run(text, pos, end)
+                    except Exception:  # noqa: BLE001 - a run must not raise; if one does, the
+                        n = 0          # readers and `feed` take its lines again
+                    if n:
+                        break
+                if n:
+                    lines += n
+                    if recs:
+                        records += len(recs)
+                        out += recs
+                        for r in reversed(recs):
+                            if r["step"] is not None and r["kind"] in ("progress", "timing"):
+                                last_step[None] = r["step"]
+                                break
+                    pos = after
+                    continue
+            nl = text.find("\n", pos)
+            if nl < 0:
+                nl = end
+            if nl - pos >= READ_LINE:
+                break
+            start, rank = pos, None
+            if text[pos] in _PREFIX_START and _maybe_prefixed(text[pos:pos + 24]):
+                rank, rest = split_rank_prefix(text[pos:nl])
+                start = nl - len(rest)
+            try:
+                for read in readers:
+                    recs = read(text, start, nl, rank)
+                    if recs is not None:
+                        break
+                else:
+                    break
+            except Exception:  # noqa: BLE001 - `feed` takes the line, and counts it
+                break
+            lines += 1
+            if recs:
+                records += len(recs)
+                out += recs
+                r0 = recs[0]
+                if r0["step"] is not None and r0["kind"] in ("progress", "timing"):
+                    last_step[rank] = r0["step"]
+            pos = nl + 1
+        return pos, lines, records
 
     def _line(self, line: str, rank, checked: bool = False) -> list[dict]:
         """The records of one line, its launcher prefix gone (`checked`: `feed` found a keyword
