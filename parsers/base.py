@@ -293,11 +293,13 @@ class Parser:
     # parser's common lines: a stdlib `re` match (three times faster than `regex` for these,
     # ~0.5 us) reads the numbers in C, where `fast` splits the line in Python.
     readers: tuple = ()
-    # Names of methods `(text, pos, end) -> (pos, lines, records)` that read, from `pos` on, the
-    # run of unprefixed lines of one common shape (one `re` match a line, up to its newline),
-    # and answer for each what the shape's reader would; they stop at the first other line
-    # (`(pos, 0, [])` when that is the first).  For the shapes that make up most of a stream:
-    # no call per line into the reader, and no search for the line's end.
+    # (first character, method name) of methods `(text, pos, end) -> (pos, lines, records)` that
+    # read, from `pos` on, the run of unprefixed lines of one common shape, all starting with
+    # that character (one `re` match a line, up to its newline), and answer for each what the
+    # shape's reader would; they stop at the first other line (`(pos, 0, [])` when that is the
+    # first), and never raise.  For the shapes that make up most of a stream: no call per line
+    # into the reader, and no search for the line's end.  A line that starts with another
+    # character costs them nothing.
     runs: tuple = ()
     # The generic parser's readers of shapes that a framework could claim (printed dicts):
     # `(text, start, end, rank, claimed)`, where `claimed(line)` says whether `feed` would give

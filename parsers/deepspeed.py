@@ -37,7 +37,7 @@ class DeepSpeedParser(Parser):
     name = "deepspeed"
     yields_to = frozenset({"megatron"})
     readers = ("_latency_at", "_step_at", "_throughput_at", "_chat_step_at")
-    runs = ("_latency_run",)
+    runs = (("M", "_latency_run"),)
 
     def __init__(self) -> None:
         self.last_step: dict = {}

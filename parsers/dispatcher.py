@@ -101,7 +101,7 @@ class Dispatcher:
             readers += [functools.partial(getattr(reading, name), claimed=self._claimed)
                         for name in reading.fallback_readers]
         self._readers = tuple(readers) if self.FAST else ()
-        self._runs = tuple(getattr(reading, name) for name in reading.runs) if self.FAST else ()
+        self._runs = {first: getattr(reading, name) for first, name in reading.runs} if self.FAST else {}
         self._yields = parser.yields_to if parser else None
 
     def _claimed(self, line: str) -> bool:
@@ -329,14 +329,12 @@ class Dispatcher:
         readers, runs, last_step = self._readers, self._runs, self.events.last_step
         lines = records = 0
         while pos < end:
-            if runs:
-                for run in runs:
-                    try:
-                        after, n, recs = run(text, pos, end)
-                    except Exception:  # noqa: BLE001 - a run must not raise; if one does, the
-                        n = 0          # readers and `feed` take its lines again
-                    if n:
-                        break
+            run = runs.get(text[pos]) if runs else None
+            if run is not None:
+                try:
+                    after, n, recs = run(text, pos, end)
+                except Exception:  # noqa: BLE001 - a run must not raise; if one does, the
+                    n = 0          # readers and `feed` take its lines again
                 if n:
                     lines += n
                     if recs:

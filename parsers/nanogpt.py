@@ -28,7 +28,7 @@ _BARE_TOK = Pattern(r"([\d.]++)\s*+tok/s")
 class NanoGPTParser(Parser):
     name = "nanogpt"
     readers = ("_step_at",)
-    runs = ("_step_run",)
+    runs = (("s", "_step_run"),)
 
     def __init__(self) -> None:
         self.prev: dict = {}    # rank -> (step, cumulative train_time ms)

@@ -405,6 +405,24 @@ NCCL_PIECES = ["host:1:2 [0] NCCL INFO ", "NCCL INFO", "NCCL version 2.18.1+cuda
                "Setting affinity", "NCCL_DEBUG=INFO", " ", "/", ":", "0", "12"]
 
 
+# Lines that a run (`Parser.runs`) reads at once: the runs take them all, not the readers.
+RUN_LINES = {
+    DeepSpeedParser: [SHAPES[DeepSpeedParser][0]] * 3,
+    NanoGPTParser: [*SHAPES[NanoGPTParser], "step 7/100 loss 2.5 step_time_ms 150.5"],
+}
+
+
+@pytest.mark.parametrize("cls", list(RUN_LINES))
+def test_runs_take_their_lines(cls):
+    lines = RUN_LINES[cls]
+    (first, name), = cls.runs
+    assert {line[0] for line in lines} == {first}
+    text = "".join(line + "\n" for line in lines) + "other line\n"
+    pos, n, recs = getattr(cls(), name)(text, 0, len(text))
+    assert (n, text[pos:]) == (len(lines), "other line\n")
+    assert recs == run(FullPath, lines, cls.name)[0]
+
+
 @SETTINGS
 @given(st.lists(st.sampled_from(NCCL_PIECES), min_size=1, max_size=8).map("".join))
 def test_nccl_chatter_yields_nothing_and_changes_nothing(line):
