@@ -119,6 +119,15 @@ class Dispatcher:
         return self.active.name if self.active else None
 
     def feed(self, line: str | bytes, rank: int | None = None) -> list[dict]:
+        """The records of one raw line (str or bytes, its newline optional).  Never raises: a
+        line that a parser fails on is counted as garbage and skipped, like a garbled one."""
+        try:
+            return self._feed(line, rank)
+        except Exception:  # noqa: BLE001 - a parser's bug must not stop the stream
+            self.stats["garbage"] += 1
+            return []
+
+    def _feed(self, line: str | bytes, rank: int | None) -> list[dict]:
         stats = self.stats
         stats["lines"] += 1
         # fast path: a short, clean line that no parser would look at.  A launcher prefix does
@@ -232,11 +241,7 @@ class Dispatcher:
                     break
                 j = cands[k]
                 stats["lines"] += j - i     # lines i..j-1 hold no keyword
-            try:
-                recs = feed(data[ends[j - 1] + 1 if j else 0:ends[j]])
-            except Exception:  # noqa: BLE001 - one bad line must not cost the rest of the chunk
-                stats["garbage"] += 1
-                recs = None
+            recs = feed(data[ends[j - 1] + 1 if j else 0:ends[j]])
             if recs:
                 out.extend(recs)
             i = j + 1
@@ -266,11 +271,7 @@ class Dispatcher:
         out: list = []
         feed = self.feed
         for line in lines:
-            try:
-                recs = feed(line)
-            except Exception:  # noqa: BLE001 - as in feed_chunk
-                self.stats["garbage"] += 1
-                continue
+            recs = feed(line)
             if recs:
                 out.extend(recs)
         return out
@@ -307,11 +308,7 @@ class Dispatcher:
             nl = text.find("\n", pos)
             if nl < 0:
                 nl = end
-            try:
-                recs = feed(text[pos:nl])
-            except Exception:  # noqa: BLE001 - as in feed_chunk
-                stats["garbage"] += 1
-                recs = None
+            recs = feed(text[pos:nl])
             if recs:
                 out.extend(recs)
             pos = nl + 1

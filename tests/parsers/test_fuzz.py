@@ -127,6 +127,24 @@ def test_regex_timeout_counts_as_garbage(monkeypatch):
     assert d.stats["timeouts"] == 1 and d.stats["garbage"] == 1
 
 
+def test_a_parser_bug_costs_one_line(monkeypatch):
+    """A parser that raises on a line (a bug) loses that line, counted as garbage; the stream
+    goes on, through `feed` and through `feed_chunk` alike."""
+    d = Dispatcher()
+    real = d._line
+
+    def buggy(line, rank, checked=False):
+        if "boom" in line:
+            raise ValueError("parser bug")
+        return real(line, rank, checked)
+
+    monkeypatch.setattr(d, "_line", buggy)
+    assert d.feed("boom step 1 loss 2.0") == []
+    got = d.feed_chunk(b"step 1/4 loss 2.0 boom\nstep 2/4 loss 1.5 step_time_ms 150.0\n")
+    assert [r["step"] for r in got] == [2]
+    assert d.stats["garbage"] == 2 and d.stats["lines"] == 3
+
+
 def test_regex_timeout_mechanism_is_real():
     bad = regex.compile(r"(.*)*,(.*)*,(.*)*x")     # the kind of pattern the parsers avoid
     with pytest.raises(TimeoutError):
