@@ -141,18 +141,21 @@ class DeepSpeedParser(Parser):
         """`_latency_at` on each line of a run of unprefixed latency lines (see `Parser.runs`)."""
         out: list = []
         n = 0
-        match = LATENCY_RUN.match
+        match, defers, build = LATENCY_RUN.match, self._latency_defers, self._latency_fast
         while pos < end:
             m = match(text, pos, end)
-            if m is None or m.end() - pos >= READ_LINE:
+            if m is None:
+                break
+            line_end = m.end()
+            if line_end - pos >= READ_LINE:
                 break
             a, b, c, d, tail = m.groups()
-            recs = None if self._latency_defers(tail) else self._latency_fast(a, b, c, d)
+            recs = None if tail and defers(tail) else build(a, b, c, d)
             if recs is None:
                 break
             out += recs
             n += 1
-            pos = m.end() + 1
+            pos = line_end + 1
         return pos, n, out
 
     def _step_at(self, text: str, start: int, end: int, rank) -> list[dict] | None:
