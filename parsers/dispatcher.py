@@ -68,7 +68,8 @@ class Dispatcher:
     """One per stream (a process's stdout, a log file).  `feed` one raw line at a time."""
 
     FAST = True
-    """Use the active parser's `fast` hook (tests turn it off to compare with the full path)."""
+    """Use the fast paths: the active parser's `fast` hook, its block readers and runs, and the
+    NCCL chatter drop (tests turn them off to compare with the full regex path)."""
 
     def __init__(self, log_format: str | None = None) -> None:
         if log_format is not None and log_format not in PARSERS:
