@@ -263,10 +263,11 @@ def test_templates_fast_matches_full(picks, prime):
 # The generic parser's readers run only where no framework claims the stream, so no `detect`
 # may claim their shapes: names here come near the markers frameworks are detected by.
 METER_NAMES = ["Time", "Data", "Loss", "LR", "Tok/s", "Acc@1", "Batch time", "NCCL", "Epoch", "step",
-               "iter", "NCCL version", "NCCL INFO", "DeepSpee", "iteratio", "Model Paramete", "launch", "lightnin", "reduced", "Loss/tok",
-               "ppl", "@x", "Time x y", "a_b", "%|", "reduced_train_loss", "RunningAvgSamplesPerSec"]
-MXNET_NAMES = ["accuracy", "reduced_train_loss", "top-k", "cross-entropy", "launch", "iteratio", "loss", "ppl", "reduced",
-               "lightning", "top_k", "x"]
+               "iter", "NCCL version", "NCCL INFO", "DeepSpee", "iteratio", "Model Paramete", "launch",
+               "lightnin", "reduced", "Loss/tok", "ppl", "@x", "Time x y", "a_b", "%|", "reduced_train_loss",
+               "RunningAvgSamplesPerSec"]
+MXNET_NAMES = ["accuracy", "reduced_train_loss", "top-k", "cross-entropy", "launch", "iteratio", "loss",
+               "ppl", "reduced", "lightning", "top_k", "x"]
 PREFIXES = ["", "0: ", "  12: ", "[rank3]:", "[1,2]<stdout>:"]
 meter_lines = st.builds(
     lambda prefix, tag, e, i, items: f"{prefix}{tag} [{e}][{i}/20]" + "".join(
