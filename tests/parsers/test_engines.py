@@ -11,7 +11,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import ridgescope.parsers
+from ridgescope.parsers import generic
 from ridgescope.parsers.base import SHORT_LINE, Pattern
+from ridgescope.parsers.generic import step_total, stepish
 from ridgescope.parsers.scan import interesting
 
 from .conftest import CORPUS
@@ -87,3 +89,43 @@ ascii_text = st.one_of(st.lists(st.sampled_from(ATOMS), max_size=24).map("".join
 @given(st.sampled_from(sorted(PATTERNS)), ascii_text)
 def test_engines_agree_on_generated_text(name, text):
     _same(PATTERNS[name], text)
+
+
+_STEP_WORDS = ["step", "Step", "STEP", "iter", "Iter", "ITER", "iteration", "Iteration",
+               "global_step", "training_steps", "num_updates", "steps", "iTer", "Global_step"]
+_AROUND = [" ", "\t", "\n", "\r", "\x0b", "\x0c", "\x1c", "\x1f", "|", ",", "[", ":", "=", "_",
+           "a", "s", "ation", "é", "\xa0", ""]
+step_words = st.tuples(st.sampled_from(_AROUND), st.sampled_from(_STEP_WORDS),
+                       st.sampled_from(_AROUND)).map("".join)
+
+
+@settings(max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(step_words | st.sampled_from(ATOMS), max_size=8).map("".join))
+def test_stepish_is_the_pattern(text):
+    """`generic.stepish` reads ASCII text without the regex: it must find what `_STEPISH` finds."""
+    assert stepish(text) == (generic._STEPISH._regex.search(text) is not None)
+
+
+def test_stepish_on_the_corpus():
+    hits = 0
+    for path in sorted(CORPUS.rglob("*.log")):
+        for line in path.read_bytes().decode("utf-8", "replace").split("\n"):
+            for seg in line.split("\r"):
+                found = stepish(seg.strip())
+                assert found == (generic._STEPISH._regex.search(seg.strip()) is not None), seg
+                hits += found
+    assert hits > 1000
+
+
+_WS = ["", " ", "  ", "\t", "\x0b", "\x1c", "\xa0"]
+_DIGITS = ["1", "10", "٣", "x", ""]
+step_totals = st.tuples(*[st.sampled_from(part) for part in (
+    ["step", "STEP", "Iter", "iteration", "_step", "iters"], _WS, ["", ":", "="], _WS, _DIGITS, _WS,
+    ["/", "|", ""], _WS, _DIGITS)]).map("".join)
+
+
+@settings(max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(step_totals | st.sampled_from(ATOMS), max_size=6).map("".join))
+def test_step_total_is_the_pattern(text):
+    """`generic.step_total` skips the regex where its literal is missing: same answers."""
+    assert _found(step_total(text)) == _found(generic._STEP_TOTAL.search(text))
