@@ -6,7 +6,8 @@ stdout, and its records travel the same way: `job_start`, one `progress` message
 job's steps are judged and stored like those of a job run under RidgeScope.
 
 Times come from the log where it prints them (ISO 8601 and `[2024-01-02 03:04:05,678]`-style
-prefixes, ctime dates, MLPerf `time_ms`).  A record on a line without a timestamp is placed
+prefixes, ctime dates, MLPerf `time_ms`, or else a Unix time printed in the record itself, such
+as MLPerf BERT's `{'training_steps': 2, ..., 'timestamp': 1593108597.22}`: `log_time_s`).  A record on a line without a timestamp is placed
 after the last printed one by the step times printed since (`ts_source: estimated`).  A log
 that prints no timestamp at all gets times synthesised from its cumulative step times, ending
 at the file's modification time, and its records say `ts_unknown: true`.  When a progress line
@@ -82,6 +83,15 @@ def line_timestamp(head: str) -> tuple[int, bool] | None:
     return None
 
 
+def record_time(rec: dict) -> tuple[int, bool] | None:
+    """(epoch ns, sub-second precision) of the Unix time a record printed itself, if any."""
+    t = rec.get("log_time_s")
+    if not isinstance(t, float):
+        return None
+    whole = int(t)      # apart: t * 1e9 as a float would lose the last digits
+    return whole * 1_000_000_000 + round((t - whole) * 1e9), t != whole
+
+
 @dataclass
 class Item:
     rank: int
@@ -125,9 +135,9 @@ def read_file(path: str, log_format: str | None) -> FileResult:
                 stamp = line_timestamp(raw[:HEAD].decode("utf-8", "replace"))
             for rec in disp.feed(raw):
                 rank = rec.get("rank")
+                own = stamp or record_time(rec)
                 items.append(Item(rank if isinstance(rank, int) and rank >= 0 else fallback,
-                                  rec, stamp[0] if stamp else None, bool(stamp and stamp[1]),
-                                  name))
+                                  rec, own[0] if own else None, bool(own and own[1]), name))
         for rec in disp.flush():
             rank = rec.get("rank")
             items.append(Item(rank if isinstance(rank, int) and rank >= 0 else fallback, rec,

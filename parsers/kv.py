@@ -33,6 +33,17 @@ MEM_KEYS = {"memory", "mem", "max mem", "mem_gb", "peak_mem", "max_mem", "peak m
             "max_memory_allocated", "mem_alloc"}
 EPOCH_KEYS = {"epoch", "ep"}
 TOTAL_KEYS = {"total_steps", "max_steps", "total"}
+TIMESTAMP_KEYS = {"timestamp", "_timestamp", "unix_time"}
+"""Keys whose value may be the time the record was printed (`{'timestamp': 1593108596.88}`)."""
+
+
+def epoch_seconds(v: float) -> float | None:
+    """A printed Unix time in seconds, milliseconds, microseconds or nanoseconds (read by its
+    size: 2001 to 2286) as seconds; None for any other number."""
+    for scale in (1.0, 1e3, 1e6, 1e9):
+        if 1e9 * scale <= v < 1e10 * scale:
+            return v / scale
+    return None
 
 
 _KEY_START = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_")
@@ -137,7 +148,7 @@ _FIELD_SETS = (("step", STEP_KEYS), ("loss", LOSS_KEYS), ("lr", LR_KEYS),
                ("grad_norm", GN_KEYS), ("step_time_ms", TIME_MS_KEYS), ("time", TIME_KEYS),
                ("tokens_per_s", TOK_KEYS), ("samples_per_s", SAMPLE_KEYS), ("it_per_s", IT_KEYS),
                ("tflops", TFLOPS_KEYS | {"tflops"}), ("mfu", {"mfu"}), ("mem", MEM_KEYS),
-               ("epoch", EPOCH_KEYS), ("total_steps", TOTAL_KEYS))
+               ("epoch", EPOCH_KEYS), ("total_steps", TOTAL_KEYS), ("log_time_s", TIMESTAMP_KEYS))
 _MS_CLAIMED_BY = ("step", "loss", "lr", "grad_norm", "step_time_ms")
 _FIELD_OF: dict[str, str] = {   # reversed: an earlier set overwrites a later one
     key: tag for tag, keys in reversed(_FIELD_SETS) for key in keys
@@ -203,6 +214,12 @@ def normalise(items, fields: dict | None = None) -> tuple[dict, dict]:
                 fields.setdefault("mem_gb", to_gb(v, "mb" if v > 512 else "gb"))
         elif tag == "epoch":
             fields.setdefault("epoch", v if v != int(v) else int(v))
+        elif tag == "log_time_s":
+            t = epoch_seconds(v)
+            if t is not None:
+                fields.setdefault("log_time_s", t)
+            elif len(extra) < 32:       # a number named so, but no time (a counter, say)
+                extra[name] = v
         elif v == int(v):   # total_steps
             fields.setdefault("total_steps", int(v))
     return fields, extra

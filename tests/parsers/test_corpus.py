@@ -360,6 +360,8 @@ def test_mlperf_bert_dicts(parse_log, parse_stats):
     prog = by_step(recs, key="samples_per_s")
     assert prog[1]["rank"] == 0 and prog[1]["loss"] == approx(6.30078125)
     assert prog[1]["samples_per_s"] == approx(1684.2148183014438)
+    assert prog[2]["log_time_s"] == 1593108597.2240496            # the dict's 'timestamp'
+    assert "timestamp" not in prog[2]["metrics"] and prog[2]["metrics"]["global_steps"] == 0
     assert len(prog) == 661
     assert parse_stats("multirank_prefixed/mlperf-v0.7_nvidia_bert_32node-512gpu_srun-labelled.log")["garbage"] == 0
 

@@ -188,6 +188,18 @@ def test_dict_keys_named_like_record_slots():
     assert (ev[0]["epoch"], ev[0]["phase"], ev[0]["accuracy"]) == (2, "result", 0.85)
 
 
+def test_printed_unix_time_is_the_records_time():
+    """A `timestamp` that reads as a Unix time (s, ms, us or ns) is the record's own time,
+    `log_time_s`, for `ridgescope ingest`; any other number stays a metric."""
+    r = one("{'training_steps': 2, 'step_loss': 6.2, 'timestamp': 1593108597.2240496}")
+    assert r["log_time_s"] == 1593108597.2240496 and "metrics" not in r
+    assert one("step 5 loss 2.0 timestamp=1700000000123")["log_time_s"] == 1700000000.123
+    assert one("step 5 loss 2.0 _timestamp=1700000000123456789")["log_time_s"] == approx(1700000000.123456789)
+    r = one("{'training_steps': 2, 'step_loss': 6.2, 'timestamp': 12}")
+    assert "log_time_s" not in r and r["metrics"] == {"timestamp": 12}
+    assert "log_time_s" not in one("step 5 loss 2.0 timestamp=99999999999")     # between s and ms
+
+
 def test_errors_and_traceback_single_event():
     recs, _ = feed_all([
         "Traceback (most recent call last):",
