@@ -7,8 +7,10 @@ job's steps are judged and stored like those of a job run under RidgeScope.
 
 Times come from the log where it prints them (ISO 8601 and `[2024-01-02 03:04:05,678]`-style
 prefixes, ctime dates, MLPerf `time_ms`, or else a Unix time printed in the record itself, such
-as MLPerf BERT's `{'training_steps': 2, ..., 'timestamp': 1593108597.22}`: `log_time_s`).  A record on a line without a timestamp is placed
-after the last printed one by the step times printed since (`ts_source: estimated`).  A log
+as MLPerf BERT's `{'training_steps': 2, ..., 'timestamp': 1593108597.22}`: `log_time_s`).  A
+record on a line without a timestamp is placed after the last time printed before it, on any
+line (an `nvidia-smi` header's date, an MLPerf `:::MLLOG` event), by the step times printed
+since (`ts_source: estimated`).  A log
 that prints no timestamp at all gets times synthesised from its cumulative step times, ending
 at the file's modification time, and its records say `ts_unknown: true`.  When a progress line
 has a timestamp but no step time, the step time is the time since the previous progress line
@@ -94,8 +96,9 @@ def record_time(rec: dict) -> tuple[int, bool] | None:
 
 @dataclass
 class Item:
+    """A record, or with `record` None a clock: a line that printed a time and no record."""
     rank: int
-    record: dict
+    record: dict | None
     own_ts: int | None
     precise: bool
     stream: str = ""
@@ -133,11 +136,14 @@ def read_file(path: str, log_format: str | None) -> FileResult:
             stamp = None
             if raw[:1] not in (b"\n", b""):
                 stamp = line_timestamp(raw[:HEAD].decode("utf-8", "replace"))
-            for rec in disp.feed(raw):
+            recs = disp.feed(raw)
+            for rec in recs:
                 rank = rec.get("rank")
                 own = stamp or record_time(rec)
                 items.append(Item(rank if isinstance(rank, int) and rank >= 0 else fallback,
                                   rec, own[0] if own else None, bool(own and own[1]), name))
+            if stamp and not recs:
+                add_clock(items, Item(fallback, None, stamp[0], stamp[1], name))
         for rec in disp.flush():
             rank = rec.get("rank")
             items.append(Item(rank if isinstance(rank, int) and rank >= 0 else fallback, rec,
@@ -151,24 +157,35 @@ def read_file(path: str, log_format: str | None) -> FileResult:
     result.framework = disp.framework
     end_ns = time.time_ns() if path == "-" else os.stat(path).st_mtime_ns
     result.timestamps = place_in_time(items, end_ns)
+    result.items = [it for it in items if it.record is not None]
     return result
 
 
-def _step_ms(rec: dict) -> float:
-    if rec.get("kind") != "progress":
+def add_clock(items: list[Item], clock: Item) -> None:
+    """Keep the first and the last clock of each run of lines with no record between them: the
+    first bounds the records before it, the last anchors those after it."""
+    if len(items) >= 2 and items[-1].record is None and items[-2].record is None:
+        items[-1] = clock
+    else:
+        items.append(clock)
+
+
+def _step_ms(rec: dict | None) -> float:
+    if rec is None or rec.get("kind") != "progress":
         return 0.0
     value = rec.get("step_time_ms")
     return float(value) if isinstance(value, (int, float)) and value > 0 else 0.0
 
 
 def place_in_time(items: list[Item], end_ns: int) -> str:
-    """Give every item a time (see the module's docstring); returns how the file was timed:
-    'printed', 'partly printed' or 'unknown'."""
+    """Give every item a time (see the module's docstring); returns how the file's records were
+    timed: 'printed', 'partly printed, the rest estimated', 'estimated from the times other
+    lines print' (lines with no record) or 'unknown'."""
     # Step times from printed timestamps, where a progress line has them but no step time.
     last_progress: dict[int, tuple[int, int]] = {}
     for it in items:
         rec = it.record
-        if rec.get("kind") != "progress" or not isinstance(rec.get("step"), int):
+        if rec is None or rec.get("kind") != "progress" or not isinstance(rec.get("step"), int):
             continue
         if it.own_ts is not None and it.precise:
             prev = last_progress.get(it.rank)
@@ -190,7 +207,7 @@ def place_in_time(items: list[Item], end_ns: int) -> str:
         clock = cum.get(rank, 0) + int(_step_ms(it.record) * 1e6)
         cum[rank] = clock
         if it.own_ts is not None:
-            printed += 1
+            printed += it.record is not None
             if anchor_ts is None:
                 for early, early_clock in pending:
                     early.ts = it.own_ts - (cum.get(early.rank, 0) - early_clock)
@@ -214,7 +231,11 @@ def place_in_time(items: list[Item], end_ns: int) -> str:
             it.source = "unknown"
     # Keep each rank's times strictly increasing, so that its windows are well formed.
     latest: dict[int, int] = {}
+    records = 0
     for it in items:
+        if it.record is None:
+            continue
+        records += 1
         prev = latest.get(it.rank)
         if prev is not None and it.ts <= prev and it.source != "log":
             it.ts = prev + 1000
@@ -222,11 +243,15 @@ def place_in_time(items: list[Item], end_ns: int) -> str:
         it.record["ts_source"] = it.source
         if it.source == "unknown":
             it.record["ts_unknown"] = True
-    if not items:
+    if not records:
         return "none"
-    if printed == len(items):
+    if printed == records:
         return "printed"
-    return "unknown" if anchor_ts is None else "partly printed, the rest estimated"
+    if anchor_ts is None:
+        return "unknown"
+    if printed:
+        return "partly printed, the rest estimated"
+    return "estimated from the times other lines print"
 
 
 def _exit_code(items: list[Item]) -> int:

@@ -6,10 +6,11 @@ from pathlib import Path
 
 from pytest import approx
 
-from ridgescope.cli.cmd_ingest import read_file, record_time
+from ridgescope.cli.cmd_ingest import Item, add_clock, read_file, record_time
 
-BERT = (Path(__file__).resolve().parents[1] / "data" / "corpus" / "multirank_prefixed"
-        / "mlperf-v0.7_nvidia_bert_32node-512gpu_srun-labelled.log")
+MLPERF = Path(__file__).resolve().parents[1] / "data" / "corpus" / "multirank_prefixed"
+BERT = MLPERF / "mlperf-v0.7_nvidia_bert_32node-512gpu_srun-labelled.log"
+GNMT = MLPERF / "mlperf-v0.7_nvidia_gnmt_2node-16gpu_slurm_rank0-prefix.log"
 
 
 def test_record_time():
@@ -28,3 +29,41 @@ def test_bert_steps_are_timed_by_their_printed_timestamps():
     assert by_step[2].record["step_time_ms"] == 345.951 and by_step[2].record["step_time_from_ts"]
     assert by_step[661].record["step_time_ms"] == 514.31      # the last step, slower
     assert all(it.record["ts_source"] == "log" for it in result.items)
+
+
+def test_times_printed_on_lines_without_records_anchor_the_records(tmp_path):
+    """A date on a line that gives no record (an nvidia-smi header, say) still dates the job:
+    the records before it end by then, the records after it follow it by their step times."""
+    log = tmp_path / "train.log"
+    log.write_text("step 1/3 loss 2.5 step_time_ms 100\n"
+                   "Sun May 23 08:40:52 2021\n"
+                   "Sun May 23 08:40:53 2021\n"
+                   "Sun May 23 08:40:54 2021\n"
+                   "step 2/3 loss 2.4 step_time_ms 200\n"
+                   "step 3/3 loss 2.3 step_time_ms 300\n")
+    result = read_file(str(log), None)
+    assert result.timestamps == "estimated from the times other lines print"
+    assert [it.record["step"] for it in result.items] == [1, 2, 3]        # no clock is sent
+    t0 = 1621759252 * 10**9                                                 # 08:40:52 UTC
+    assert [it.ts - t0 for it in result.items] == [0, 2_200_000_000, 2_500_000_000]
+    assert {it.record["ts_source"] for it in result.items} == {"estimated"}
+
+
+def test_a_run_of_clocks_keeps_its_first_and_last():
+    items = []
+    for ts in (1, 2, 3, 4):
+        add_clock(items, Item(0, None, ts, False))
+    assert [it.own_ts for it in items] == [1, 4]
+    items.append(Item(0, {"kind": "progress", "step": 1}, None, False))
+    add_clock(items, Item(0, None, 5, False))
+    assert [it.own_ts for it in items] == [1, 4, None, 5]
+
+
+def test_gnmt_is_dated_by_its_mlperf_events():
+    """GNMT's progress lines print no time, its `:::MLLOG` events do (`time_ms`)."""
+    result = read_file(str(GNMT), None)
+    assert result.timestamps == "estimated from the times other lines print"
+    first = result.items[0]
+    assert first.record["step"] == 1 and first.record["step_time_ms"] == 387.0
+    # the last event before it, `epoch_start` at 1593112691812 ms, and its step time after
+    assert first.ts == 1593112691812 * 10**6 + 387_000_000
