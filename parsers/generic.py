@@ -119,6 +119,11 @@ class GenericParser(Parser):
     readers = ("_meter_at", "_mxnet_at")
     fallback_readers = ("_dict_at",)
 
+    def __init__(self) -> None:
+        self.mxnet_epochs: dict = {}
+        """rank -> [epoch, its first step - 1, the last batch it printed]: MXNet counts its
+        batches from 0 in each epoch."""
+
     def detect(self, line: str) -> bool:
         return False
 
@@ -201,8 +206,21 @@ class GenericParser(Parser):
         r = rank if rank is not None or not m.group(1) else int(m.group(1))
         fields, extra = normalise(pairs(m.group(6)))
         fields.pop("step", None)
-        return [record("progress", "mxnet", r, int(m.group(4)), epoch=int(m.group(2)),
-                       samples_per_s=num(m.group(5)), **fields, **({"metrics": extra} if extra else {}))]
+        epoch, batch = int(m.group(2)), int(m.group(4))
+        return [record("progress", "mxnet", r, self._mxnet_step(r, epoch, batch), step_inferred=True,
+                       epoch=epoch, iter_in_epoch=batch, samples_per_s=num(m.group(5)), **fields,
+                       **({"metrics": extra} if extra else {}))]
+
+    def _mxnet_step(self, rank, epoch: int, batch: int) -> int:
+        """A step that runs on across epochs: the batch, after the batches of the epochs this
+        stream printed before (the epoch's size is not printed, its last batch is)."""
+        state = self.mxnet_epochs.get(rank)
+        if state is None:
+            state = self.mxnet_epochs[rank] = [epoch, 0, 0]
+        elif state[0] != epoch:
+            state[0], state[1], state[2] = epoch, state[1] + state[2], 0
+        state[2] = max(state[2], batch)
+        return state[1] + batch
 
     def _meter_at(self, text: str, start: int, end: int, rank) -> list[dict] | None:
         if not text.startswith(_METER_TAGS, start, end):

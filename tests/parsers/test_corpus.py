@@ -374,6 +374,10 @@ def test_mlperf_resnet_mxnet(parse_log):
     first = prog[0]
     assert (first["rank"], first["epoch"], first["step"], first["samples_per_s"]) == (0, 0, 20, 31830.13)
     assert prog[1]["samples_per_s"] == 33920.09
+    # MXNet counts batches from 0 in each epoch; the step runs on (epoch 0 printed up to 380)
+    second = next(r for r in prog if r["epoch"] == 1)
+    assert (second["iter_in_epoch"], second["step"], second["step_inferred"]) == (20, 400, True)
+    assert [r["step"] for r in prog] == sorted({r["step"] for r in prog})     # unique, rising
 
 
 # ------------------------------------------------------------------ other frameworks

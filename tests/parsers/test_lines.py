@@ -200,6 +200,18 @@ def test_printed_unix_time_is_the_records_time():
     assert "log_time_s" not in one("step 5 loss 2.0 timestamp=99999999999")     # between s and ms
 
 
+def test_mxnet_steps_run_on_across_epochs():
+    """MXNet prints each epoch's batches from 0: the step adds the batches printed in earlier
+    epochs, per node, and keeps rising after a restart that goes back an epoch."""
+    line = "Node[{}] Epoch[{}] Batch [{}-{}]\tSpeed: 100.0 samples/sec\taccuracy=0.5"
+    shape = [(0, 0, 0, 20), (1, 0, 0, 20), (0, 0, 20, 40), (1, 0, 20, 40), (0, 1, 0, 20),
+             (1, 1, 0, 20), (0, 1, 20, 40), (0, 0, 0, 20)]
+    recs, _ = feed_all([line.format(*s) for s in shape])
+    assert [(r["rank"], r["epoch"], r["iter_in_epoch"], r["step"]) for r in recs] == [
+        (0, 0, 20, 20), (1, 0, 20, 20), (0, 0, 40, 40), (1, 0, 40, 40), (0, 1, 20, 60),
+        (1, 1, 20, 60), (0, 1, 40, 80), (0, 0, 20, 100)]
+
+
 def test_errors_and_traceback_single_event():
     recs, _ = feed_all([
         "Traceback (most recent call last):",
