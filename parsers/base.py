@@ -54,6 +54,12 @@ class Pattern:
             return self._re.match(text, pos)
         return self._regex.match(text, pos, timeout=timeout)
 
+    def fullmatch(self, text: str):
+        timeout = LIMIT.timeout
+        if timeout is None and text.isascii():
+            return self._re.fullmatch(text)
+        return self._regex.fullmatch(text, timeout=timeout)
+
     def finditer(self, text: str):
         timeout = LIMIT.timeout
         if timeout is None and text.isascii():

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import re
 
-from .base import READ_LINE, Parser, Pattern, is_decimal, is_digits, num, printable_ascii, record, to_ms
+from .base import (READ_LINE, Parser, Pattern, is_decimal, is_digits, num, parse_timer_list, printable_ascii,
+                   record, to_ms)
 from .megatron import timer_records
 from .scan import interesting
 
@@ -265,7 +266,7 @@ class DeepSpeedParser(Parser):
         if "time (ms)" in line:
             m = BREAKDOWN.search(line)
             if m:
-                return timer_records(self.name, rank, self.last_step.get(rank), m.groups()[0])
+                return timer_records(self.name, rank, self.last_step.get(rank), parse_timer_list(m.group(1)))
         if "Latency:" in line:
             m = CHAT_LAT.search(line)
             if m:

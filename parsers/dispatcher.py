@@ -384,9 +384,12 @@ class Dispatcher:
                 return out
         active = self.active
         if active is not None and getattr(active, "open", None) and rank in active.open:
-            recs = active.parse(line, rank)     # Composer: multi-line record in progress
-            if recs or line.lstrip().startswith(("Train ", "Eval ")):
+            # a multi-line record in progress (Composer's, Megatron's timer block): the line
+            # adds to it, or closes it and then goes on as any other line
+            recs = active.parse(line, rank)
+            if rank in active.open:
                 return out + self._accept(active, recs)
+            out.extend(self._accept(active, recs))
         if not checked and not interesting(line):
             return out
         if "NCCL" in line:

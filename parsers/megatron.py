@@ -1,9 +1,16 @@
-"""Megatron-LM (and Megatron-DeepSpeed) iteration lines, timers, validation, checkpoints."""
+"""Megatron-LM (and Megatron-DeepSpeed) iteration lines, timers, validation, checkpoints.
+
+Megatron-LM prints ` [2024-10-16 04:23:00] iteration        2/  500000 | ...` (older versions and
+Megatron-DeepSpeed without the date), and its timers either on one line (`time (ms) | name: x |
+...`) or, since 2022, as a block: a `(min, max) time across ranks (ms):` (or `max time across
+ranks (ms):`) header, then one `    name .....: (min, max)` (or `: max`) line per timer."""
 from __future__ import annotations
 
 from .base import Parser, Pattern, is_digits, num, parse_timer_list, record, timers_to_lanes, to_int
 
-ITER = Pattern(r"\s*+iteration\s++(\d++)\s*+/\s*+(\d++)\s*+\|(.{0,4000}+)")
+ITER = Pattern(r"\s*+(?:\[[0-9: -]{1,40}+\]\s*+)?iteration\s++(\d++)\s*+/\s*+(\d++)\s*+\|(.{0,4000}+)")
+TIMER_BLOCK = Pattern(r"(\(min, max\) |max )time across ranks \(ms\):\s*+")
+BLOCK_TIMER = Pattern(r"\s++([A-Za-z][\w/.-]{0,120}+) \.*+: (?:\(([\d.]++), ([\d.]++)\)|([\d.]++))\s*+")
 TIMERS = Pattern(r"time \(ms\)\s*+\|(.{0,4000}+)")
 VALID = Pattern(r"\s*+validation loss at (?:iteration|the end of training for \w+ data)\s*+(\d*+)\s*+\|(.{0,2000}+)")
 
@@ -58,6 +65,8 @@ class MegatronParser(Parser):
     def __init__(self) -> None:
         self.last_step: dict = {}
         self.last_time: dict = {}
+        self.open: dict = {}
+        """rank -> (max, min) timers of the timer block being read"""
 
     def detect(self, line: str) -> bool:
         return "iteration" in line and ITER.match(line) is not None
@@ -76,6 +85,11 @@ class MegatronParser(Parser):
             return None
         if "iteration" in line:
             s = line.lstrip(" \t")
+            if s[:1] == "[":        # ` [2024-10-16 04:23:00] iteration ...`
+                close = s.find("]", 2, 42)
+                if close < 0 or s[1:close].strip("0123456789: -"):
+                    return None
+                s = s[close + 1:].lstrip(" \t")
             if s[:9] != "iteration":
                 return None
             rest = s[9:]
@@ -94,10 +108,47 @@ class MegatronParser(Parser):
         s = line[i + 9:].lstrip(" \t")
         if s[:1] != "|":
             return None
-        return timer_records(self.name, None, self.last_step.get(None), s[1:],
+        return timer_records(self.name, None, self.last_step.get(None), parse_timer_list(s[1:]),
                              self.last_time.get(None)) or None
 
     def parse(self, line: str, rank: int | None) -> list[dict]:
+        if rank in self.open:
+            m = BLOCK_TIMER.fullmatch(line)
+            if m:
+                self._add_timer(rank, m)
+                return []
+            return self._close_block(rank)      # the dispatcher then reads the line as any other
+        if "across ranks (ms):" in line:
+            m = TIMER_BLOCK.fullmatch(line)
+            if m:
+                self.open[rank] = ({}, {} if m.group(1)[0] == "(" else None)
+                return []
+        return self._line(line, rank)
+
+    def _add_timer(self, rank, m) -> None:
+        timers, mins = self.open[rank]
+        name, low, high, only = m.groups()
+        v = num(high if only is None else only)
+        if v is not None:
+            timers[name] = v
+            low = num(low)
+            if mins is not None and low is not None:
+                mins[name] = low
+
+    def _close_block(self, rank) -> list[dict]:
+        """The records of a timer block: the timers of the slowest rank (what the step waits
+        for), and, for `(min, max)` blocks, those of the fastest (their gap: the imbalance)."""
+        timers, mins = self.open.pop(rank)
+        return timer_records(self.name, rank, self.last_step.get(rank), timers, self.last_time.get(rank),
+                             timers_min_ms=mins or None)
+
+    def flush(self) -> list[dict]:
+        out = []
+        for rank in list(self.open):
+            out += self._close_block(rank)
+        return out
+
+    def _line(self, line: str, rank) -> list[dict]:
         if "iteration" in line:
             m = ITER.match(line)
             if m:
@@ -115,19 +166,18 @@ class MegatronParser(Parser):
         if "time (ms)" in line:
             m = TIMERS.search(line)
             if m:
-                return timer_records(self.name, rank, self.last_step.get(rank), m.group(1),
+                return timer_records(self.name, rank, self.last_step.get(rank), parse_timer_list(m.group(1)),
                                      self.last_time.get(rank))
         return []
 
 
-def timer_records(framework: str, rank, step, text: str, step_time_ms=None) -> list[dict]:
+def timer_records(framework: str, rank, step, timers: dict, step_time_ms=None, **extra) -> list[dict]:
     """The timers printed after an iteration line belong to that iteration: the record carries
     its step time too, so that a stdout-only window can take its lanes from the timers."""
-    timers = parse_timer_list(text)
     if not timers:
         return []
     out = [record("timing", framework, rank, step, timers_ms=timers, lanes_ms=timers_to_lanes(timers),
-                  step_time_ms=step_time_ms if step is not None else None)]
+                  step_time_ms=step_time_ms if step is not None else None, **extra)]
     for name, v in timers.items():
         if name in ("save-checkpoint", "load-checkpoint"):
             out.append(record("checkpoint", framework, rank, step,

@@ -54,6 +54,7 @@ def _found(found) -> tuple | None:
 def _same(pattern: Pattern, text: str) -> None:
     assert _found(pattern._re.search(text)) == _found(pattern._regex.search(text)), text
     assert _found(pattern._re.match(text)) == _found(pattern._regex.match(text)), text
+    assert _found(pattern._re.fullmatch(text)) == _found(pattern._regex.fullmatch(text)), text
     assert [_found(m) for m in pattern._re.finditer(text)] == \
         [_found(m) for m in pattern._regex.finditer(text)], text
 
@@ -76,7 +77,8 @@ def test_engines_agree_on_the_corpus(name):
 
 # Words of the patterns and of the lines they read, and the ASCII characters whose class
 # membership could differ between engines (controls, \x1c-\x1f, \x85 is not ASCII).
-ATOMS = ["step", "Step", "STEP", "iter", "iteration", "loss", "lr", "time", "ms", "s", "GB", "GiB",
+ATOMS = ["step", "Step", "STEP", "iter", "iteration", "forward-backward", " ....: ", "(min, max) ",
+         "time across ranks (ms):", "[2024-10-16 04:23:00]", "loss", "lr", "time", "ms", "s", "GB", "GiB",
          "NCCL", "INFO", "Epoch", "TRAIN", "Node", "Batch", "Speed:", "samples/sec", "checkpoint",
          "Saving", "to", "from", "Error", "(ms)", "|", ":", "=", ",", ".", "/", "[", "]", "(", ")",
          "{", "}", "'", '"', "-", "+", "e", "E", "_", "@", "%", " ", "  ", "\t", "\x0b", "\x0c",

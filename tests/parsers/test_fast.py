@@ -75,6 +75,8 @@ SHAPES = {
         "lm loss: 3.012E+00 | loss scale: 65536.0 | grad norm: 0.612 |",
         "time (ms) | forward-compute: 340.72 | backward-compute: 176.25 | batch-generator: 2.10 | "
         "optimizer: 20.5 | all-grads-sync: 12.0",
+        " [2024-10-16 04:23:00] iteration        2/  500000 | consumed samples:          256 | "
+        "elapsed time per iteration (ms): 1811.8 | learning rate: 4.000000E-07 | lm loss: 1.177651E+01 |",
     ],
 }
 
@@ -188,6 +190,14 @@ EDGES = [
     " iteration 5/ 10 | NCCL | lm loss: 1.0",
     " validation loss at iteration 5 | lm loss value: 3.0 | lm loss PPL: 20.0 |",
     "x iteration 5/ 10 | lm loss: 1.0",
+    " [2024-10-16 04:23:00] iteration 5/ 10 | lm loss: 1.0 |",
+    "[2024-10-16 04:23:00]iteration 5/ 10 | lm loss: 1.0 |",
+    "[] iteration 5/ 10 | lm loss: 1.0 |",
+    "[2024-10-16T04:23:00] iteration 5/ 10 | lm loss: 1.0 |",
+    "[" + "1" * 40 + "] iteration 5/ 10 | lm loss: 1.0 |",
+    "[" + "1" * 41 + "] iteration 5/ 10 | lm loss: 1.0 |",
+    "[2024-10-16 04:23:00] \titeration 5/ 10 | lm loss: 1.0 |",
+    "[2024-10-16 04:23:00] [x] iteration 5/ 10 | lm loss: 1.0 |",
     "time (ms) | forward-compute: 1 | backward-compute: 2",
     "time (ms)| a: 1",
     "time (ms) x | a: 1 time (ms) | b: 2",

@@ -212,6 +212,47 @@ def test_mxnet_steps_run_on_across_epochs():
         (1, 1, 20, 60), (0, 1, 40, 80), (0, 0, 20, 100)]
 
 
+MEGATRON_LM = [
+    " [2025-08-01 09:31:44] iteration        1/    5000 | consumed samples:          128 | elapsed time "
+    "per iteration (ms): 33186.0 | throughput per GPU (TFLOP/s/GPU): 91.0 | learning rate: 6.976744E-08 | "
+    "global batch size:   128 | lm loss: 1.045013E+01 | loss scale: 1.0 | grad norm: 35.543 | "
+    "number of skipped iterations:   0 | number of nan iterations:   0 |",
+    "[Rank 0] (after 1 iterations) memory (MB) | allocated: 20115.05 | max allocated: 20115.08",
+    "(min, max) time across ranks (ms):",
+    "    forward-backward ...............................: (26094.39, 26095.09)",
+    "    batch-generator ................................: (11.86, 27.48)",
+    "    all-grads-sync .................................: (8.61, 9.23)",
+    "    optimizer ......................................: (3407.56, 3409.92)",
+]
+
+
+def test_megatron_lm_dated_iterations_and_timer_blocks():
+    """Megatron-LM today: a dated iteration line, then a block of timers, min and max across
+    ranks (`--timing-log-option minmax`, the default) or max only."""
+    recs, _ = feed_all(MEGATRON_LM + [
+        " [2025-08-01 09:32:10] iteration        2/    5000 | elapsed time per iteration (ms): 25879.2 |",
+        "max time across ranks (ms):",
+        "    save-checkpoint ................................: 1234.50",
+        "Traceback (most recent call last):",
+        '  File "pretrain_gpt.py", line 1, in <module>',
+        "RuntimeError: boom"])
+    assert [(r["kind"], r["step"]) for r in recs] == [
+        ("progress", 1), ("timing", 1), ("progress", 2), ("timing", 2), ("checkpoint", 2), ("error", 2)]
+    first, timing = recs[0], recs[1]
+    assert first["framework"] == "megatron" and first["tflops"] == 91.0 and first["step_time_ms"] == 33186.0
+    assert timing["timers_ms"] == {"forward-backward": 26095.09, "batch-generator": 27.48,
+                                   "all-grads-sync": 9.23, "optimizer": 3409.92}       # the slowest rank
+    assert timing["timers_min_ms"]["batch-generator"] == 11.86
+    assert timing["lanes_ms"] == {"compute": approx(29505.01), "input": 27.48, "communication": 9.23}
+    assert recs[3]["timers_ms"] == {"save-checkpoint": 1234.5} and "timers_min_ms" not in recs[3]
+    assert recs[4]["duration_ms"] == 1234.5 and recs[5]["exception"] == "RuntimeError"
+
+
+def test_megatron_timer_block_at_the_end_of_the_log():
+    recs, d = feed_all(MEGATRON_LM)
+    assert [r["kind"] for r in recs] == ["progress", "timing"] and not d.active.open
+
+
 def test_errors_and_traceback_single_event():
     recs, _ = feed_all([
         "Traceback (most recent call last):",
