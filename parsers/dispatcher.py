@@ -11,6 +11,7 @@ from .events import EventParser
 from .generic import GenericParser
 from .hf import AccelerateParser, HFTrainerParser
 from .lightning import LightningParser, NemoParser
+from .maxtext import MaxTextParser
 from .megatron import MegatronParser
 from .nanogpt import NanoGPTParser
 from .nccl import NcclParser, chatter
@@ -28,6 +29,7 @@ PARSERS = {
     "accelerate": AccelerateParser,
     "deepspeed": DeepSpeedParser,
     "composer": ComposerParser,
+    "maxtext": MaxTextParser,
     "nanogpt": NanoGPTParser,
     "generic": GenericParser,
 }

@@ -119,8 +119,39 @@ class LightningParser(Parser):
         return out
 
 
+# NeMo 2.0's progress printer: `Training epoch 0, iteration 28/99 | lr: 5.6e-06 | global_step: 28 |
+# reduced_train_loss: 2.778 | train_step_timing in s: 0.189 | consumed_samples: 928 | val_loss: ...`
+PRINTER = Pattern(r"Training epoch (\d++), iteration (\d++)/(\d++)(.{0,8000}+)")
+_COUNTS = ("consumed_samples", "global_batch_size")
+
+
 class NemoParser(LightningParser):
     name = "nemo"
 
     def detect(self, line: str) -> bool:
         return line.startswith("[NeMo ") or line.startswith("DLL ") or "reduced_train_loss" in line
+
+    def parse(self, line: str, rank: int | None) -> list[dict]:
+        at = line.find("Training epoch ")
+        if at >= 0:
+            m = PRINTER.match(line, at)
+            if m:
+                return self._printer(m, rank)
+        return super().parse(line, rank)
+
+    def _printer(self, m, rank) -> list[dict]:
+        """The step is `global_step` where printed: the iteration counts from 0 in each epoch."""
+        items = []
+        for part in m.group(4).split("|", 64)[1:64]:
+            key, sep, value = part.rpartition(":")
+            if sep:
+                items.append((key.strip(), value.strip(), None))
+        fields, extra = normalise(items)
+        step = fields.pop("step", None)
+        for name in _COUNTS:
+            if name in extra:
+                fields[name] = int(extra.pop(name))
+        if extra:
+            fields["metrics"] = extra
+        return [record("progress", self.name, rank, int(m.group(2)) if step is None else step,
+                       epoch=int(m.group(1)), iter_in_epoch=int(m.group(2)), **fields)]

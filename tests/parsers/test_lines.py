@@ -253,6 +253,39 @@ def test_megatron_timer_block_at_the_end_of_the_log():
     assert [r["kind"] for r in recs] == ["progress", "timing"] and not d.active.open
 
 
+def test_nemo2_progress_printer():
+    """NeMo 2.0 prints one line a step; its iteration counts from 0 in each epoch, global_step
+    runs on (here behind a launcher's own `(task, pid=N)` prefix)."""
+    recs, d = feed_all([
+        "Training epoch 0, iteration 28/99 | lr: 5.6e-06 | global_batch_size: 32 | global_step: 28 | "
+        "reduced_train_loss: 2.778 | train_step_timing in s: 0.189 | consumed_samples: 928 | "
+        "val_loss: 2.861 | val_ppl: 17.57",
+        "(pretraining, pid=4112) Training epoch 1, iteration 0/999 | lr: 2.999e-06 | global_batch_size: 512 | "
+        "global_step: 19 | reduced_train_loss: 11.03 | train_step_timing in s: 46.86 | consumed_samples: 10240"])
+    assert d.framework == "nemo"
+    a, b = recs
+    assert (a["step"], a["epoch"], a["iter_in_epoch"], a["loss"], a["step_time_ms"], a["lr"]) == (
+        28, 0, 28, 2.778, 189.0, 5.6e-06)
+    assert (a["consumed_samples"], a["global_batch_size"], a["metrics"]) == (
+        928, 32, {"val_loss": 2.861, "val_ppl": 17.57})
+    assert (b["step"], b["epoch"], b["iter_in_epoch"], b["step_time_ms"]) == (19, 1, 0, 46860.0)
+
+
+def test_maxtext_step_lines():
+    """MaxText (JAX) prints a step line with its time in seconds and per-device rates."""
+    recs, d = feed_all([
+        "completed step: 0, seconds: 44.923, TFLOP/s/device: 17.022, Tokens/s/device: 1094.129, "
+        "total_weights: 196608, loss: 12.038",
+        "completed step: 5, seconds: 20.585, tflop/s/device: 97.566, tokens/s/device: 1989.820, "
+        "total_weights: 31457280, loss: 12.409, lr: 3.000e-04, grad_norm: 1.234e+01"])
+    assert d.framework == "maxtext"
+    a, b = recs
+    assert (a["step"], a["step_time_ms"], a["tflops"], a["tokens_per_s_per_gpu"], a["loss"]) == (
+        0, 44923.0, 17.022, 1094.129, 12.038)
+    assert a["metrics"] == {"total_weights": 196608}
+    assert (b["step"], b["step_time_ms"], b["tflops"], b["lr"], b["grad_norm"]) == (5, 20585.0, 97.566, 3e-4, 12.34)
+
+
 def test_errors_and_traceback_single_event():
     recs, _ = feed_all([
         "Traceback (most recent call last):",
