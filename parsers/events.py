@@ -19,6 +19,9 @@ CKPT = Pattern(
     r"(?i)\b(sav(?:ing|ed)|wr(?:ote|iting)|load(?:ing|ed)|restor(?:ing|ed)|stor(?:ing|ed))\b"
     r"[^\n]{0,80}?\bcheckpoints?\b(?!_|=| *+:? *+(?:None|False|True)\b)")
 CKPT_HF = Pattern(r"Saving model checkpoint to (\S{1,1000}+)")
+# Lightning's ModelCheckpoint(verbose=True): `Epoch 0, global step 100: 'val_loss' reached 2.34500
+# (best 2.34500), saving model to '/ckpt/epoch=0-step=100.ckpt' as top 1`, then it saves.
+CKPT_LIGHTNING = Pattern(r"global step (\d++): .{0,400}?saving model to '([^']{1,1000}+)'")
 CKPT_PATH = Pattern(r"""(?:\bto|\bfrom|\bat|\bin|:)\s++['"]?(/?[\w.~-]{0,200}+/[^\s'",]{1,800}+|[\w.-]{1,200}?\.(?:pt|pth|bin|ckpt|safetensors|distcp)\b)""")
 CKPT_DUR = Pattern(r"(?i)\b(?:in|took|time(?: \(ms\))?:?)\s*+([\d.]++)\s*+(ms|s|sec|secs|seconds)\b")
 CKPT_STEP = Pattern(r"(?i)(?:iteration|global[ _]step|step)[\s:=_-]{0,8}+(\d++)|checkpoint-(\d++)|step[-_](\d++)")
@@ -141,6 +144,11 @@ class EventParser:
                 return [record("error", framework, rank, step, error="nan_inf", severity="warning",
                                message=line.strip()[:500])]
         low = None
+        if "saving model to '" in line:
+            m = CKPT_LIGHTNING.search(line)
+            if m:
+                return [record("checkpoint", framework, rank, int(m.group(1)), action="save", path=m.group(2),
+                               phase="start", message=line.strip()[:500])]
         if ("heckpoint" in line or "CHECKPOINT" in line) and not any(w in line for w in _CKPT_NOT):
             out = self._checkpoint(line, rank, framework, step)
             if out:

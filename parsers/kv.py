@@ -17,7 +17,8 @@ _PAIR = Pattern(
 STEP_KEYS = {"step", "iter", "iteration", "it", "global_step", "globalstep", "num_updates",
              "training_steps", "update", "steps", "train/global_step", "trainer/global_step"}
 LOSS_KEYS = {"loss", "train_loss", "lm_loss", "lm loss", "train loss", "training_loss", "step_loss",
-             "reduced_train_loss", "loss/train/total", "train/loss", "loss/tok", "avg_loss"}
+             "reduced_train_loss", "loss/train/total", "train/loss", "loss/tok", "avg_loss",
+             "train_loss_step", "loss_step"}
 LR_KEYS = {"lr", "learning_rate", "learning rate", "train/learning_rate", "lr-adamw"}
 GN_KEYS = {"grad_norm", "gnorm", "norm", "grad norm", "gradnorm", "grad_norm/total", "train/grad_norm"}
 TIME_KEYS = {"time", "dt", "step_time", "iter_time", "batch_time", "elapsed", "step time", "iter time",

@@ -6,9 +6,12 @@ from .base import Parser, Pattern, record
 
 VERSION = Pattern(r"NCCL version (\d++\.\d++\.\d++)(?:\+cuda(\d++\.\d++))?")
 HOST = Pattern(r"([\w.-]{1,200}+):(\d++):(\d++) \[(\d++)\] NCCL INFO ")
+# NCCL 2.19 and later name the call: `NCCL INFO ncclCommInitRank comm 0x.. rank ..`, or
+# `ncclCommInitRankConfig`, `ncclCommSplit` (with `parent 0x.. color .. key ..`) and the like.
 INIT = Pattern(
-    r"([\w.-]{1,200}+):(\d++):(\d++) \[(\d++)\] NCCL INFO comm (0x[0-9a-f]++) rank (\d++) nranks (\d++) "
-    r"cudaDev (\d++)(?: nvmlDev (\d++))? busId ([0-9a-fA-F]++)(?: commId (0x[0-9a-f]++))?(?: localRanks \d++ localRank \d++ MNNVL \d++)? - Init COMPLETE")
+    r"([\w.-]{1,200}+):(\d++):(\d++) \[(\d++)\] NCCL INFO (?:ncclComm\w{1,40}+ )?comm (0x[0-9a-f]++) "
+    r"rank (\d++) nranks (\d++) cudaDev (\d++)(?: nvmlDev (\d++))? busId ([0-9a-fA-F]++)"
+    r"((?: \w{1,40}+ -?[\w.]{1,40}+){0,12}+) - Init COMPLETE")
 COLL = Pattern(
     r"NCCL INFO (\w++): opCount ([0-9a-f]++) sendbuff (0x[0-9a-f]++|\(nil\)) recvbuff (0x[0-9a-f]++|\(nil\)) "
     r"count (\d++) datatype (\d++) op (\d++) root (-?\d++) comm (0x[0-9a-f]++) \[nranks=(\d++)\] stream (0x[0-9a-f]++|\(nil\))")
@@ -22,6 +25,15 @@ OPS = {0: "sum", 1: "prod", 2: "max", 3: "min", 4: "avg"}
 
 READS = ("NCCL version", "opCount", "Init COMPLETE", " via ", "Channel", "coll channels")
 """The words of the `NCCL INFO` lines that `NcclParser.parse` reads."""
+
+
+def _comm_id(more: str) -> str | None:
+    """`commId 0x..` among the words an init line prints after its bus id."""
+    words = more.split()
+    for name, value in zip(words[::2], words[1::2]):
+        if name == "commId":
+            return value
+    return None
 
 
 def chatter(line: str) -> bool:
@@ -65,7 +77,7 @@ class NcclParser(Parser):
                 out.append(record("nccl_init", "nccl", rank if rank is not None else comm_rank, None,
                                   version=self.version, cuda=self.cuda, comm=m.group(5), comm_rank=comm_rank,
                                   nranks=int(m.group(7)), device=int(m.group(8)), bus_id=m.group(10),
-                                  comm_id=m.group(11), host=m.group(1), pid=int(m.group(2)),
+                                  comm_id=_comm_id(m.group(11)), host=m.group(1), pid=int(m.group(2)),
                                   channels=topo.get("channels"),
                                   transports=sorted(topo["transports"]) if topo.get("transports") else None))
             return out

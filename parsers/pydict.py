@@ -108,11 +108,19 @@ _EXACT = 2 ** 53
 """Beyond this, `_put` reads an int through a float; `json` keeps every digit."""
 
 
+# A number printed inside its type: `tensor(1.52, device='cuda:0')` (a metric left on the GPU),
+# `np.float64(1.25)` (NumPy 2's repr).
+WRAPPED = Pattern(r"\b(?:tensor|(?:np|numpy)\.(?:float|int|uint)\d{1,3}+)\((-?[\d.]++(?:[eE][-+]?\d++)?)"
+                  r"(?:, [^()]{0,200}+)?\)")
+
+
 def parse_flat_dict(text: str) -> dict | None:
     """Flat dict of scalars; nested values are skipped.  None when `text` is not such a dict."""
     t = text.strip()
     if len(t) > MAX_DICT or not (t.startswith("{") and t.endswith("}")):
         return None
+    if "(" in t:
+        t = WRAPPED.sub(r"\1", t)
     out = json_dict(t)
     if out is None:
         body = t[1:-1]

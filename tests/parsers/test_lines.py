@@ -144,6 +144,43 @@ def test_lightning_bar_postfix_and_validation():
     assert any(r["kind"] == "eval" and r["batches"] == 5 for r in recs)
 
 
+def test_lightning_step_logged_loss_and_model_checkpoint():
+    """`self.log("train_loss", ..., on_step=True, on_epoch=True)` shows `train_loss_step` in the
+    bar; a verbose ModelCheckpoint says where it saves."""
+    recs, _ = feed_all([
+        "Epoch 0:  50%|█████     | 50/100 [00:10<00:10,  4.95it/s, v_num=0, train_loss_step=2.310, train_loss_epoch=2.400]",
+        "Epoch 0, global step 100: 'val_loss' reached 2.34500 (best 2.34500), saving model to "
+        "'/ckpt/epoch=0-step=100.ckpt' as top 1"])
+    ckpt, prog = recs
+    assert (ckpt["kind"], ckpt["step"], ckpt["action"], ckpt["path"]) == (
+        "checkpoint", 100, "save", "/ckpt/epoch=0-step=100.ckpt")
+    assert (prog["kind"], prog["step"], prog["loss"]) == ("progress", 50, 2.31)
+
+
+def test_numbers_printed_inside_their_type():
+    """A metric left as a tensor, or a NumPy 2 scalar, prints as `tensor(1.52, device='cuda:0')` or
+    `np.float64(1.25)` inside a printed dict."""
+    r = one("{'loss': 2.1234, 'grad_norm': tensor(1.5234, device='cuda:0'), 'learning_rate': 4.9e-05, 'epoch': 0.02}")
+    assert (r["loss"], r["grad_norm"], r["lr"]) == (2.1234, 1.5234, 4.9e-05)
+    r = one("{'loss': 2.0, 'grad_norm': np.float64(1.25), 'epoch': 0.04}")
+    assert r["grad_norm"] == 1.25
+
+
+def test_nccl_init_lines_of_newer_versions():
+    """NCCL 2.19 and later name the call that made the communicator."""
+    recs, _ = feed_all([
+        "node1:1234:1234 [0] NCCL INFO NCCL version 2.21.5+cuda12.4",
+        "node1:1234:1300 [3] NCCL INFO ncclCommInitRank comm 0x55d4a1b2c3d0 rank 3 nranks 8 cudaDev 3 nvmlDev 3 "
+        "busId 18000 commId 0x2ef13c5ed0553a05 - Init COMPLETE",
+        "node1:1234:1300 [0] NCCL INFO ncclCommSplit comm 0x55d4a1b2c3e0 rank 1 nranks 4 cudaDev 0 nvmlDev 0 "
+        "busId 9a000 parent 0x55d4a1b2c3d0 splitCount 1 color -1 key 1 commId 0x1234 - Init COMPLETE"])
+    a, b = recs
+    assert (a["kind"], a["version"], a["comm_rank"], a["nranks"], a["device"], a["comm_id"]) == (
+        "nccl_init", "2.21.5", 3, 8, 3, "0x2ef13c5ed0553a05")
+    assert (b["comm"], b["comm_rank"], b["nranks"], b["bus_id"], b["comm_id"]) == (
+        "0x55d4a1b2c3e0", 1, 4, "9a000", "0x1234")
+
+
 def test_composer_console():
     recs, _ = feed_all([
         "[batch=1/100]:",
