@@ -15,7 +15,7 @@ from .maxtext import MaxTextParser
 from .megatron import MegatronParser
 from .nanogpt import NanoGPTParser
 from .nccl import NcclParser, chatter
-from .prefix import split_rank_prefix
+from .prefix import RayWorkers, split_rank_prefix
 from .scan import candidate_lines, interesting
 from .torchtitan import TorchtitanParser
 
@@ -54,16 +54,15 @@ def _dense_head(data: bytes) -> bool:
     return hits * _DENSE > len(head) * (_DENSE - 1)    # 2 KiB may hold fewer than 16 lines
 
 
-_PREFIX_START = frozenset("[ 0123456789")
+_PREFIX_START = frozenset("[ 0123456789(")
 
 
 def _maybe_prefixed(line: str) -> bool:
+    if line[0] == "(":      # Ray: `(RayTrainWorker pid=75298) `
+        return line.find(" pid=", 1, 104) >= 0
     if line[0] == "[":
         return line.startswith(("[rank", "[default")) or (line[1:2].isdigit() and "]<std" in line[:24])
     return ": " in line[:10]
-
-
-_PREFIX_SECOND = frozenset("rd0123456789")
 
 
 class Dispatcher:
@@ -87,6 +86,7 @@ class Dispatcher:
         self._activate(self.parsers[log_format] if log_format else None)
         self.events = EventParser()
         self.nccl = NcclParser()
+        self.ray = RayWorkers()
         self.seen: set[str] = set()
         self.stats = {"lines": 0, "records": 0, "garbage": 0, "timeouts": 0, "truncated": 0,
                       "switches": 0}
@@ -190,7 +190,7 @@ class Dispatcher:
                     stats["garbage"] += 1
                     return []
             if rank is None and line and line[0] in _PREFIX_START and _maybe_prefixed(line):
-                rank, line = split_rank_prefix(line)
+                rank, line = self._split_prefix(line)
             if "\r" in line:
                 out: list = []
                 for seg in line.split("\r")[:2000]:
@@ -352,6 +352,8 @@ class Dispatcher:
             if nl - pos >= READ_LINE:
                 break
             start, rank = pos, None
+            if text[pos] == "(":
+                break           # a Ray prefix: its rank is the stream's state, `feed` reads it
             if text[pos] in _PREFIX_START and _maybe_prefixed(text[pos:pos + 24]):
                 rank, rest = split_rank_prefix(text[pos:nl])
                 start = nl - len(rest)
@@ -373,6 +375,13 @@ class Dispatcher:
                     last_step[rank] = r0["step"]
             pos = nl + 1
         return pos, lines, records
+
+    def _split_prefix(self, line: str) -> tuple[int | None, str]:
+        """(rank, the rest) of a line behind a launcher's prefix."""
+        if line[0] == "(":
+            split = self.ray.split(line)
+            return split if split is not None else (None, line)
+        return split_rank_prefix(line)
 
     def _line(self, line: str, rank, checked: bool = False) -> list[dict]:
         """The records of one line, its launcher prefix gone (`checked`: `feed` found a keyword

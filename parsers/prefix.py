@@ -55,3 +55,54 @@ def _srun(line: str) -> tuple[int | None, str]:
     if colon < 0 or len(line) - len(body) > 7 or not digits.isdigit() or not digits.isascii():
         return None, line
     return int(digits), body[colon + 2:]
+
+
+# Ray forwards each worker's output behind `(RayTrainWorker pid=75298)`, with `, ip=10.0.0.2` for
+# workers on other nodes than the driver, and folds repeats into `... [repeated 7x across cluster]`.
+# Which rank a worker is comes from Ray Train's own lines: the trainer lists its workers
+# (`(TorchTrainer pid=71127) - (ip=10.216.70.82, pid=75298) world_rank=0, local_rank=0, ...`) and
+# rank 0 says `Setting up process group for: env:// [rank=0, world_size=2]`.
+RAY = Pattern(r"\(([\w.-]{1,100}+) pid=(\d{1,10}+)(?:, ip=([0-9a-fA-F.:]{1,64}+))?\) ")
+RAY_WORKER = Pattern(r"- \((?:node_id=\w{1,128}+, )?ip=([0-9a-fA-F.:]{1,64}+), pid=(\d{1,10}+)\) world_rank=(\d{1,7}+)")
+RAY_GROUP = Pattern(r"Setting up process group for: \S{1,200}+ \[rank=(\d{1,7}+), world_size=\d{1,7}+\]")
+_RAY_REPEATED = Pattern(r" \[repeated \d{1,9}+x across cluster\]$")
+
+
+class RayWorkers:
+    """The ranks of a Ray job's workers, learnt from its output (one per stream)."""
+
+    def __init__(self) -> None:
+        self.by_pid: dict[str, dict[str | None, int]] = {}   # pid -> {ip: rank}
+
+    def split(self, line: str) -> tuple[int | None, str] | None:
+        """(rank, rest) of a line behind a Ray prefix (rank None while unknown); None for a line
+        without one."""
+        m = RAY.match(line)
+        if m is None:
+            return None
+        rest = line[m.end():]
+        if rest.endswith("across cluster]"):
+            rest = _RAY_REPEATED.sub("", rest)
+        pid, ip = m.group(2), m.group(3)
+        if "world_rank=" in rest:
+            w = RAY_WORKER.search(rest)
+            if w:
+                self._learn(w.group(2), w.group(1), int(w.group(3)))
+        elif "Setting up process group" in rest:
+            g = RAY_GROUP.search(rest)
+            if g:
+                self._learn(pid, ip, int(g.group(1)))
+        return self._rank(pid, ip), rest
+
+    def _learn(self, pid: str, ip: str | None, rank: int) -> None:
+        if len(self.by_pid) < 65536:
+            self.by_pid.setdefault(pid, {})[ip] = rank
+
+    def _rank(self, pid: str, ip: str | None) -> int | None:
+        known = self.by_pid.get(pid)
+        if not known:
+            return None
+        if ip in known:
+            return known[ip]
+        # the worker's prefix names no ip on the driver's node, the trainer's list always does
+        return next(iter(known.values())) if ip is None and len(known) == 1 else None

@@ -11,7 +11,8 @@ import numpy as np
 
 KEYWORDS = ("tep", "NCCL", "oss", "ime", "iter", "%|", "rror", "Trace", "heckpoint", "poch", "/s",
             "val", "{", "esum", "estart", "ontinuing", "xitcode", "Kill", "atency", "Speed", "DLL ",
-            "[batch=", "emory", "detected", "ppl", "ailed", "chosen_", "CHECKPOINT")
+            "[batch=", "emory", "detected", "ppl", "ailed", "chosen_", "CHECKPOINT", "world_rank=",
+            "process group for")
 """Every word that some parser or event looks for, as a stem that covers both cases ('tep' for
 step/Step).  A line holding none of them yields no record."""
 
@@ -24,14 +25,15 @@ def interesting(s: str) -> bool:
             or "val" in s or "{" in s or "esum" in s or "estart" in s or "ontinuing" in s
             or "xitcode" in s or "Kill" in s or "atency" in s or "Speed" in s or "DLL " in s
             or "[batch=" in s or "emory" in s or "detected" in s or "ppl" in s or "ailed" in s
-            or "chosen_" in s or "CHECKPOINT" in s)
+            or "chosen_" in s or "CHECKPOINT" in s or "world_rank=" in s or "process group for" in s)
 
 
 ANCHORS = {"tep": "tep", "NCCL": "NCC", "oss": "oss", "ime": "ime", "iter": "ite", "rror": "ror",
            "Trace": "rac", "heckpoint": "ckp", "poch": "poc", "val": "val", "esum": "esu",
            "estart": "art", "ontinuing": "nui", "xitcode": "itc", "Kill": "Kil", "atency": "ncy",
            "Speed": "Spe", "DLL ": "LL ", "[batch=": "[ba", "emory": "mor", "detected": "det",
-           "ppl": "ppl", "ailed": "ail", "chosen_": "sen", "CHECKPOINT": "CKP"}
+           "ppl": "ppl", "ailed": "ail", "chosen_": "sen", "CHECKPOINT": "CKP", "world_rank=": "nk=",
+           "process group for": "p f"}
 """For each keyword of three or more characters, three of its characters (the rarest in the
 corpus's chatter): every line that holds the keyword holds these, so the lines found through
 them are a superset, and `interesting` drops the extra ones."""

@@ -181,6 +181,34 @@ def test_nccl_init_lines_of_newer_versions():
         "0x55d4a1b2c3e0", 1, 4, "9a000", "0x1234")
 
 
+RAY_JOB = [
+    "(TorchTrainer pid=71127) Started distributed worker processes:",
+    "(TorchTrainer pid=71127) - (ip=10.216.70.82, pid=75298) world_rank=0, local_rank=0, node_rank=0",
+    "(TorchTrainer pid=71127) - (node_id=3ea81f12c0f7, ip=10.216.70.83, pid=75299) world_rank=1, local_rank=0, "
+    "node_rank=1",
+    "(RayTrainWorker pid=75297, ip=10.216.70.84) {'loss': 2.0, 'learning_rate': 4.5e-05, 'epoch': 0.3}",
+    "(RayTrainWorker pid=75299, ip=10.216.70.83) {'loss': 2.1, 'learning_rate': 4.5e-05, 'epoch': 0.3}",
+    "(RayTrainWorker pid=75298) {'loss': 2.2, 'learning_rate': 4.5e-05, 'epoch': 0.3} [repeated 3x across cluster]",
+]
+
+
+@pytest.mark.parametrize("chunk", [False, True])
+def test_ray_workers_get_their_ranks(chunk):
+    """Ray prefixes a worker's lines with its pid (and its ip off the driver's node); the trainer's
+    list of workers says which rank each is.  An unlisted worker stays unattributed."""
+    d = Dispatcher()
+    recs = d.feed_chunk("\n".join(RAY_JOB) + "\n") if chunk else [r for line in RAY_JOB for r in d.feed(line)]
+    recs += d.flush()
+    assert [(r["rank"], r["loss"]) for r in recs] == [(None, 2.0), (1, 2.1), (0, 2.2)]
+
+
+def test_ray_rank_zero_names_itself():
+    recs, _ = feed_all(["(RayTrainWorker pid=8640) 2023-07-03 01:08:37,128\tINFO config.py:86 -- Setting up "
+                        "process group for: env:// [rank=0, world_size=1]",
+                        "(RayTrainWorker pid=8640) step 1/10 loss 2.5 step_time_ms 100"])
+    assert [(r["rank"], r["step"]) for r in recs] == [(0, 1)]
+
+
 def test_composer_console():
     recs, _ = feed_all([
         "[batch=1/100]:",
