@@ -7,6 +7,7 @@ from .base import Pattern, num, record, to_ms
 WATCHDOG = Pattern(
     r"Watchdog caught collective operation timeout: WorkNCCL\(SeqNum=(\d++), OpType=(\w++)"
     r"(?:, NumelIn=(\d++), NumelOut=(\d++))?,? ?(?:Timeout\(ms\)=(\d++))?\) ran for (\d++) milliseconds")
+RANK_TAG = Pattern(r"\[Rank (\d{1,7}+)\]")
 OOM = Pattern(r"CUDA out of memory\. Tried to allocate ([\d.]++) ([GMK]i?B)(?:\. GPU (\d++))?")
 RETRIES = Pattern(r"(\d++) CUDA memory allocation retries")
 CHILD = Pattern(r"failed \(exitcode: (-?\d++)\) local_rank: (\d++) \(pid: (\d++)\)")
@@ -106,6 +107,9 @@ class EventParser:
         if "Watchdog caught" in line:
             m = WATCHDOG.search(line)
             if m:
+                if rank is None and "[Rank " in line:   # torch's own tag, where no launcher put one
+                    tag = RANK_TAG.search(line)
+                    rank = int(tag.group(1)) if tag else None
                 key = (rank, m.group(1), m.group(2))
                 if key in self.seen_timeouts:
                     return []

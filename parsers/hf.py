@@ -39,7 +39,7 @@ class HFTrainerParser(Parser):
 
     def detect(self, line: str) -> bool:
         return ("{'loss':" in line or "{'train_runtime'" in line or "|trainer.py:" in line
-                or "{'eval_loss'" in line)
+                or "{'eval_loss'" in line or "Total optimization steps = " in line)
 
     def _emit_held(self, rank, out: list) -> None:
         rec = self.held.pop(rank, None)

@@ -64,6 +64,27 @@ def test_hf_dict_without_bar():
     assert (r["kind"], r["framework"], r["loss"], r["lr"], r["epoch"]) == ("progress", "hf_trainer", 2.1, 5e-05, 0.5)
 
 
+def test_hf_bars_before_the_first_dict():
+    """The Trainer's header names it, so the bars before its first log dict count too."""
+    recs, d = feed_all(["***** Running training *****", "  Num examples = 1,000",
+                        "  Total optimization steps = 500",
+                        " 10%|█         | 50/500 [00:25<03:45,  2.00it/s]",
+                        " 20%|██        | 100/500 [00:50<03:20,  2.00it/s]"])
+    assert d.framework == "hf_trainer"
+    assert [(r["step"], r["total_steps"], r["elapsed_s"]) for r in recs] == [(50, 500, 25.0), (100, 500, 50.0)]
+
+
+def test_nccl_watchdog_rank_from_torchs_tag():
+    r = one("[E ProcessGroupNCCL.cpp:475] [Rank 3] Watchdog caught collective operation timeout: "
+            "WorkNCCL(SeqNum=12345, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for "
+            "600080 milliseconds before timing out.")
+    assert (r["error"], r["rank"], r["seq"], r["ran_ms"]) == ("nccl_timeout", 3, 12345, 600080)
+    r = one("[rank5]:[E1015 12:00:00.123456 1234 ProcessGroupNCCL.cpp:616] [Rank 3] Watchdog caught collective "
+            "operation timeout: WorkNCCL(SeqNum=7, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) "
+            "ran for 600080 milliseconds before timing out.")
+    assert r["rank"] == 5       # the launcher's prefix says which process printed it
+
+
 def test_hf_eval_dict():
     recs, _ = feed_all(["{'eval_loss': 1.25, 'eval_runtime': 3.5, 'eval_samples_per_second': 10.0, 'epoch': 1.0}"])
     assert recs[0]["kind"] == "eval" and recs[0]["loss"] == 1.25 and recs[0]["duration_ms"] == 3500.0
