@@ -73,6 +73,11 @@ class Pattern:
         return self._regex.sub(repl, text, timeout=timeout)
 
 
+# A logger's bracketed source location (`[train.py:88]`, `[examples/vit:445:train_fn]`,
+# `[torch_checkpoint_engine.py:33:commit]`): where the line was logged, not what it says.
+SOURCE_LOCATION = Pattern(r"\[[\w-]{0,200}+[./][\w./-]{0,200}+:\d++(?::\w{1,200}+)?\]")
+
+
 READ_LINE = 2048
 """Block readers and runs (see `Parser`) take lines shorter than this; `feed` the others."""
 

@@ -2,7 +2,7 @@
 (NCCL watchdog timeouts, CUDA OOM, Python tracebacks as one event, launcher failures)."""
 from __future__ import annotations
 
-from .base import Pattern, num, record, to_ms
+from .base import SOURCE_LOCATION, Pattern, num, record, to_ms
 
 WATCHDOG = Pattern(
     r"Watchdog caught collective operation timeout: WorkNCCL\(SeqNum=(\d++), OpType=(\w++)"
@@ -19,11 +19,15 @@ NAN = Pattern(r"(?:Inf|NaN|nan|inf) detected|[Ll]oss is (?:nan|NaN|inf)")
 CKPT = Pattern(
     r"(?i)\b(sav(?:ing|ed)|wr(?:ote|iting)|load(?:ing|ed)|restor(?:ing|ed)|stor(?:ing|ed))\b"
     r"[^\n]{0,80}?\bcheckpoints?\b(?!_|=| *+:? *+(?:None|False|True)\b)")
+# The noun first: DeepSpeed's `[Torch] Checkpoint global_step10 is about to be saved!` and `... is
+# ready now!`, NeMo's `Scheduled async checkpoint save for /ckpt/..` and `Async checkpoint save for
+# step 19 finalized successfully.`
+CKPT_NOUN = Pattern(r"(?i)\bcheckpoints?\b(?![_=])[^\n]{0,120}?\b(saved?|loaded|load|is about to be saved|is ready now)\b")
 CKPT_HF = Pattern(r"Saving model checkpoint to (\S{1,1000}+)")
 # Lightning's ModelCheckpoint(verbose=True): `Epoch 0, global step 100: 'val_loss' reached 2.34500
 # (best 2.34500), saving model to '/ckpt/epoch=0-step=100.ckpt' as top 1`, then it saves.
 CKPT_LIGHTNING = Pattern(r"global step (\d++): .{0,400}?saving model to '([^']{1,1000}+)'")
-CKPT_PATH = Pattern(r"""(?:\bto|\bfrom|\bat|\bin|:)\s++['"]?(/?[\w.~-]{0,200}+/[^\s'",]{1,800}+|[\w.-]{1,200}?\.(?:pt|pth|bin|ckpt|safetensors|distcp)\b)""")
+CKPT_PATH = Pattern(r"""(?:\bto|\bfrom|\bat|\bin|\bfor|:)\s++['"]?(/?[\w.~-]{0,200}+/[^\s'",]{1,800}+|[\w.-]{1,200}?\.(?:pt|pth|bin|ckpt|safetensors|distcp)\b)""")
 CKPT_DUR = Pattern(r"(?i)\b(?:in|took|time(?: \(ms\))?:?)\s*+([\d.]++)\s*+(ms|s|sec|secs|seconds)\b")
 CKPT_STEP = Pattern(r"(?i)(?:iteration|global[ _]step|step)[\s:=_-]{0,8}+(\d++)|checkpoint-(\d++)|step[-_](\d++)")
 RESUME = Pattern(
@@ -153,10 +157,13 @@ class EventParser:
             if m:
                 return [record("checkpoint", framework, rank, int(m.group(1)), action="save", path=m.group(2),
                                phase="start", message=line.strip()[:500])]
-        if ("heckpoint" in line or "CHECKPOINT" in line) and not any(w in line for w in _CKPT_NOT):
-            out = self._checkpoint(line, rank, framework, step)
-            if out:
-                return out
+        if "heckpoint" in line or "CHECKPOINT" in line:
+            # (a logger's location, `[torch_checkpoint_engine.py:33:commit]`, says nothing)
+            said = SOURCE_LOCATION.sub("", line) if ".py:" in line else line
+            if not any(w in said for w in _CKPT_NOT):
+                out = self._checkpoint(said, rank, framework, step, line)
+                if out:
+                    return out
         if "esum" in line or "ontinuing" in line or "estart" in line:
             low = line
             m = RESUME.search(low)
@@ -172,12 +179,12 @@ class EventParser:
                 return [record("eval", framework, rank, step, phase="start", message=line.strip()[:300])]
         return []
 
-    def _checkpoint(self, line: str, rank, framework: str, step) -> list[dict]:
+    def _checkpoint(self, line: str, rank, framework: str, step, message: str) -> list[dict]:
         m = CKPT_HF.search(line)
         hf_path = m.group(1) if m else None
         verb = "saving" if m else None
         if not m:
-            m = CKPT.search(line)
+            m = CKPT.search(line) or CKPT_NOUN.search(line)
             if not m:
                 return []
             verb = m.group(1).lower()
@@ -189,12 +196,13 @@ class EventParser:
         sm = CKPT_STEP.search(tail)
         if sm:
             step = int(sm.group(1) or sm.group(2) or sm.group(3))
-        done = verb.endswith("ed") or "uccessfully" in line or "inished" in line
+        done = (verb.endswith("ed") and not verb.startswith("is about")) or verb == "is ready now" \
+            or "uccessfully" in line or "inished" in line
         out = [record("checkpoint", framework, rank, step, action=action, path=path,
                       duration_ms=to_ms(num(dm.group(1)), dm.group(2)) if dm else None,
-                      phase="end" if done else "start", message=line.strip()[:500])]
+                      phase="end" if done else "start", message=message.strip()[:500])]
         if action == "load" and done and sm and step and step > 0:
-            out.append(record("restart", framework, rank, step, message=line.strip()[:500]))
+            out.append(record("restart", framework, rank, step, message=message.strip()[:500]))
         return out
 
     def flush(self, framework: str) -> list[dict]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import re
 
-from .base import Parser, Pattern, num, printable_ascii, record, to_ms
+from .base import SOURCE_LOCATION, Parser, Pattern, num, printable_ascii, record, to_ms
 from .kv import normalise, pairs
 from .pydict import parse_flat_dict
 from .scan import interesting
@@ -22,9 +22,6 @@ _SLASH_NUMBER = re.compile(r"/\s*+[0-9]", re.ASCII)
 """Part of every `_STEP_TOTAL` match, found by a search for its literal: ~0.8 us on a line of 500
 characters, where `_STEP_TOTAL` tries every position (~10 us).  Linear: no time-out needed."""
 
-# A logger's bracketed source location (`[train.py:88]`, `[examples/vit:445:train_fn]`): where
-# the line was logged, not a number it reports.
-SOURCE_LOCATION = Pattern(r"\[[\w-]{0,200}+[./][\w./-]{0,200}+:\d++(?::\w{1,200}+)?\]")
 
 # What `_STEPISH` finds in ASCII text, by substring search: a step word at the start or after a
 # boundary character, followed by whitespace, ':' or '='.  (`re` scans a 1 KB line in ~20 us,

@@ -230,6 +230,25 @@ def test_ray_rank_zero_names_itself():
     assert [(r["rank"], r["step"]) for r in recs] == [(0, 1)]
 
 
+def test_checkpoint_messages_that_name_the_checkpoint_first():
+    """DeepSpeed announces and commits a checkpoint by its tag; NeMo schedules an async save and
+    says when it is finalized.  A config key named `checkpoint_...` is no checkpoint."""
+    recs, _ = feed_all([
+        "[2023-07-24 13:21:33,261] [INFO] [logging.py:96:log_dist] [Rank 0] [Torch] Checkpoint global_step10 "
+        "is about to be saved!",
+        "[2023-07-24 13:21:35,261] [INFO] [torch_checkpoint_engine.py:33:commit] [Torch] Checkpoint "
+        "global_step10 is ready now!",
+        "[NeMo I 2025-05-22 20:08:53 model_checkpoint:497] Scheduled async checkpoint save for "
+        "/mnt/nemo/ckpt/model_name=0--val_loss=0.00-step=18-consumed_samples=9728.0-last.ckpt",
+        "[NeMo I 2025-05-22 20:09:41 model_checkpoint:522] Async checkpoint save for step 19 finalized successfully.",
+        "checkpoint_activations=True loaded"])
+    assert [(r["kind"], r["action"], r["step"], r["phase"]) for r in recs] == [
+        ("checkpoint", "save", 10, "start"), ("checkpoint", "save", 10, "end"),
+        ("checkpoint", "save", 18, "start"), ("checkpoint", "save", 19, "end")]
+    assert recs[2]["path"].endswith("step=18-consumed_samples=9728.0-last.ckpt")
+    assert "torch_checkpoint_engine.py" in recs[1]["message"]       # the line as printed
+
+
 def test_composer_console():
     recs, _ = feed_all([
         "[batch=1/100]:",
