@@ -241,7 +241,10 @@ def test_checkpoint_messages_that_name_the_checkpoint_first():
         "[NeMo I 2025-05-22 20:08:53 model_checkpoint:497] Scheduled async checkpoint save for "
         "/mnt/nemo/ckpt/model_name=0--val_loss=0.00-step=18-consumed_samples=9728.0-last.ckpt",
         "[NeMo I 2025-05-22 20:09:41 model_checkpoint:522] Async checkpoint save for step 19 finalized successfully.",
-        "checkpoint_activations=True loaded"])
+        "checkpoint_activations=True loaded",
+        "    --fp16     --checkpoint-activations     --log-interval 10     --save-interval 500",
+        "WARNING: could not find the metadata file /ckpt/checkpoint/gpt3/latest, if trying to load latest "
+        "checkpoint please ensure"])
     assert [(r["kind"], r["action"], r["step"], r["phase"]) for r in recs] == [
         ("checkpoint", "save", 10, "start"), ("checkpoint", "save", 10, "end"),
         ("checkpoint", "save", 18, "start"), ("checkpoint", "save", 19, "end")]
