@@ -32,7 +32,7 @@ ANCHORS = {"tep": "tep", "NCCL": "NCC", "oss": "oss", "ime": "ime", "iter": "ite
            "Trace": "rac", "heckpoint": "ckp", "poch": "poc", "val": "val", "esum": "esu",
            "estart": "art", "ontinuing": "nui", "xitcode": "itc", "Kill": "Kil", "atency": "ncy",
            "Speed": "Spe", "DLL ": "LL ", "[batch=": "[ba", "emory": "mor", "detected": "det",
-           "ppl": "ppl", "ailed": "ail", "chosen_": "sen", "CHECKPOINT": "CKP", "world_rank=": "nk=",
+           "ppl": "ppl", "ailed": "ail", "chosen_": "sen", "CHECKPOINT": "CKP", "world_rank=": "d_r",
            "process group for": "p f"}
 """For each keyword of three or more characters, three of its characters (the rarest in the
 corpus's chatter): every line that holds the keyword holds these, so the lines found through
