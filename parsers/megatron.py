@@ -12,7 +12,10 @@ ITER = Pattern(r"\s*+(?:\[[0-9: -]{1,40}+\]\s*+)?iteration\s++(\d++)\s*+/\s*+(\d
 TIMER_BLOCK = Pattern(r"(\(min, max\) |max )time across ranks \(ms\):\s*+")
 BLOCK_TIMER = Pattern(r"\s++([A-Za-z][\w/.-]{0,120}+) \.*+: (?:\(([\d.]++), ([\d.]++)\)|([\d.]++))\s*+")
 TIMERS = Pattern(r"time \(ms\)\s*+\|(.{0,4000}+)")
-VALID = Pattern(r"\s*+validation loss at (?:iteration|the end of training for \w+ data)\s*+(\d*+)\s*+\|(.{0,2000}+)")
+# ` validation loss at iteration 100 | ...`, newer `... at iteration 2500 on 320-sample draw from
+# validation set | ...` (or `on test set`), and `... at the end of training for test data | ...`
+VALID = Pattern(r"\s*+validation loss at (?:iteration\s*+(\d++)(?: on ([^|]{1,200}+))?"
+                r"|the end of training for (\w{1,40}+) data)\s*+\|(.{0,2000}+)")
 
 _MAP = {
     "elapsed time per iteration (ms)": "step_time_ms",
@@ -153,16 +156,20 @@ class MegatronParser(Parser):
             m = ITER.match(line)
             if m:
                 return self._iteration(m.group(1), m.group(2), m.group(3), rank)
+        if "validation loss at" in line:
             m = VALID.match(line)
             if m:
-                fields, _ = parse_fields(m.group(2))
+                iteration, draw, split, text = m.groups()
+                fields, _ = parse_fields(text)
                 for k in list(fields):
                     if k.endswith("loss_value") and "loss" not in fields:
                         fields["loss"] = fields[k]
                     elif k.endswith("loss_ppl"):
                         fields["ppl"] = fields[k]
-                step = to_int(m.group(1)) if m.group(1) else self.last_step.get(rank)
-                return [record("eval", self.name, rank, step, phase="validation", **fields)]
+                step = to_int(iteration) if iteration else self.last_step.get(rank)
+                test = split == "test" or (draw is not None and draw.rstrip().endswith("test set"))
+                return [record("eval", self.name, rank, step, phase="test" if test else "validation",
+                               **fields)]
         if "time (ms)" in line:
             m = TIMERS.search(line)
             if m:

@@ -356,6 +356,19 @@ def test_megatron_lm_dated_iterations_and_timer_blocks():
     assert recs[4]["duration_ms"] == 1234.5 and recs[5]["exception"] == "RuntimeError"
 
 
+def test_megatron_validation_lines():
+    recs, _ = feed_all([
+        " iteration      100/    1000 | lm loss: 5.0 | elapsed time per iteration (ms): 100.0 |",
+        " validation loss at iteration 100 | lm loss value: 3.0 | lm loss PPL: 20.0 |",
+        " validation loss at iteration 2500 on 320-sample draw from validation set | lm loss value: "
+        "1.360287E+01 | lm loss PPL: 8.084497E+05 |",
+        " validation loss at iteration 2500 on test set | lm loss value: 1.3E+01 | lm loss PPL: 8.0E+05 |",
+        " validation loss at the end of training for test data | lm loss value: 1.2E+01 | lm loss PPL: 7.0E+05 |"])
+    evals = [(r["step"], r["phase"], r["loss"]) for r in recs if r["kind"] == "eval"]
+    assert evals == [(100, "validation", 3.0), (2500, "validation", 13.60287), (2500, "test", 13.0),
+                     (100, "test", 12.0)]
+
+
 def test_megatron_timer_block_at_the_end_of_the_log():
     recs, d = feed_all(MEGATRON_LM)
     assert [r["kind"] for r in recs] == ["progress", "timing"] and not d.active.open
