@@ -31,6 +31,8 @@ THROUGHPUT_AT = re.compile(
     r"(?:epoch=([0-9]++)/micro_step=([0-9]++)/global_step=([0-9]++)|([0-9]++)/([0-9]++)), "
     r"RunningAvgSamplesPerSec=([0-9.]++), CurrSamplesPerSec=([0-9.]++|inf)"
     r"(?:, MemAllocated=([0-9.]++)GB, MaxMemAllocated=([0-9.]++)GB)?(?:,[ -~]*+)?")
+# The engine's configuration, printed at start: `[config.py:1003:print]   gradient_accumulation_steps .. 2`
+GAS = Pattern(r"(?:^|\] )\s*+gradient_accumulation_steps \.{1,80}+ (\d{1,6}+)\s*+$")
 REWARD = Pattern(r"chosen_last_scores \(higher is better\) : ([-\d.]++), acc \(higher is better\) : ([\d.]++)")
 
 
@@ -43,6 +45,9 @@ class DeepSpeedParser(Parser):
     def __init__(self) -> None:
         self.last_step: dict = {}
         self.latency_count: dict = {}
+        self.gas = 1
+        """Micro-batches per optimizer step (`gradient_accumulation_steps` of the printed config)."""
+        self.micro: dict = {}       # rank -> the micro-batches' latencies of the step in progress
         self.eval_epoch: dict = {}
 
     def detect(self, line: str) -> bool:
@@ -66,11 +71,41 @@ class DeepSpeedParser(Parser):
                        micro_step=int(g[1]) if g[1] else None)]
 
     def _latency(self, g, rank) -> list[dict]:
+        if self.gas > 1:
+            return self._micro_batch(rank, num(g[0]), num(g[1]), num(g[2]), num(g[3]))
         n = self.latency_count.get(rank, 0) + 1
         self.latency_count[rank] = n
         return [record("progress", self.name, rank, n, step_inferred=True,
                        params_b=num(g[0]), step_time_ms=to_ms(num(g[1]), "s"),
                        tflops=num(g[2]), samples_per_s=num(g[3]))]
+
+    def _micro_batch(self, rank, params_b, seconds, tflops, samples_per_s) -> list[dict]:
+        """DeepSpeed-Chat prints its latency line once per micro-batch: under gradient
+        accumulation, one record per optimizer step, timed by its micro-batches together."""
+        held = self.micro.setdefault(rank, [])
+        held.append((params_b, seconds, tflops, samples_per_s))
+        return self._step_of_micro_batches(rank) if len(held) >= self.gas else []
+
+    def _step_of_micro_batches(self, rank) -> list[dict]:
+        held = self.micro.pop(rank)
+        n = self.latency_count.get(rank, 0) + 1
+        self.latency_count[rank] = n
+        times = [h[1] for h in held]
+        timed = all(t is not None for t in times)
+        total = sum(times) if timed else None
+
+        def per_second(i: int):     # rates over the step: each micro-batch weighs by its time
+            if not total or any(h[i] is None for h in held):
+                return None
+            return round(sum(h[i] * h[1] for h in held) / total, 6)
+
+        return [record("progress", self.name, rank, n, step_inferred=True, micro_batches=len(held),
+                       params_b=held[-1][0], step_time_ms=to_ms(total, "s"),
+                       tflops=per_second(2), samples_per_s=per_second(3))]
+
+    def flush(self) -> list[dict]:
+        """A step whose micro-batches the log ends in the middle of."""
+        return [r for rank in list(self.micro) for r in self._step_of_micro_batches(rank)]
 
     def _chat_step(self, epoch: str, step: str, text: str, rank) -> list[dict]:
         step = int(step) + 1      # printed 0-based
@@ -111,6 +146,8 @@ class DeepSpeedParser(Parser):
         t = a + b + c + d
         if t - t != 0.0:
             return None
+        if self.gas > 1:
+            return self._micro_batch(rank, a, b, c, d)
         n = self.latency_count.get(rank, 0) + 1
         self.latency_count[rank] = n
         return [{"kind": "progress", "rank": rank, "step": n, "framework": "deepspeed",
@@ -307,6 +344,11 @@ class DeepSpeedParser(Parser):
             if m:
                 return [record("eval", self.name, rank, self.last_step.get(rank), phase="result",
                                ppl=num(m.group(1)), epoch=self.eval_epoch.get(rank))]
+        if "gradient_accumulation_steps" in line:
+            m = GAS.search(line)
+            if m and int(m.group(1)) > 0:
+                self.gas = int(m.group(1))
+            return []
         if "chosen_last_scores" in line:
             m = REWARD.search(line)
             if m:

@@ -178,8 +178,15 @@ def test_deepspeed_sft_throughput(parse_log):
 def test_deepspeed_dpo_latency_lines(parse_log):
     recs = parse_log("deepspeed/dschat_step2_dpo_opt-350m_8gpu_rankprefix.log")
     lat = [r for r in recs if r.get("step_inferred")]
-    assert len(lat) == 4708
-    assert lat[0]["step_time_ms"] == 270.0 and lat[0]["tflops"] == 1.02 and lat[0]["samples_per_s"] == 7.28
+    # 4708 micro-batches ("Total Micro Batches 4708"), two an optimizer step (the printed config's
+    # gradient_accumulation_steps): one record a step, timed by both (0.27 s + 0.49 s)
+    assert len(lat) == 2354 and [r["step"] for r in lat] == list(range(1, 2355))
+    assert lat[0]["step_time_ms"] == 760.0 and lat[0]["micro_batches"] == 2
+    assert lat[0]["samples_per_s"] == approx((7.28 * 0.27 + 4.06 * 0.49) / 0.76, abs=1e-6)
+    assert lat[0]["tflops"] == approx((1.02 * 0.27 + 0.57 * 0.49) / 0.76, abs=1e-6)
+    # DeepSpeed's own throughput line for global step 10 comes before that step's record
+    steps = [r["step"] for r in recs if r["kind"] == "progress" and r["rank"] is None]
+    assert steps == sorted(steps)
     # rank-prefixed torch warnings from all 8 ranks are attributed, never crash
     assert {r["step"] for r in recs if r.get("skipped_steps") is not None} >= {0}
 

@@ -207,6 +207,16 @@ EDGES = [
 ]
 
 
+def test_latency_lines_under_gradient_accumulation():
+    """Once the config says two micro-batches a step, every path sums them into one record."""
+    config = "[2025-01-02 15:46:55,970] [INFO] [config.py:1003:print]   gradient_accumulation_steps .. 2"
+    lat = [f"Model Parameters: 0.331 B, Latency: 0.{i}s, TFLOPs: 1.0{i}, Samples/sec: 7.{i}" for i in range(1, 6)]
+    recs, _, _ = same([PRIME["deepspeed"], config, *lat])
+    steps = [(r["step"], r.get("micro_batches"), r.get("step_time_ms")) for r in recs if r.get("step_inferred")]
+    assert steps == [(1, 2, 300.0), (2, 2, 700.0), (3, 1, 500.0)]       # the last at flush
+    same([PRIME["deepspeed"], config, *EDGES, *lat])
+
+
 def test_yielding_parser_takes_the_full_path():
     """DeepSpeed yields to Megatron: once Megatron was seen, its lines go the full path."""
     ds = SHAPES[DeepSpeedParser]
