@@ -36,6 +36,18 @@ GAS = Pattern(r"(?:^|\] )\s*+gradient_accumulation_steps \.{1,80}+ (\d{1,6}+)\s*
 REWARD = Pattern(r"chosen_last_scores \(higher is better\) : ([-\d.]++), acc \(higher is better\) : ([\d.]++)")
 
 
+def _over_time(held: list, i: int, total: float | None) -> float | None:
+    """A rate over a step's micro-batches (item i of each), each weighed by its time."""
+    if not total:
+        return None
+    acc = 0.0
+    for h in held:
+        if h[i] is None:
+            return None
+        acc += h[i] * h[1]
+    return round(acc / total, 6)
+
+
 class DeepSpeedParser(Parser):
     name = "deepspeed"
     yields_to = frozenset({"megatron"})
@@ -91,17 +103,10 @@ class DeepSpeedParser(Parser):
         n = self.latency_count.get(rank, 0) + 1
         self.latency_count[rank] = n
         times = [h[1] for h in held]
-        timed = all(t is not None for t in times)
-        total = sum(times) if timed else None
-
-        def per_second(i: int):     # rates over the step: each micro-batch weighs by its time
-            if not total or any(h[i] is None for h in held):
-                return None
-            return round(sum(h[i] * h[1] for h in held) / total, 6)
-
+        total = None if None in times else sum(times)
         return [record("progress", self.name, rank, n, step_inferred=True, micro_batches=len(held),
                        params_b=held[-1][0], step_time_ms=to_ms(total, "s"),
-                       tflops=per_second(2), samples_per_s=per_second(3))]
+                       tflops=_over_time(held, 2, total), samples_per_s=_over_time(held, 3, total))]
 
     def flush(self) -> list[dict]:
         """A step whose micro-batches the log ends in the middle of."""
