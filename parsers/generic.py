@@ -59,6 +59,11 @@ def stepish(s: str) -> bool:
     return False
 
 
+# CLU's LoggingWriter, behind absl's prefix: `I0919 14:15:27.775955 1401 logging_writer.py:35] [100] k=v, ...`
+CLU = Pattern(r"logging_writer\.py:\d{1,6}+\] \[(\d{1,12}+)\] (.{1,4000}+)")
+_EVAL_WORDS = Pattern(r"(?i)eval|valid|test|bleu|rouge")
+_PROGRESS_FIELDS = ("loss", "step_time_ms", "lr", "it_per_s", "tokens_per_s", "samples_per_s", "tflops", "grad_norm")
+
 _DICT_STEP = ("global_step", "step", "training_steps", "iteration", "iter", "num_updates")
 
 
@@ -159,6 +164,10 @@ class GenericParser(Parser):
                 # "eval" holds no newline: it is in the joined keys only where it is in one key
                 kind = "eval" if "loss" not in fields and "eval" in "\n".join(d) else "progress"
                 return [record(kind, self.name, rank, step, **fields, **({"metrics": extra} if extra else {}))]
+        if "] [" in s:
+            m = CLU.search(s)
+            if m:
+                return self._clu(int(m.group(1)), m.group(2), rank)
         if not stepish(s):
             return []
         items = pairs(SOURCE_LOCATION.sub("", s) if "]" in s and ":" in s else s)
@@ -173,8 +182,7 @@ class GenericParser(Parser):
             fields.setdefault("total_steps", int(tm.group(1)))
         if len(fields) + len(extra) == 0:
             return []
-        if not any(k in fields for k in ("loss", "step_time_ms", "lr", "it_per_s", "tokens_per_s",
-                                          "samples_per_s", "tflops", "grad_norm")):
+        if not any(k in fields for k in _PROGRESS_FIELDS):
             return []
         if rank is None and "Node[" in s:
             nm = NODE.search(s)
@@ -198,6 +206,18 @@ class GenericParser(Parser):
         if extra:
             fields["metrics"] = dict(list(extra.items())[:24])
         return [record("progress", self.name, rank, step, **fields)]
+
+    def _clu(self, step: int, text: str, rank) -> list[dict]:
+        """JAX trainers' metric writer (CLU: Flax examples, T5X): `[100] steps_per_second=2.18,
+        train_loss=6.95`, and evaluations' metrics the same way (`[2000] bleu=22.66`)."""
+        fields, extra = normalise(pairs(text))
+        fields.pop("step", None)
+        if not fields and not extra:
+            return []
+        kind = "progress"
+        if not any(k in fields for k in _PROGRESS_FIELDS) and _EVAL_WORDS.search(text):
+            kind = "eval"
+        return [record(kind, self.name, rank, step, **fields, **({"metrics": extra} if extra else {}))]
 
     def _mxnet(self, m, rank) -> list[dict]:
         r = rank if rank is not None or not m.group(1) else int(m.group(1))

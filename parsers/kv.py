@@ -19,16 +19,19 @@ STEP_KEYS = {"step", "iter", "iteration", "it", "global_step", "globalstep", "nu
 LOSS_KEYS = {"loss", "train_loss", "lm_loss", "lm loss", "train loss", "training_loss", "step_loss",
              "reduced_train_loss", "loss/train/total", "train/loss", "loss/tok", "avg_loss",
              "train_loss_step", "loss_step"}
-LR_KEYS = {"lr", "learning_rate", "learning rate", "train/learning_rate", "lr-adamw"}
+LR_KEYS = {"lr", "learning_rate", "learning rate", "train/learning_rate", "lr-adamw", "train_learning_rate"}
 GN_KEYS = {"grad_norm", "gnorm", "norm", "grad norm", "gradnorm", "grad_norm/total", "train/grad_norm"}
 TIME_KEYS = {"time", "dt", "step_time", "iter_time", "batch_time", "elapsed", "step time", "iter time",
              "time/step", "train_step_timing in s", "step_time_s", "time_per_step"}
 TIME_MS_KEYS = {"step_time_ms", "time_ms", "dt_ms", "iter_time_ms", "batch_time_ms", "elapsed_ms"}
 TOK_KEYS = {"tok/s", "tok/sec", "tokens/s", "tokens/sec", "tps", "tokens_per_sec", "tokens_per_s",
-            "wps", "tokens_per_second", "train_tokens_per_second", "tokens per second", "tgs"}
+            "wps", "tokens_per_second", "train_tokens_per_second", "tokens per second", "tgs",
+            "timing/target_tokens_per_second"}
 SAMPLE_KEYS = {"samples/s", "samples/sec", "samples_per_sec", "samples_per_s", "seq/s", "sps",
-               "samples_per_second", "train_samples_per_second", "throughput", "img/s", "images/s"}
-IT_KEYS = {"it/s", "ups", "steps_per_second", "train_steps_per_second", "iters/s", "batches_per_sec"}
+               "samples_per_second", "train_samples_per_second", "throughput", "img/s", "images/s",
+               "timing/seqs_per_second"}
+IT_KEYS = {"it/s", "ups", "steps_per_second", "train_steps_per_second", "iters/s", "batches_per_sec",
+           "timing/steps_per_second"}
 TFLOPS_KEYS = {"tflops", "tflop/s", "tflops/gpu", "model_tflops", "tflop", "TFLOPs"}
 MEM_KEYS = {"memory", "mem", "max mem", "mem_gb", "peak_mem", "max_mem", "peak memory", "memory_gb",
             "max_memory_allocated", "mem_alloc"}

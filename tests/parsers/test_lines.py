@@ -392,6 +392,23 @@ def test_nemo2_progress_printer():
     assert (b["step"], b["epoch"], b["iter_in_epoch"], b["step_time_ms"]) == (19, 1, 0, 46860.0)
 
 
+def test_jax_metric_writer_lines():
+    """CLU's LoggingWriter (Flax examples, T5X) logs `[step] key=value, ...` behind absl's prefix."""
+    recs, d = feed_all([
+        "I0919 14:15:27.775955 140151934879488 logging_writer.py:35] [100] steps_per_second=2.183623, "
+        "train_accuracy=0.0013867187080904841, train_learning_rate=0.003165467409417033, train_loss=6.95107364654541",
+        "I0709 15:35:52.025554 12803141632 logging_writer.py:48] [200] collection=train loss=3.25 "
+        "timing/steps_per_second=8.1 timing/target_tokens_per_second=123456.7",
+        "I0107 08:31:32.321915 140570526500608 logging_writer.py:35] [2000] eval_loss=1.5, eval_accuracy=0.61"])
+    assert d.framework is None
+    a, b, c = recs
+    assert (a["kind"], a["step"], a["it_per_s"], a["lr"], a["loss"]) == (
+        "progress", 100, 2.183623, 0.003165467409417033, 6.95107364654541)
+    assert a["metrics"] == {"train_accuracy": 0.0013867187080904841}
+    assert (b["step"], b["loss"], b["it_per_s"], b["tokens_per_s"]) == (200, 3.25, 8.1, 123456.7)
+    assert (c["kind"], c["step"], c["metrics"]) == ("eval", 2000, {"eval_loss": 1.5, "eval_accuracy": 0.61})
+
+
 def test_maxtext_step_lines():
     """MaxText (JAX) prints a step line with its time in seconds and per-device rates."""
     recs, d = feed_all([
