@@ -397,10 +397,12 @@ class Dispatcher:
         if active is not None and getattr(active, "open", None) and rank in active.open:
             # a multi-line record in progress (Composer's, Megatron's timer block): the line
             # adds to it, or closes it and then goes on as any other line
-            recs = active.parse(line, rank)
+            recs = self._accept(active, active.parse(line, rank))
+            if recs and recs[0]["kind"] in ("progress", "timing") and recs[0]["step"] is not None:
+                events.last_step[rank] = recs[0]["step"]
             if rank in active.open:
-                return out + self._accept(active, recs)
-            out.extend(self._accept(active, recs))
+                return out + recs
+            out.extend(recs)
         if not checked and not interesting(line):
             return out
         if "NCCL" in line:

@@ -266,6 +266,16 @@ def test_composer_console():
     assert recs[0]["samples_per_s"] == 512.5 and recs[0]["lr"] == 0.0006 and recs[0]["total_steps"] == 100
 
 
+def test_the_line_that_closes_a_composer_record_is_read_too():
+    recs, _ = feed_all([
+        "[batch=1/100]:",
+        "\t Train loss/train/total: 6.8732",
+        "Saving checkpoint to /ckpt/ep0-ba1-rank0.pt",
+    ])
+    assert [(r["kind"], r["step"]) for r in recs] == [("progress", 1), ("checkpoint", 1)]
+    assert recs[1]["path"] == "/ckpt/ep0-ba1-rank0.pt"
+
+
 def test_nanogpt_variants():
     r = one("iter 100: loss 3.1234, time 123.45ms, mfu 35.20%")
     assert (r["step"], r["loss"], r["step_time_ms"], r["mfu"]) == (100, 3.1234, 123.45, 35.2)
