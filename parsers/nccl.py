@@ -2,7 +2,7 @@
 and NCCL_DEBUG_SUBSYS=COLL per-collective lines."""
 from __future__ import annotations
 
-from .base import Parser, Pattern, record
+from .base import Parser, Pattern, num, record
 
 VERSION = Pattern(r"NCCL version (\d++\.\d++\.\d++)(?:\+cuda(\d++\.\d++))?")
 HOST = Pattern(r"([\w.-]{1,200}+):(\d++):(\d++) \[(\d++)\] NCCL INFO ")
@@ -12,6 +12,11 @@ INIT = Pattern(
     r"([\w.-]{1,200}+):(\d++):(\d++) \[(\d++)\] NCCL INFO (?:ncclComm\w{1,40}+ )?comm (0x[0-9a-f]++) "
     r"rank (\d++) nranks (\d++) cudaDev (\d++)(?: nvmlDev (\d++))? busId ([0-9a-fA-F]++)"
     r"((?: \w{1,40}+ -?[\w.]{1,40}+){0,12}+) - Init COMPLETE")
+# NCCL 2.23 and later, after `Init COMPLETE`: `NCCL INFO Init timings - ncclCommInitRank: rank 0 nranks 2
+# total 2.13 (kernels 0.17, alloc 0.02, bootstrap 1.93, allgathers 0.00, topo 0.01, ...)`, in seconds
+TIMINGS = Pattern(
+    r"([\w.-]{1,200}+):(\d++):(\d++) \[(\d++)\] NCCL INFO Init timings - (\w{1,40}+): rank (\d++) nranks (\d++) "
+    r"total ([\d.]++)(?: \(([^)]{0,400}+)\))?")
 COLL = Pattern(
     r"NCCL INFO (\w++): opCount ([0-9a-f]++) sendbuff (0x[0-9a-f]++|\(nil\)) recvbuff (0x[0-9a-f]++|\(nil\)) "
     r"count (\d++) datatype (\d++) op (\d++) root (-?\d++) comm (0x[0-9a-f]++) \[nranks=(\d++)\] stream (0x[0-9a-f]++|\(nil\))")
@@ -23,8 +28,19 @@ DATATYPES = {0: "int8", 1: "uint8", 2: "int32", 3: "uint32", 4: "int64", 5: "uin
              7: "float32", 8: "float64", 9: "bfloat16", 10: "float8e4m3", 11: "float8e5m2"}
 OPS = {0: "sum", 1: "prod", 2: "max", 3: "min", 4: "avg"}
 
-READS = ("NCCL version", "opCount", "Init COMPLETE", " via ", "Channel", "coll channels")
+READS = ("NCCL version", "opCount", "Init COMPLETE", "Init timings", " via ", "Channel", "coll channels")
 """The words of the `NCCL INFO` lines that `NcclParser.parse` reads."""
+
+
+def _phases(text: str | None) -> dict | None:
+    """`kernels 0.17, alloc 0.02, bootstrap 1.93` -> {name: seconds}."""
+    out = {}
+    for part in (text or "").split(",")[:32]:
+        name, _, value = part.strip().partition(" ")
+        v = num(value)
+        if name and v is not None:
+            out[name] = v
+    return out or None
 
 
 def _comm_id(more: str) -> str | None:
@@ -81,6 +97,11 @@ class NcclParser(Parser):
                                   channels=topo.get("channels"),
                                   transports=sorted(topo["transports"]) if topo.get("transports") else None))
             return out
+        if "Init timings" in line:
+            m = TIMINGS.search(line)
+            if m:
+                out.append(self._timings(m, rank))
+            return out
         via = " via " in line
         slash = not via and "Channel" in line and "/" in line
         coll = not via and "coll channels" in line
@@ -107,3 +128,12 @@ class NcclParser(Parser):
                 if m:
                     topo["channels"] = int(m.group(1))
         return out
+
+    def _timings(self, m, rank) -> dict:
+        """How long the communicator's init took, and in what (a slow `bootstrap`: the network
+        or a late rank): a second `nccl_init` record for it, with `phase: timings`."""
+        comm_rank = int(m.group(6))
+        return record("nccl_init", "nccl", rank if rank is not None else comm_rank, None, phase="timings",
+                      call=m.group(5), comm_rank=comm_rank, nranks=int(m.group(7)), init_s=num(m.group(8)),
+                      init_phases_s=_phases(m.group(9)), host=m.group(1), pid=int(m.group(2)),
+                      device=int(m.group(4)))

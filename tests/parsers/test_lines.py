@@ -202,6 +202,15 @@ def test_nccl_init_lines_of_newer_versions():
         "0x55d4a1b2c3e0", 1, 4, "9a000", "0x1234")
 
 
+def test_nccl_init_timings():
+    """NCCL 2.23 and later say how long a communicator's init took, and in what."""
+    r = one("node1:1234:1300 [3] NCCL INFO Init timings - ncclCommInitRank: rank 3 nranks 8 total 95.13 "
+            "(kernels 0.17, alloc 0.02, bootstrap 93.93, allgathers 0.00, topo 0.01, graphs 0.00, "
+            "connections 1.00, rest 0.00)")
+    assert (r["kind"], r["phase"], r["rank"], r["nranks"], r["init_s"]) == ("nccl_init", "timings", 3, 8, 95.13)
+    assert r["init_phases_s"]["bootstrap"] == 93.93 and len(r["init_phases_s"]) == 8
+
+
 RAY_JOB = [
     "(TorchTrainer pid=71127) Started distributed worker processes:",
     "(TorchTrainer pid=71127) - (ip=10.216.70.82, pid=75298) world_rank=0, local_rank=0, node_rank=0",
