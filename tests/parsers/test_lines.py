@@ -285,6 +285,16 @@ def test_the_line_that_closes_a_composer_record_is_read_too():
     assert recs[1]["path"] == "/ckpt/ep0-ba1-rank0.pt"
 
 
+def test_llmc_step_lines():
+    """llm.c's `train_gpt2` prints a nanoGPT-style line with its own separators."""
+    recs, d = feed_all([
+        "step    1/74 | loss 7.577453 (+nanz)| norm 52.7733 (+nanz)| lr 8.57e-07 | 2851.20 ms | 45.6% bf16 MFU | 183886 tok/s",
+        "step    2/74 | loss 7.344102 (+nanz)| norm 30.1234 (+nanz)| lr 1.71e-06 | 295.12 ms | 60.1% bf16 MFU | 1776543 tok/s"])
+    assert d.framework == "nanogpt"
+    assert [(r["step"], r["total_steps"], r["loss"], r["grad_norm"], r["step_time_ms"], r["tokens_per_s"])
+            for r in recs] == [(1, 74, 7.577453, 52.7733, 2851.2, 183886.0), (2, 74, 7.344102, 30.1234, 295.12, 1776543.0)]
+
+
 def test_nanogpt_variants():
     r = one("iter 100: loss 3.1234, time 123.45ms, mfu 35.20%")
     assert (r["step"], r["loss"], r["step_time_ms"], r["mfu"]) == (100, 3.1234, 123.45, 35.2)
