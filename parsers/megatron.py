@@ -17,6 +17,9 @@ TIMERS = Pattern(r"time \(ms\)\s*+\|(.{0,4000}+)")
 VALID = Pattern(r"\s*+validation loss at (?:iteration\s*+(\d++)(?: on ([^|]{1,200}+))?"
                 r"|the end of training for (\w{1,40}+) data)\s*+\|(.{0,2000}+)")
 
+_BLOCK_TIMERS = 128
+"""A timer block keeps at most this many timers (Megatron logs about 20; a garbled log, any)."""
+
 _MAP = {
     "elapsed time per iteration (ms)": "step_time_ms",
     "learning rate": "lr",
@@ -132,7 +135,7 @@ class MegatronParser(Parser):
         timers, mins = self.open[rank]
         name, low, high, only = m.groups()
         v = num(high if only is None else only)
-        if v is not None:
+        if v is not None and (name in timers or len(timers) < _BLOCK_TIMERS):
             timers[name] = v
             low = num(low)
             if mins is not None and low is not None:

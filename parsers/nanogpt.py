@@ -23,6 +23,8 @@ SPINE_RUN = re.compile(SPINE_LINE.pattern + r"(?=\n|\Z)")
 _MS = Pattern(r"([A-Za-z_]++):(-?[\d.]++|nan)ms")
 _BARE_MS = Pattern(r"([\d.]++)\s*+ms\b")
 _BARE_TOK = Pattern(r"([\d.]++)\s*+tok/s")
+_BARE_MFU = Pattern(r"(?<![\w.])([\d.]{1,20}+)% (?:\w{1,20}+ )?MFU\b")
+"""llm.c: `45.6% bf16 MFU`."""
 
 
 class NanoGPTParser(Parser):
@@ -244,6 +246,10 @@ class NanoGPTParser(Parser):
                 tok = _BARE_TOK.search(rest)
                 if tok and "tokens_per_s" not in fields:
                     fields["tokens_per_s"] = num(tok.group(1))
+            if "mfu" not in fields and "MFU" in rest:
+                mfu = _BARE_MFU.search(rest)
+                if mfu and num(mfu.group(1)) is not None:
+                    fields["mfu"] = num(mfu.group(1))
             if not fields:
                 return []
             return [record("progress", self.name, rank, step, total_steps=total, **fields)]

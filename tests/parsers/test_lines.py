@@ -293,6 +293,7 @@ def test_llmc_step_lines():
     assert d.framework == "nanogpt"
     assert [(r["step"], r["total_steps"], r["loss"], r["grad_norm"], r["step_time_ms"], r["tokens_per_s"])
             for r in recs] == [(1, 74, 7.577453, 52.7733, 2851.2, 183886.0), (2, 74, 7.344102, 30.1234, 295.12, 1776543.0)]
+    assert [r["mfu"] for r in recs] == [45.6, 60.1]
 
 
 def test_nanogpt_variants():
@@ -401,6 +402,11 @@ def test_megatron_validation_lines():
 def test_megatron_timer_block_at_the_end_of_the_log():
     recs, d = feed_all(MEGATRON_LM)
     assert [r["kind"] for r in recs] == ["progress", "timing"] and not d.active.open
+
+
+def test_a_timer_block_that_never_ends_stays_bounded():
+    recs, _ = feed_all(MEGATRON_LM[:3] + [f"    timer-{i} ....: ({i}.0, {i}.5)" for i in range(5000)])
+    assert len(recs[1]["timers_ms"]) == 128 and recs[1]["timers_ms"]["timer-127"] == 127.5
 
 
 def test_nemo2_progress_printer():
