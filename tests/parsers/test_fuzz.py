@@ -34,6 +34,15 @@ FRAGMENTS = [
     "[", "]", ",", " ", "ms", "s", "train_time:", "iter ", "Latency: ", "|E2E latency=", "epoch: 0|step: ",
     "Epoch: [0][", "Speed: ", "| train_inner | {", "\"loss\": \"1.0\"",
     "'step': 5", "'rank': ", "'kind': ", "'eval_step': ", "'eval_loss': ", ", ", "epoch 2: {",
+    # formats and prefixes added later: Megatron-LM's dated lines and timer blocks, NeMo 2.0, MaxText,
+    # CLU, NCCL 2.19+, Ray, DeepSpeed's config and checkpoint lines, printed tensors, Unix times
+    " [2024-10-16 04:23:00] iteration ", "(min, max) time across ranks (ms):", "max time across ranks (ms):",
+    "    forward-backward ....: (", "validation loss at iteration ", " on test set | ", "Training epoch 0, iteration ",
+    "global_step: ", "completed step: ", ", seconds: ", "logging_writer.py:35] [", "ncclCommInitRank comm 0x1 rank ",
+    "Init timings - ncclCommInitRank: rank ", " total ", "(RayTrainWorker pid=", ", ip=10.0.0.1) ",
+    "- (ip=10.0.0.1, pid=", ") world_rank=", "Setting up process group for: env:// [rank=", " [repeated 3x across cluster]",
+    "]   gradient_accumulation_steps .. ", "Checkpoint global_step", " is about to be saved!", " is ready now!",
+    "checkpoint save for ", "tensor(", "np.float64(", "'timestamp': 1593108597.2", "Node[0] Epoch[", "] Batch [",
 ]
 
 lines = st.lists(st.sampled_from(FRAGMENTS) | st.text(max_size=20), max_size=40).map("".join)
