@@ -136,6 +136,14 @@ def test_nccl_coll_lines(parse_log):
     assert {r["opCount"] for r in coll} == {0}   # nccl-tests: a fresh op count per call/comm here
     assert {r["device"] for r in coll} == {0, 1}
     assert all(r["op"] == "AllReduce" for r in coll)
+    # NCCL 2.27: `ncclCommInitRankConfig comm ... - Init COMPLETE`, then `Init timings - ...`
+    inits = [r for r in recs if r["kind"] == "nccl_init" and "phase" not in r]
+    assert sorted((r["comm_rank"], r["device"], r["comm"]) for r in inits) == [
+        (0, 0, "0x55b6aa64a990"), (1, 1, "0x55b6aa754530")]
+    assert {(r["version"], r["comm_id"]) for r in inits} == {("2.27.7", "0x54fe282d32a87d85")}
+    timings = [r for r in recs if r.get("phase") == "timings"]
+    assert [(r["comm_rank"], r["init_s"], r["init_phases_s"]["kernels"]) for r in timings] == [
+        (1, 0.67, 0.57), (0, 0.67, 0.57)]
 
 
 @covers("nccl/raddet_2gpu_nccl-init_interleaved.log")
