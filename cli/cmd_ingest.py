@@ -10,11 +10,11 @@ prefixes, ctime dates, MLPerf `time_ms`, or else a Unix time printed in the reco
 as MLPerf BERT's `{'training_steps': 2, ..., 'timestamp': 1593108597.22}`: `log_time_s`).  A
 record on a line without a timestamp is placed after the last time printed before it, on any
 line (an `nvidia-smi` header's date, an MLPerf `:::MLLOG` event), by the step times printed
-since (`ts_source: estimated`).  A log
-that prints no timestamp at all gets times synthesised from its cumulative step times, ending
-at the file's modification time, and its records say `ts_unknown: true`.  When a progress line
-has a timestamp but no step time, the step time is the time since the previous progress line
-of that rank (`step_time_from_ts: true`), if the timestamps have sub-second precision.
+since (`ts_source: estimated`).  A log that prints no timestamp at all gets times synthesised
+from its cumulative step times, ending at the file's modification time, and its records say
+`ts_unknown: true`.  When a progress line has a timestamp but no step time, the step time is
+the time since the previous progress line of that rank (`step_time_from_ts: true`), if the
+timestamps have sub-second precision.
 """
 from __future__ import annotations
 

@@ -398,8 +398,7 @@ class Dispatcher:
             # a multi-line record in progress (Composer's, Megatron's timer block): the line
             # adds to it, or closes it and then goes on as any other line
             recs = self._accept(active, active.parse(line, rank))
-            if recs and recs[0]["kind"] in ("progress", "timing") and recs[0]["step"] is not None:
-                events.last_step[rank] = recs[0]["step"]
+            self._note_step(recs, rank)
             if rank in active.open:
                 return out + recs
             out.extend(recs)
@@ -415,13 +414,15 @@ class Dispatcher:
         recs = self._progress(line, rank)
         if recs:
             out.extend(recs)
-            if recs[0]["kind"] in ("progress", "timing"):
-                step = recs[0]["step"]
-                if step is not None:
-                    events.last_step[rank] = step
+            self._note_step(recs, rank)
             return out
         out.extend(events.parse(line, rank, self._fw()))
         return out
+
+    def _note_step(self, recs: list, rank) -> None:
+        """The step a rank is at, for the events of its next lines (a checkpoint, an error)."""
+        if recs and recs[0]["kind"] in ("progress", "timing") and recs[0]["step"] is not None:
+            self.events.last_step[rank] = recs[0]["step"]
 
     def _fw(self) -> str:
         return self.active.name if self.active else "generic"

@@ -3,7 +3,7 @@
 case and may add `lr`, `grad_norm` and more)."""
 from __future__ import annotations
 
-from .base import Parser, Pattern, num, record
+from .base import Parser, Pattern, num, record, to_ms
 from .kv import normalise
 
 STEP = Pattern(r"completed step: (\d++), seconds: ([\d.]++)(.{0,4000}+)")
@@ -22,8 +22,7 @@ class MaxTextParser(Parser):
         m = STEP.search(line)
         if m is None:
             return []
-        seconds = num(m.group(2))
-        fields: dict = {"step_time_ms": None if seconds is None else round(seconds * 1000.0, 6)}
+        fields: dict = {"step_time_ms": to_ms(num(m.group(2)), "s")}
         items = []
         for part in m.group(3).split(",", 64)[1:64]:
             key, sep, value = part.partition(":")
@@ -33,9 +32,9 @@ class MaxTextParser(Parser):
             name = _PER_DEVICE.get(key.lower())
             if name is None:
                 items.append((key, value.strip(), None))
-            elif num(value) is not None:
-                fields[name] = num(value)
-        more, extra = normalise(items)
+            else:
+                fields[name] = num(value)       # `record` drops a None
+        more, extra = normalise(items, fields)      # the per-device rates stay as read
         more.pop("step", None)
-        return [record("progress", self.name, rank, int(m.group(1)), **fields, **more,
+        return [record("progress", self.name, rank, int(m.group(1)), **more,
                        **({"metrics": extra} if extra else {}))]
