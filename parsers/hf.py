@@ -48,8 +48,8 @@ class HFTrainerParser(Parser):
 
     def _bar(self, bar: dict, rank, out: list) -> None:
         desc = bar["desc"]
-        if any(w in desc for w in EVAL_WORDS):
-            return
+        if any(w in desc for w in EVAL_WORDS) or (desc[:6] == "Epoch " and desc[6:].isdigit()):
+            return      # an evaluation bar, or Lightning's (`Epoch 0:`), which Lightning claims
         total = bar["total"]
         main = self.main_total.setdefault(rank, total)
         if total != main:

@@ -177,6 +177,19 @@ def test_lightning_step_logged_loss_and_model_checkpoint():
         "checkpoint", 100, "save", "/ckpt/epoch=0-step=100.ckpt")
     assert (prog["kind"], prog["step"], prog["loss"]) == ("progress", 50, 2.31)
 
+def test_lightning_bar_after_hf_lines_is_lightnings_alone():
+    """A stream that first shows HF's log dict (a Ray job's mixed workers, say) and then a
+    Lightning bar: the HF parser sees the bar first, but must not keep it as a step of its own,
+    which it would give at the end as a second record of step 5."""
+    recs, d = feed_all([
+        "{'loss': 2.0, 'learning_rate': 1e-05, 'epoch': 0.1}",
+        "Epoch 0:  50%|█████     | 5/10 [00:01<00:01,  5.00it/s, v_num=0, train_loss=1.2]",
+        "Epoch 0: 100%|██████████| 10/10 [00:02<00:00,  5.00it/s, v_num=0, train_loss=1.1]"])
+    assert [(r["framework"], r["step"]) for r in recs] == [
+        ("hf_trainer", None), ("lightning", 5), ("lightning", 10)]
+    assert d.framework == "lightning"
+
+
 
 def test_numbers_printed_inside_their_type():
     """A metric left as a tensor, or a NumPy 2 scalar, prints as `tensor(1.52, device='cuda:0')` or
