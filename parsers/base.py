@@ -287,6 +287,34 @@ def parse_bar(segment: str) -> dict | None:
     return bar
 
 
+# Rich progress bars (Lightning's RichProgressBar): `Epoch 2/9  ━━━━╺━━━ 120/500 0:00:31 •
+# 0:01:38 3.87it/s v_num: 0 train_loss: 1.234`, colours stripped.  Redrawn with `\r` on a
+# terminal; in a pipe Rich prints only the final state, once.  The total is `--` when unknown.
+RICH_BAR = Pattern(
+    r"(?P<desc>[^\u2500-\u257f]{0,80}+)[\u2500-\u257f ]{1,400}+(?P<n>\d++)/(?P<total>\d++|--)"
+    r" (?P<elapsed>[\d:]{1,12}+) \u2022 (?:[-\d:]{1,12}+) (?P<rate>[\d.]{1,20}+)it/s(?P<post>.{0,2000}+)")
+RICH_METRIC = Pattern(r"([A-Za-z_][\w/.-]{0,60}+): (\S{1,40}+)")
+"""One `name: value` of the metrics column, which may wrap onto lines of its own."""
+
+
+def parse_rich_bar(segment: str) -> dict | None:
+    """Parse one Rich bar redraw into what `parse_bar` gives for tqdm; None when it is not one."""
+    if "\u2022" not in segment or "it/s" not in segment:
+        return None
+    m = RICH_BAR.match(segment.strip())
+    if not m:
+        return None
+    total = m.group("total")
+    return {"n": int(m.group("n")), "total": int(total) if total != "--" else None,
+            "desc": m.group("desc").strip(), "elapsed_s": hms_to_s(m.group("elapsed")),
+            "end": len(segment), "it_per_s": num(m.group("rate")),
+            "post": rich_metrics(m.group("post"))}
+
+
+def rich_metrics(text: str) -> dict:
+    return {mm.group(1): mm.group(2) for mm in RICH_METRIC.finditer(text[:2000])}
+
+
 EVAL_WORDS = ("valid", "Valid", "eval", "Eval", "test", "Test", "Predict", "predict", "Sanity")
 
 

@@ -1,7 +1,8 @@
 """PyTorch Lightning progress bars (and NeMo, which adds DLLogger records on the same stream)."""
 from __future__ import annotations
 
-from .base import EVAL_WORDS, BarTracker, Parser, Pattern, num, parse_bar, record, to_ms
+from .base import (EVAL_WORDS, BarTracker, Parser, Pattern, num, parse_bar, parse_rich_bar,
+                   record, rich_metrics, to_ms)
 from .kv import normalise
 
 EPOCH = Pattern(r"Epoch (\d++)")
@@ -23,9 +24,11 @@ def postfix_fields(post: dict) -> dict:
         items.append((k, v, None))
     fields, extra = normalise(items)
     fields.pop("step", None)
-    if "global_step" in extra:
-        extra.pop("global_step")
-    fields.update({k: v for k, v in extra.items() if k in ("consumed_samples",)})
+    extra.pop("global_step", None)
+    if "consumed_samples" in extra:
+        fields["consumed_samples"] = extra.pop("consumed_samples")
+    if extra:       # what else the module logs to the bar: `val_loss`, `train_acc`, ...
+        fields["metrics"] = dict(list(extra.items())[:24])
     return fields
 
 
@@ -36,10 +39,12 @@ class LightningParser(Parser):
         self.bars = BarTracker()
         self.dll_seen = False
         self.total: dict = {}
+        self.rich_tail: dict = {}
+        """rank -> the key of the Rich bar its last line drew (see `_wrapped_metrics`)."""
 
     def detect(self, line: str) -> bool:
-        return ("Epoch " in line and "%|" in line) or ("GPU available" in line
-                                                       and "lightning" in line.lower())
+        return ("Epoch " in line and ("%|" in line or ("it/s" in line and "\u2022" in line))) or (
+            "GPU available" in line and "lightning" in line.lower())
 
     def _bar_record(self, key, bar: dict) -> dict | None:
         rank, kind = key[0], key[1]
@@ -62,26 +67,46 @@ class LightningParser(Parser):
         out: list = []
         dll_at = line.find("DLL ")
         bar_part = line if dll_at < 0 else line[:dll_at]
-        if "%|" in bar_part:
+        bar = None
+        rich = "%|" not in bar_part
+        if not rich:
             bar = parse_bar(bar_part)
-            if bar is not None:
-                desc = bar["desc"]
-                kind = "eval" if any(w in desc for w in EVAL_WORDS) else "train"
-                em = EPOCH.search(desc)
-                bar["epoch"] = int(em.group(1)) if em else None
-                if kind == "train" and bar["total"]:
-                    self.total[rank] = bar["total"]
-                key = (rank, kind, bar["total"] if kind == "eval" else 0)
-                done = self.bars.update(key, bar)
-                if done is not None:
-                    r = self._bar_record(key, done)
-                    if r:
-                        out.append(r)
+        elif "it/s" in bar_part:
+            bar = parse_rich_bar(bar_part)
+        wrapped_after = self.rich_tail.pop(rank, None)
+        if bar is not None:
+            desc = bar["desc"]
+            kind = "eval" if any(w in desc for w in EVAL_WORDS) else "train"
+            em = EPOCH.search(desc)
+            bar["epoch"] = int(em.group(1)) if em else None
+            if kind == "train" and bar["total"]:
+                self.total[rank] = bar["total"]
+            key = (rank, kind, bar["total"] if kind == "eval" else 0)
+            done = self.bars.update(key, bar)
+            if done is not None:
+                r = self._bar_record(key, done)
+                if r:
+                    out.append(r)
+            if rich:        # its metrics may wrap onto the next line
+                self.rich_tail[rank] = key
+        elif wrapped_after is not None and bar_part[:1] == " ":
+            self._wrapped_metrics(wrapped_after, bar_part)
         if dll_at >= 0:
             m = DLL.search(line, dll_at)
             if m and m.group(1).isdigit():
                 out.extend(self._dll(int(m.group(1)), m.group(2), rank))
         return out
+
+    def _wrapped_metrics(self, key, text: str) -> None:
+        """A line of nothing but `name: value` items right after a Rich bar is the rest of its
+        metrics column, wrapped by the console's width: they belong to that redraw."""
+        bar = self.bars.peek(key)
+        items = text.split()
+        if bar is None or len(items) % 2 or not all(k[-1:] == ":" for k in items[::2]):
+            return
+        more = rich_metrics(text)
+        if len(more) * 2 == len(items):
+            bar["post"].update(more)
 
     def _dll(self, step0: int, text: str, rank) -> list[dict]:
         self.dll_seen = True

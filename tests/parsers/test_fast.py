@@ -14,7 +14,7 @@ from ridgescope.parsers.nanogpt import NanoGPTParser
 
 from .conftest import CORPUS
 
-LOGS = sorted(str(p.relative_to(CORPUS)) for p in CORPUS.rglob("*.log"))
+LOGS = sorted(CORPUS.rglob("*.log")) + sorted((CORPUS.parent / "captured").glob("*.log"))
 
 
 class FullPath(Dispatcher):
@@ -40,9 +40,9 @@ def same(lines, log_format=None):
     return want
 
 
-@pytest.mark.parametrize("rel", LOGS)
-def test_corpus_fast_matches_full(rel):
-    data = (CORPUS / rel).read_bytes()
+@pytest.mark.parametrize("path", LOGS, ids=lambda p: p.name)
+def test_corpus_fast_matches_full(path):
+    data = path.read_bytes()
     lines = data.decode("utf-8", "replace").split("\n")
     if lines and not lines[-1]:
         lines.pop()

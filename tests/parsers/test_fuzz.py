@@ -43,6 +43,9 @@ FRAGMENTS = [
     "- (ip=10.0.0.1, pid=", ") world_rank=", "Setting up process group for: env:// [rank=", " [repeated 3x across cluster]",
     "]   gradient_accumulation_steps .. ", "Checkpoint global_step", " is about to be saved!", " is ready now!",
     "checkpoint save for ", "tensor(", "np.float64(", "'timestamp': 1593108597.2", "Node[0] Epoch[", "] Batch [",
+    # Lightning's RichProgressBar
+    "Epoch 1/9  ", "\u2501\u2501\u2501\u257a\u2501", " 8/8 ", "0:00:01 \u2022 -:--:-- ", "8.13it/s ", "train_loss: ",
+    "\x1b[2K\x1b[1A",
 ]
 
 lines = st.lists(st.sampled_from(FRAGMENTS) | st.text(max_size=20), max_size=40).map("".join)

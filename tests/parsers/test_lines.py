@@ -177,6 +177,23 @@ def test_lightning_step_logged_loss_and_model_checkpoint():
         "checkpoint", 100, "save", "/ckpt/epoch=0-step=100.ckpt")
     assert (prog["kind"], prog["step"], prog["loss"]) == ("progress", 50, 2.31)
 
+def test_lightning_rich_bar_variants():
+    """RichProgressBar without `max_epochs` (`Epoch 3`), with an unknown length (`120/--`), with
+    `v_num`, behind a torchrun prefix; the metrics column may wrap onto a line of its own."""
+    bar = "\u2501" * 10 + "\u257a" + "\u2501" * 5
+    recs, d = feed_all([
+        f"[rank1]:Epoch 3  {bar} 120/-- 0:00:31 \u2022 -:--:-- 3.87it/s v_num: 0 train_loss: 1.234",
+        f"[rank1]:\r\x1b[2KEpoch 3  {bar} 121/-- 0:00:31 \u2022 -:--:-- 3.88it/s v_num: 0 train_loss: 1.2",
+        "[rank1]:                           val_acc: 0.875",
+        f"[rank1]:\r\x1b[2KEpoch 3  {bar} 122/-- 0:00:32 \u2022 -:--:-- 3.88it/s v_num: 0 train_loss: 1.1",
+        "[rank1]:  not metrics: at all here"])
+    assert d.framework == "lightning"
+    assert [(r["rank"], r["step"], r["loss"], r.get("metrics")) for r in recs] == [
+        (1, 120, 1.234, None), (1, 121, 1.2, {"val_acc": 0.875}), (1, 122, 1.1, None)]
+    assert (recs[0]["epoch"], recs[0].get("total_steps"), recs[0]["elapsed_s"], recs[0]["it_per_s"]) == (
+        3, None, 31.0, 3.87)
+
+
 def test_lightning_bar_after_hf_lines_is_lightnings_alone():
     """A stream that first shows HF's log dict (a Ray job's mixed workers, say) and then a
     Lightning bar: the HF parser sees the bar first, but must not keep it as a step of its own,
