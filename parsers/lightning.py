@@ -43,8 +43,17 @@ class LightningParser(Parser):
         """rank -> the key of the Rich bar its last line drew (see `_wrapped_metrics`)."""
 
     def detect(self, line: str) -> bool:
-        return ("Epoch " in line and ("%|" in line or ("it/s" in line and "\u2022" in line))) or (
-            "GPU available" in line and "lightning" in line.lower())
+        return (("Epoch " in line or "Sanity Checking" in line)
+                and ("%|" in line or ("it/s" in line and "\u2022" in line))) or (
+            "GPU available" in line and "lightning" in line.lower()) or "TPU available: " in line
+
+    @staticmethod
+    def _step(bar: dict) -> int:
+        """The training bar's step: its batch, after the batches of the epochs before."""
+        epoch = bar.get("epoch")
+        if epoch and bar["total"]:
+            return epoch * bar["total"] + bar["n"]
+        return bar["n"]
 
     def _bar_record(self, key, bar: dict) -> dict | None:
         rank, kind = key[0], key[1]
@@ -52,16 +61,32 @@ class LightningParser(Parser):
         if "it_per_s" in bar:
             fields["it_per_s"] = bar["it_per_s"]
         if kind == "eval":
-            return record("eval", self.name, rank, None, phase=bar["desc"] or "validation",
-                          batches=bar["n"], total_batches=bar["total"], **fields)
+            train = self.bars.peek((rank, "train", 0))
+            return record("eval", self.name, rank, None if train is None else self._step(train),
+                          phase=bar["desc"] or "validation", batches=bar["n"], total_batches=bar["total"],
+                          **fields)
         if self.dll_seen:
             return None        # NeMo: the DLLogger line of the same step is the precise record
-        epoch = bar.get("epoch")
-        step = bar["n"]
-        if epoch and bar["total"]:
-            step = epoch * bar["total"] + bar["n"]
-        return record("progress", self.name, rank, step, total_steps=bar["total"], epoch=epoch,
-                      elapsed_s=bar["elapsed_s"], **fields)
+        return record("progress", self.name, rank, self._step(bar), total_steps=bar["total"],
+                      epoch=bar.get("epoch"), elapsed_s=bar["elapsed_s"], **fields)
+
+    def _eval_bar(self, key, bar: dict, out: list) -> None:
+        """Hold an evaluation bar until its pass ends: one record per pass, not per batch.  A
+        pass ends when the same loader's bar starts again or the training bar moves on."""
+        held = self.bars.peek(key)
+        if held is not None and bar["n"] < held["n"]:
+            r = self._bar_record(key, held)
+            if r:
+                out.append(r)
+        self.bars.held[key] = bar
+
+    def _passes_ended(self, rank, out: list) -> None:
+        for key in [k for k in self.bars.held if k[0] == rank and k[1] == "eval"]:
+            bar = self.bars.held.pop(key)
+            if bar["n"] > 0:
+                r = self._bar_record(key, bar)
+                if r:
+                    out.append(r)
 
     def parse(self, line: str, rank: int | None) -> list[dict]:
         out: list = []
@@ -82,11 +107,15 @@ class LightningParser(Parser):
             if kind == "train" and bar["total"]:
                 self.total[rank] = bar["total"]
             key = (rank, kind, bar["total"] if kind == "eval" else 0)
-            done = self.bars.update(key, bar)
-            if done is not None:
-                r = self._bar_record(key, done)
-                if r:
-                    out.append(r)
+            if kind == "eval":
+                self._eval_bar(key, bar, out)
+            else:
+                self._passes_ended(rank, out)
+                done = self.bars.update(key, bar)
+                if done is not None:
+                    r = self._bar_record(key, done)
+                    if r:
+                        out.append(r)
             if rich:        # its metrics may wrap onto the next line
                 self.rich_tail[rank] = key
         elif wrapped_after is not None and bar_part[:1] == " ":

@@ -40,3 +40,16 @@ def test_lightning_rich_bar_into_a_pipe():
     assert (r["kind"], r["framework"], r["step"], r["epoch"], r["loss"], r["it_per_s"]) == (
         "progress", "lightning", 16, 1, 1.987, 8.11)
     assert r["metrics"] == {"val_loss": 1.018}
+
+
+def test_lightning_tqdm_bar_one_eval_record_per_pass():
+    """Lightning's default bar: a record per step, and one per validation pass (its last
+    redraw, at the training step it followed), never one per validation batch."""
+    recs = parse_file("lightning-2.6.6_tqdmprogressbar_pipe.log")
+    prog = [r for r in recs if r["kind"] == "progress"]
+    assert [r["step"] for r in prog] == list(range(1, 17))
+    assert (prog[0]["loss"], prog[7]["loss"], prog[7]["metrics"], prog[15]["loss"]) == (
+        2.07, 0.71, {"val_loss": 1.2}, 0.732)
+    evals = [(r["phase"], r["step"], r["batches"], r["total_batches"]) for r in recs if r["kind"] == "eval"]
+    assert evals == [("Sanity Checking DataLoader 0", None, 2, 2), ("Validation DataLoader 0", 8, 4, 4),
+                     ("Validation DataLoader 0", 16, 4, 4)]
