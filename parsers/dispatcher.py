@@ -117,6 +117,16 @@ class Dispatcher:
                 return True
         return False
 
+    def _claim_redrawn(self, line: str) -> None:
+        """A line of `\r` redraws whose later part names the framework (HF prints its first
+        log dict on the line of the bar's first redraws): the framework reads the whole line,
+        so that its bars come before its dict, as they did on the screen."""
+        for p, detect in self._detects:
+            if detect(line):
+                self._activate(p)
+                self.stats["switches"] += 1
+                return
+
     @property
     def framework(self) -> str | None:
         return self.active.name if self.active else None
@@ -193,6 +203,8 @@ class Dispatcher:
                 rank, line = self._split_prefix(line)
             if "\r" in line:
                 out: list = []
+                if self.active is None:
+                    self._claim_redrawn(line)
                 for seg in line.split("\r")[:2000]:
                     if seg:
                         out.extend(self._line(seg, rank))

@@ -35,6 +35,7 @@ class HFTrainerParser(Parser):
         self.bars = BarTracker()
         self.held: dict = {}       # rank -> record being built for the main bar's current step
         self.pending: dict = {}    # rank -> dict printed, step not known yet
+        self.pending_eval: dict = {}   # rank -> an evaluation's fields, step not known yet
         self.main_total: dict = {}
 
     def detect(self, line: str) -> bool:
@@ -59,6 +60,9 @@ class HFTrainerParser(Parser):
         if held is not None and held["step"] != n:
             self._emit_held(rank, out)
             held = None
+        evaluation = self.pending_eval.pop(rank, None)
+        if evaluation is not None:
+            out.append(record("eval", self.name, rank, n, phase="result", **evaluation))
         if n <= 0:
             return
         if held is None:
@@ -83,7 +87,12 @@ class HFTrainerParser(Parser):
                     fields[name] = v
             if "runtime" in fields:
                 fields["duration_ms"] = to_ms(fields.pop("runtime"), "s")
-            out.append(record("eval", self.name, rank, step, phase="result", **fields))
+            if rank in self.main_total:
+                # the bar's last redraw can lag the step (tqdm redraws at most every 0.1 s);
+                # the redraw after the dict shows the step it was printed at
+                self.pending_eval[rank] = fields
+            else:
+                out.append(record("eval", self.name, rank, step, phase="result", **fields))
         elif "train_runtime" in d and "loss" not in d:
             f = dict_fields(d)
             out.append(record("progress", self.name, rank, None, summary=True,
@@ -122,6 +131,10 @@ class HFTrainerParser(Parser):
 
     def flush(self) -> list[dict]:
         out: list = []
+        for rank, evaluation in self.pending_eval.items():
+            step = self.held[rank]["step"] if rank in self.held else None
+            out.append(record("eval", self.name, rank, step, phase="result", **evaluation))
+        self.pending_eval.clear()
         for rank in list(self.held):
             held = self.held[rank]
             pend = self.pending.pop(rank, None)

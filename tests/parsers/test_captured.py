@@ -53,3 +53,30 @@ def test_lightning_tqdm_bar_one_eval_record_per_pass():
     evals = [(r["phase"], r["step"], r["batches"], r["total_batches"]) for r in recs if r["kind"] == "eval"]
     assert evals == [("Sanity Checking DataLoader 0", None, 2, 2), ("Validation DataLoader 0", 8, 4, 4),
                      ("Validation DataLoader 0", 16, 4, 4)]
+
+
+def test_hf_trainer_5_bar_and_string_valued_dicts():
+    """Transformers 5: values printed as strings, the first dict on the bar's own line.  Each log
+    dict joins the step its bar showed; each evaluation gets the step it ran at (5, 10, 15 and
+    the last), which the redraw after its dict shows, where the redraw before it lagged."""
+    recs = parse_file("transformers-5.24.0_trainer_tqdm_pipe.log")
+    assert {r["framework"] for r in recs} == {"hf_trainer"}
+    logged = {r["step"]: r for r in recs if r["kind"] == "progress" and "loss" in r and not r.get("summary")}
+    assert sorted(logged) == [2, 4, 6, 8, 10, 12, 14, 16]
+    assert (logged[2]["loss"], logged[2]["grad_norm"], logged[2]["lr"], logged[2]["epoch"]) == (
+        1.062, 3.903, 4.688e-05, 0.25)
+    assert (logged[16]["loss"], logged[16]["total_steps"], logged[16]["it_per_s"]) == (1.676, 16, 12.41)
+    evals = [(r["step"], r["loss"], r["epoch"]) for r in recs if r["kind"] == "eval"]
+    assert evals == [(5, 1.351, 0.625), (10, 1.351, 1.25), (15, 1.351, 1.875), (16, 1.351, 2)]
+    (summary,) = [r for r in recs if r.get("summary")]
+    assert (summary["duration_ms"], summary["samples_per_s"], summary["loss"]) == (1290.0, 99.24, 1.56)
+
+
+def test_hf_trainer_5_without_bar():
+    """`disable_tqdm=True`: the dicts carry no step, so none is made up; their values are read."""
+    recs = parse_file("transformers-5.24.0_trainer_disable-tqdm_pipe.log")
+    assert [r["kind"] for r in recs] == ["progress"] * 2 + ["eval"] + ["progress"] * 3 + ["eval"] + [
+        "progress"] * 2 + ["eval", "progress", "eval", "progress"]
+    assert all(r["step"] is None for r in recs)
+    assert [r["loss"] for r in recs[:2]] == [0.7087, 1.483]
+    assert (recs[2]["loss"], recs[2]["duration_ms"], recs[2]["epoch"]) == (1.238, 103.5, 0.625)

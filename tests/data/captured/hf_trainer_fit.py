@@ -1,0 +1,34 @@
+"""A tiny Hugging Face Trainer run, to capture what the Trainer prints."""
+import sys, time
+import torch
+from torch import nn
+from transformers import Trainer, TrainingArguments
+
+
+class Tiny(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l = nn.Linear(8, 1)
+
+    def forward(self, x, labels=None):
+        time.sleep(0.05)
+        out = self.l(x)
+        return {"loss": nn.functional.mse_loss(out, labels), "logits": out}
+
+
+class Data(torch.utils.data.Dataset):
+    def __init__(self, n):
+        g = torch.Generator().manual_seed(0)
+        self.x, self.y = torch.randn(n, 8, generator=g), torch.randn(n, 1, generator=g)
+
+    def __len__(self):
+        return len(self.x)
+
+    def __getitem__(self, i):
+        return {"x": self.x[i], "labels": self.y[i]}
+
+
+args = TrainingArguments(output_dir=sys.argv[1], per_device_train_batch_size=8, num_train_epochs=2,
+                         logging_steps=2, eval_strategy="steps", eval_steps=5, save_steps=8,
+                         report_to=[], use_cpu=True, disable_tqdm=len(sys.argv) > 2)
+Trainer(model=Tiny(), args=args, train_dataset=Data(64), eval_dataset=Data(16)).train()
