@@ -2,7 +2,7 @@
 (NCCL watchdog timeouts, CUDA OOM, Python tracebacks as one event, launcher failures)."""
 from __future__ import annotations
 
-from .base import SOURCE_LOCATION, Pattern, num, record, to_ms
+from .base import SOURCE_LOCATION, Pattern, num, parse_bar, record, to_ms
 
 WATCHDOG = Pattern(
     r"Watchdog caught collective operation timeout: WorkNCCL\(SeqNum=(\d++), OpType=(\w++)"
@@ -106,6 +106,14 @@ class EventParser:
         return False, out
 
     def parse(self, line: str, rank, framework: str) -> list[dict]:
+        if "%|" in line:
+            # a bar's desc is no event (`Loading checkpoint shards: 100%|...`), but a message
+            # logged to the bar's stream before its next redraw is glued to the bar's end
+            bar = parse_bar(line)
+            if bar is not None:
+                line = line[bar["end"]:]
+                if not line.strip():
+                    return []
         if line.startswith("Traceback (most recent call last)"):
             self.tb[rank] = {"lines": [line], "open": 1}
             return []

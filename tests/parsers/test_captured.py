@@ -80,3 +80,12 @@ def test_hf_trainer_5_without_bar():
     assert all(r["step"] is None for r in recs)
     assert [r["loss"] for r in recs[:2]] == [0.7087, 1.483]
     assert (recs[2]["loss"], recs[2]["duration_ms"], recs[2]["epoch"]) == (1.238, 103.5, 0.625)
+
+
+def test_hf_trainer_5_checkpoints_logged_after_a_bar():
+    """`log_level="info"`: both saves are found, the one glued to a bar's redraw too."""
+    recs = parse_file("transformers-5.24.0_trainer_log-level-info_pipe.log")
+    saves = [(r["step"], r["path"]) for r in recs if r["kind"] == "checkpoint"]
+    assert saves == [(8, "/tmp/out/checkpoint-8"), (16, "/tmp/out/checkpoint-16")]
+    assert [r["step"] for r in recs if r["kind"] == "eval" and r["phase"] == "result"] == [5, 10, 15, 16]
+    assert sum(r["phase"] == "start" for r in recs if r["kind"] == "eval") == 4

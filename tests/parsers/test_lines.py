@@ -177,6 +177,15 @@ def test_lightning_step_logged_loss_and_model_checkpoint():
         "checkpoint", 100, "save", "/ckpt/epoch=0-step=100.ckpt")
     assert (prog["kind"], prog["step"], prog["loss"]) == ("progress", 50, 2.31)
 
+def test_message_glued_to_a_bar_redraw():
+    """A logger writing to the bar's stream before the bar's next `\r` leaves its message at the
+    end of the redraw: the message is an event; a bar whose own label names a checkpoint is not."""
+    recs, _ = feed_all([
+        "Loading checkpoint shards: 100%|██████████| 3/3 [00:02<00:00,  1.10it/s]",
+        " 50%|█████     | 8/16 [00:00<00:00, 14.71it/s][INFO] Saving checkpoint to /ckpt/step-8"])
+    assert [(r["kind"], r["action"], r["path"]) for r in recs] == [("checkpoint", "save", "/ckpt/step-8")]
+
+
 def test_lightning_rich_bar_variants():
     """RichProgressBar without `max_epochs` (`Epoch 3`), with an unknown length (`120/--`), with
     `v_num`, behind a torchrun prefix; the metrics column may wrap onto a line of its own."""

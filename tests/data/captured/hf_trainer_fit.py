@@ -28,7 +28,10 @@ class Data(torch.utils.data.Dataset):
         return {"x": self.x[i], "labels": self.y[i]}
 
 
+# python hf_trainer_fit.py OUTDIR [notqdm|info]
+mode = sys.argv[2] if len(sys.argv) > 2 else ""
 args = TrainingArguments(output_dir=sys.argv[1], per_device_train_batch_size=8, num_train_epochs=2,
                          logging_steps=2, eval_strategy="steps", eval_steps=5, save_steps=8,
-                         report_to=[], use_cpu=True, disable_tqdm=len(sys.argv) > 2)
+                         report_to=[], use_cpu=True, disable_tqdm=mode == "notqdm",
+                         log_level="info" if mode == "info" else "passive")
 Trainer(model=Tiny(), args=args, train_dataset=Data(64), eval_dataset=Data(16)).train()
