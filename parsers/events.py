@@ -109,11 +109,11 @@ class EventParser:
         if "%|" in line:
             # a bar's desc is no event (`Loading checkpoint shards: 100%|...`), but a message
             # logged to the bar's stream before its next redraw is glued to the bar's end
+            if line.rstrip().endswith("]"):
+                return []       # a bar alone (the cheap test: most lines here are redraws)
             bar = parse_bar(line)
             if bar is not None:
                 line = line[bar["end"]:]
-                if not line.strip():
-                    return []
         if line.startswith("Traceback (most recent call last)"):
             self.tb[rank] = {"lines": [line], "open": 1}
             return []
