@@ -13,7 +13,7 @@ THROUGHPUT = Pattern(
     r"(?:epoch=(\d++)/micro_step=(\d++)/global_step=(\d++)|(\d++)/(\d++)), "
     r"RunningAvgSamplesPerSec=([\d.]++), CurrSamplesPerSec=([\d.]++|inf)"
     r"(?:, MemAllocated=([\d.]++)GB, MaxMemAllocated=([\d.]++)GB)?")
-BREAKDOWN = Pattern(r"(?:\[Rank \d++\] )?time \(ms\)\s*+\|(.{0,4000}+)")
+BREAKDOWN = Pattern(r"(?:\[Rank (\d++)\] )?time \(ms\)\s*+\|(.{0,4000}+)")
 CHAT_LAT = Pattern(
     r"Model Parameters: ([\d.]++) B, Latency: ([\d.]++)s, TFLOPs: ([\d.]++), Samples/sec: ([\d.]++)")
 CHAT_STEP = Pattern(r"epoch: (\d++)\|step: (\d++)\|(.{0,1000}+)")
@@ -36,6 +36,11 @@ GAS = Pattern(r"(?:^|\] )\s*+gradient_accumulation_steps \.{1,80}+ (\d{1,6}+)\s*
 REWARD = Pattern(r"chosen_last_scores \(higher is better\) : ([-\d.]++), acc \(higher is better\) : ([\d.]++)")
 
 
+_BUFFERED_STEPS = 64
+"""How far the breakdown lines (stdout, block-buffered into a pipe: 8 KiB, some 50 lines) may lag
+DeepSpeed's `step=N` (stderr, the logger) before the two counts tell of a resumed run."""
+
+
 def _over_time(held: list, i: int, total: float | None) -> float | None:
     """A rate over a step's micro-batches (item i of each), each weighed by its time."""
     if not total:
@@ -56,6 +61,7 @@ class DeepSpeedParser(Parser):
 
     def __init__(self) -> None:
         self.last_step: dict = {}
+        self.breakdowns: dict = {}  # rank -> the step of its last `wall_clock_breakdown` line
         self.latency_count: dict = {}
         self.gas = 1
         """Micro-batches per optimizer step (`gradient_accumulation_steps` of the printed config)."""
@@ -64,7 +70,8 @@ class DeepSpeedParser(Parser):
 
     def detect(self, line: str) -> bool:
         return ("[deepspeed]" in line or "RunningAvgSamplesPerSec" in line or "ds_config" in line
-                or ("[Rank " in line and "step=" in line) or "Model Parameters:" in line
+                or ("[Rank " in line and ("step=" in line or "] time (ms)" in line))
+                or "Model Parameters:" in line
                 or line.startswith("ppl:") or "chosen_last_scores" in line
                 or "DeepSpeed" in line and "info" in line.lower())
 
@@ -72,6 +79,10 @@ class DeepSpeedParser(Parser):
         step = int(g[1])
         r = rank if rank is not None else int(g[0])
         self.last_step[rank] = step
+        # printed before the step's breakdown line: the next one is step N, unless stdout's
+        # buffer holds that line back, by less than _BUFFERED_STEPS
+        if step > 0 and abs(self.breakdowns.get(rank, 0) - (step - 1)) > _BUFFERED_STEPS:
+            self.breakdowns[rank] = step - 1
         return [record("progress", self.name, r, step, lr=num(g[3]), skipped_steps=int(g[2]))]
 
     def _throughput(self, g, rank) -> list[dict]:
@@ -111,6 +122,22 @@ class DeepSpeedParser(Parser):
     def flush(self) -> list[dict]:
         """A step whose micro-batches the log ends in the middle of."""
         return [r for rank in list(self.micro) for r in self._step_of_micro_batches(rank)]
+
+    def _breakdown(self, rank_tag: str | None, timers: dict, rank) -> list[dict]:
+        """`wall_clock_breakdown`: a line of micro timers after each micro-batch, and one of the
+        step's timers (`fwd`, `bwd`, `bwd_allreduce`, `step`: the micro-batches' sums) at each
+        accumulation boundary.  The step's line gives the record; its step is the count of
+        such lines, since DeepSpeed 0.17 and later print no step line at their default log
+        level.  A `step=N` line far from the count says the run was resumed (see `_step`)."""
+        if not timers or all(k.endswith("_microstep") for k in timers):
+            return []
+        n = self.breakdowns.get(rank, 0) + 1
+        self.breakdowns[rank] = n
+        recs = timer_records(self.name, rank if rank is not None or rank_tag is None else int(rank_tag),
+                             n, timers)
+        for r in recs:
+            r["step_inferred"] = True
+        return recs
 
     def _chat_step(self, epoch: str, step: str, text: str, rank) -> list[dict]:
         step = int(step) + 1      # printed 0-based
@@ -308,7 +335,7 @@ class DeepSpeedParser(Parser):
         if "time (ms)" in line:
             m = BREAKDOWN.search(line)
             if m:
-                return timer_records(self.name, rank, self.last_step.get(rank), parse_timer_list(m.group(1)))
+                return self._breakdown(m.group(1), parse_timer_list(m.group(2)), rank)
         if "Latency:" in line:
             m = CHAT_LAT.search(line)
             if m:

@@ -89,3 +89,24 @@ def test_hf_trainer_5_checkpoints_logged_after_a_bar():
     assert saves == [(8, "/tmp/out/checkpoint-8"), (16, "/tmp/out/checkpoint-16")]
     assert [r["step"] for r in recs if r["kind"] == "eval" and r["phase"] == "result"] == [5, 10, 15, 16]
     assert sum(r["phase"] == "start" for r in recs if r["kind"] == "eval") == 4
+
+
+def test_deepspeed_breakdown_alone_at_the_default_log_level():
+    """DeepSpeed 0.19 at its default level prints only `wall_clock_breakdown`: the steps are
+    counted from the step lines (12 steps of 2 micro-batches), the rank read from `[Rank 0]`."""
+    recs = parse_file("deepspeed-0.19.8_wall-clock-breakdown_2rank-cpu.log")
+    assert [(r["kind"], r["step"], r["rank"]) for r in recs] == [("timing", n, 0) for n in range(1, 13)]
+    first = recs[0]
+    assert first["timers_ms"] == {"fwd": 1.62, "bwd": 6.45, "bwd_inner": 2.14, "bwd_allreduce": 4.28, "step": 4.89}
+    assert first["lanes_ms"] == {"compute": 8.65, "communication": 4.28}    # fwd + bwd_inner + step
+
+
+def test_deepspeed_breakdown_with_step_lines():
+    """At log level info the `step=N` lines come every 2 steps; the counted steps agree with them."""
+    recs = parse_file("deepspeed-0.19.8_wall-clock-breakdown_log-level-info_2rank-cpu.log")
+    assert [r["step"] for r in recs if r["kind"] == "timing"] == list(range(1, 13))
+    printed = [r["step"] for r in recs if r["kind"] == "progress" and "lr" in r]
+    assert printed == [0, 2, 4, 6, 8, 10, 12]
+    assert {r["step"] for r in recs if r["kind"] == "checkpoint"} == {12}
+    timing = [r for r in recs if r["kind"] == "timing"]
+    assert (timing[2]["timers_ms"]["bwd_allreduce"], timing[2]["lanes_ms"]["communication"]) == (4.13, 4.13)

@@ -130,15 +130,25 @@ def test_torchtitan_line():
 
 
 def test_deepspeed_wall_clock_breakdown():
-    recs, _ = feed_all([
-        "[2024-01-01 00:00:00,000] [INFO] [logging.py:96:log_dist] [Rank 0] step=30, skipped=0, lr=[1e-4], mom=[(0.9, 0.95)]",
-        "[2024-01-01 00:00:00,000] [INFO] [logging.py:96:log_dist] [Rank 0] time (ms) | forward_microstep: 100.50 |"
-        " backward_microstep: 250.00 | backward_inner_microstep: 200.00 | backward_allreduce_microstep: 50.00 |"
-        " step_microstep: 20.00",
+    """One record per optimizer step, from the step's own timers line; the micro-batches' lines
+    give none.  Steps are counted; a `step=N` line moves the count only when far from it (a
+    resumed run): 1 against 30 may be stdout's buffering, 1 against 5000 is not."""
+    head = "[2024-01-01 00:00:00,000] [INFO] [logging.py:96:log_dist] [Rank 0] "
+    recs, d = feed_all([
+        head + "step=30, skipped=0, lr=[1e-4], mom=[(0.9, 0.95)]",
+        head + "time (ms) | forward_microstep: 100.50 | backward_microstep: 250.00 | backward_inner_microstep: 200.00"
+        " | backward_allreduce_microstep: 50.00 | step_microstep: 20.00",
+        head + "time (ms) | forward: 100.50 | backward: 250.00 | backward_inner: 200.00 | backward_allreduce: 50.00"
+        " | step: 20.00",
     ])
-    t = recs[-1]
-    assert t["kind"] == "timing" and t["step"] == 30 and t["framework"] == "deepspeed"
+    assert d.framework == "deepspeed"
+    p, t = recs
+    assert (p["kind"], p["step"]) == ("progress", 30)
+    assert (t["kind"], t["step"], t["step_inferred"], t["rank"]) == ("timing", 1, True, 0)
     assert t["lanes_ms"] == {"compute": 320.5, "communication": 50.0}
+    recs, _ = feed_all([head + "step=5000, skipped=3, lr=[1e-4], mom=[(0.9, 0.95)]",
+                        "[Rank 0] time (ms) | fwd: 1.0 | bwd: 2.0 | bwd_inner: 1.5 | bwd_allreduce: 0.5 | step: 0.5"])
+    assert [(r["kind"], r["step"]) for r in recs] == [("progress", 5000), ("timing", 5000)]
 
 
 def test_tqdm_redraws_one_record_per_step():

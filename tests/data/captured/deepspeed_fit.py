@@ -1,0 +1,26 @@
+"""A tiny DeepSpeed run on the CPU (gloo), to capture what the engine prints."""
+import os, time
+import torch
+from torch import nn
+import deepspeed
+
+config = {
+    "train_micro_batch_size_per_gpu": 4,
+    "gradient_accumulation_steps": 2,
+    "steps_per_print": 2,
+    "wall_clock_breakdown": True,
+    "optimizer": {"type": "Adam", "params": {"lr": 1e-3, "torch_adam": True}},
+}
+if os.environ.get("DS_LOG_INFO"):
+    deepspeed.utils.logging.set_log_level_from_string("info")
+deepspeed.init_distributed(dist_backend="gloo")
+model = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 1))
+engine, _, _, _ = deepspeed.initialize(model=model, model_parameters=model.parameters(), config=config)
+g = torch.Generator().manual_seed(engine.global_rank)
+for i in range(12 * 2):
+    x, y = torch.randn(4, 16, generator=g), torch.randn(4, 1, generator=g)
+    loss = nn.functional.mse_loss(engine(x), y)
+    engine.backward(loss)
+    engine.step()
+    time.sleep(0.02)
+engine.save_checkpoint(os.environ.get("CKPT_DIR", "/tmp/dsrun/ckpt"), tag="global_step12")
