@@ -66,7 +66,7 @@ class EventParser:
             error = "cuda_oom"
         elif "NCCL" in text and ("timeout" in text.lower() or "Watchdog" in text):
             error = "nccl_timeout"
-        return record("error", framework, rank, self.last_step.get(rank), error=error, traceback=True,
+        return record("error", framework, rank, self.step_of(rank), error=error, traceback=True,
                       exception=exc, message=(msg or "")[:2000], frames=sum(1 for x in lines if x.lstrip().startswith("File ")),
                       text="\n".join(lines)[-4000:])
 
@@ -105,6 +105,12 @@ class EventParser:
             out.append(self._close_tb(rank, framework, None, None, final=False))
         return False, out
 
+    def step_of(self, rank):
+        """The step a rank is at: its own last one, else the stream's unprefixed one (often rank 0
+        alone prints its steps; the ranks of a synchronous job move together)."""
+        step = self.last_step.get(rank)
+        return self.last_step.get(None) if step is None else step
+
     def parse(self, line: str, rank, framework: str) -> list[dict]:
         if "%|" in line:
             # a bar's desc is no event (`Loading checkpoint shards: 100%|...`), but a message
@@ -117,7 +123,7 @@ class EventParser:
         if line.startswith("Traceback (most recent call last)"):
             self.tb[rank] = {"lines": [line], "open": 1}
             return []
-        step = self.last_step.get(rank)
+        step = self.step_of(rank)
         if "Watchdog caught" in line:
             m = WATCHDOG.search(line)
             if m:

@@ -4,7 +4,8 @@ from __future__ import annotations
 from .base import Pattern
 
 _PREFIX = Pattern(
-    r"(?:\[(?:rank|default)(\d{1,7}+)\]:"          # torchrun --tee / local-ranks-filter
+    r"(?:\[rank(\d{1,7}+)\]: ?+"                   # torch's logger; its excepthook adds a space
+    r"|\[default(\d{1,7}+)\]:"                      # torchrun --tee / local-ranks-filter
     r"|\[\d{1,7}+,(\d{1,7}+)\]<std(?:out|err)>:"    # mpirun --tag-output
     r"|[ ]{0,7}+(\d{1,7}+): )")                     # srun --label (right-aligned)
 _STARTS = frozenset("[ 0123456789")
@@ -24,7 +25,7 @@ def split_rank_prefix(line: str) -> tuple[int | None, str]:
         m = _PREFIX.match(line)
         if not m:
             return None, line
-        rank = int(m.group(1) or m.group(2) or m.group(3))
+        rank = int(m.group(1) or m.group(2) or m.group(3) or m.group(4))
         rest = line[m.end():]
     while rest.startswith(("[rank", "[default")):
         inner, after = _torchrun(rest)
@@ -35,7 +36,10 @@ def split_rank_prefix(line: str) -> tuple[int | None, str]:
 
 
 def _torchrun(line: str) -> tuple[int | None, str]:
-    """`[rankN]:` or `[defaultN]:` without a regex (the common case)."""
+    """`[rankN]:` or `[defaultN]:` without a regex (the common case).  torch.distributed's
+    excepthook writes each line of an uncaught exception as `[rankN]: ` + the line, with a
+    space that is not the line's: without it, `Traceback (most recent call last):` would not
+    start its line."""
     start = 5 if line.startswith("[rank") else 8 if line.startswith("[default") else 0
     if not start:
         return None, line
@@ -43,6 +47,8 @@ def _torchrun(line: str) -> tuple[int | None, str]:
     digits = line[start:end]
     if end < 0 or not digits.isdigit() or not digits.isascii():
         return None, line
+    if start == 5 and line[end + 2:end + 3] == " ":
+        return int(digits), line[end + 3:]
     return int(digits), line[end + 2:]
 
 

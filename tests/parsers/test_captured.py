@@ -110,3 +110,19 @@ def test_deepspeed_breakdown_with_step_lines():
     assert {r["step"] for r in recs if r["kind"] == "checkpoint"} == {12}
     timing = [r for r in recs if r["kind"] == "timing"]
     assert (timing[2]["timers_ms"]["bwd_allreduce"], timing[2]["lanes_ms"]["communication"]) == (4.13, 4.13)
+
+
+def test_torchrun_crash_culprit_then_victim():
+    """The rank that raised, and the rank that failed because of it, each give one traceback
+    event with its rank, in the order they were written; torchrun names the failed rank."""
+    recs = parse_file("torch-2.15_torchrun-gloo_rank1-raises_2rank.log")
+    errors = [r for r in recs if r["kind"] == "error"]
+    culprit, victim, child, launcher = errors
+    assert (culprit["rank"], culprit["step"], culprit["exception"], culprit["message"]) == (
+        1, 3, "RuntimeError", "shape mismatch in batch 3 (user bug)")
+    assert culprit["text"].startswith("Traceback (most recent call last):\n  File \"/job/crash.py\", line 13")
+    assert (victim["rank"], victim["exception"]) == (0, "RuntimeError")
+    assert "Connection closed by peer" in victim["message"]
+    assert (child["error"], child["local_rank"], child["exitcode"]) == ("child_failed", 1, 1)
+    assert launcher["exception"] == "torch.distributed.elastic.multiprocessing.errors.ChildFailedError"
+    assert [r["step"] for r in recs if r["kind"] == "progress"] == [1, 1, 2, 2, 3]
