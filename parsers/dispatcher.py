@@ -154,6 +154,8 @@ class Dispatcher:
         if line.__class__ is str and len(line) < 2048:
             if line[-1:] == "\n":
                 line = line[:-1]
+            if line[-1:] == "\r":      # CRLF: a line ending, not a redraw
+                line = line[:-1]
             # Tabs are the one control character common in progress lines (meters); a line
             # that is printable once they are spaces has no ANSI code or other control.
             printable = line.isprintable() or (
@@ -190,6 +192,8 @@ class Dispatcher:
                 stats["truncated"] += 1
             if line.endswith("\n"):
                 line = line[:-1]
+            if line.endswith("\r"):
+                line = line[:-1]
             short = len(line) <= SHORT_LINE
             LIMIT.timeout = None if short else TIMEOUT
             if not printable and not line.isprintable() and not (
@@ -203,7 +207,7 @@ class Dispatcher:
                 rank, line = self._split_prefix(line)
             if "\r" in line:
                 out: list = []
-                if self.active is None:
+                if self.active is None and interesting(line):   # no keyword: no segment is read
                     self._claim_redrawn(line)
                 for seg in line.split("\r")[:2000]:
                     if seg:

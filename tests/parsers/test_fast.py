@@ -49,6 +49,21 @@ def test_corpus_fast_matches_full(path):
     same(lines)
 
 
+@pytest.mark.parametrize("name", ["megatron/megatron-deepspeed_gpt3-125M_tokendrop_8gpu_timers_nccl-info.log",
+                                  "hf_trainer/bigscience_hf-trainer-deepspeed-zero3_gpt2_16node_slurm_cr-progress.log"])
+def test_crlf_line_endings_read_as_lf(name):
+    """A log written with CRLF endings (a pty, a Windows editor) gives what its LF form gives;
+    a CR that ends its line is no redraw."""
+    data = (CORPUS / name).read_bytes().replace(b"\r\n", b"\n")
+    assert data.endswith(b"\n")
+    want = run(FullPath, data.decode("utf-8", "replace").split("\n")[:-1])
+    crlf = data.replace(b"\n", b"\r\n")
+    d = Dispatcher()
+    got = d.feed_chunk(crlf) + d.flush()
+    assert got == want[0] and d.stats == want[1]
+    assert run(Dispatcher, crlf.decode("utf-8", "replace").split("\n")[:-1])[:2] == want[:2]
+
+
 # One line of each shape as the corpus prints it: the fast hook takes it (not None).
 SHAPES = {
     DeepSpeedParser: [
