@@ -61,7 +61,8 @@ def _maybe_prefixed(line: str) -> bool:
     if line[0] == "(":      # Ray: `(RayTrainWorker pid=75298) `
         return line.find(" pid=", 1, 104) >= 0
     if line[0] == "[":
-        return line.startswith(("[rank", "[default")) or (line[1:2].isdigit() and "]<std" in line[:24])
+        return line.startswith(("[rank", "[default")) or (line[1:2].isdigit() and (
+            "]<std" in line[:24] or "]:" in line[:10]))
     return ": " in line[:10]
 
 

@@ -6,6 +6,7 @@ from .base import Pattern
 _PREFIX = Pattern(
     r"(?:\[rank(\d{1,7}+)\]: ?+"                   # torch's logger; its excepthook adds a space
     r"|\[default(\d{1,7}+)\]:"                      # torchrun --tee / local-ranks-filter
+    r"|\[(\d{1,7}+)\]:"                             # torchrun --log-line-prefix-template '[${rank}]:'
     r"|\[\d{1,7}+,(\d{1,7}+)\]<std(?:out|err)>:"    # mpirun --tag-output
     r"|[ ]{0,7}+(\d{1,7}+): )")                     # srun --label (right-aligned)
 _STARTS = frozenset("[ 0123456789")
@@ -25,7 +26,7 @@ def split_rank_prefix(line: str) -> tuple[int | None, str]:
         m = _PREFIX.match(line)
         if not m:
             return None, line
-        rank = int(m.group(1) or m.group(2) or m.group(3) or m.group(4))
+        rank = int(next(g for g in m.groups() if g is not None))
         rest = line[m.end():]
     while rest.startswith(("[rank", "[default")):
         inner, after = _torchrun(rest)
@@ -36,11 +37,12 @@ def split_rank_prefix(line: str) -> tuple[int | None, str]:
 
 
 def _torchrun(line: str) -> tuple[int | None, str]:
-    """`[rankN]:` or `[defaultN]:` without a regex (the common case).  torch.distributed's
+    """`[rankN]:`, `[defaultN]:` or `[N]:` without a regex (the common case).  torch.distributed's
     excepthook writes each line of an uncaught exception as `[rankN]: ` + the line, with a
     space that is not the line's: without it, `Traceback (most recent call last):` would not
     start its line."""
-    start = 5 if line.startswith("[rank") else 8 if line.startswith("[default") else 0
+    start = 5 if line.startswith("[rank") else 8 if line.startswith("[default") else (
+        1 if line[:1] == "[" and line[1:2].isdigit() else 0)
     if not start:
         return None, line
     end = line.find("]:", start, start + 9)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from ridgescope.parsers import Dispatcher
 
 CAPTURED = Path(__file__).resolve().parents[1] / "data" / "captured"
@@ -126,3 +128,17 @@ def test_torchrun_crash_culprit_then_victim():
     assert (child["error"], child["local_rank"], child["exitcode"]) == ("child_failed", 1, 1)
     assert launcher["exception"] == "torch.distributed.elastic.multiprocessing.errors.ChildFailedError"
     assert [r["step"] for r in recs if r["kind"] == "progress"] == [1, 1, 2, 2, 3]
+
+
+@pytest.mark.parametrize("name", ["torch-2.15_torchrun-tee3_rank1-raises_2rank.log",
+                                  "torch-2.15_torchrun-prefix-template-rank_rank1-raises_2rank.log"])
+def test_torchrun_prefixed_streams(name):
+    """`--tee 3` prefixes each line with its rank, in either form: the steps and the two
+    tracebacks each carry theirs."""
+    recs = parse_file(name)
+    steps = sorted((r["rank"], r["step"]) for r in recs if r["kind"] == "progress")
+    assert steps == [(0, 1), (0, 2), (0, 3), (1, 1), (1, 2)]
+    tracebacks = {r["rank"]: r for r in recs if r["kind"] == "error" and r["error"] == "traceback"}
+    assert tracebacks[1]["message"] == "shape mismatch in batch 3 (user bug)"
+    assert "Connection closed by peer" in tracebacks[0]["message"]
+    assert tracebacks[None]["exception"].endswith("ChildFailedError")

@@ -370,21 +370,21 @@ def test_srun_label_without_the_regex(line):
     rank, rest = _srun(line)
     m = _PREFIX.match(line)
     if rank is not None:
-        assert m is not None and (rank, rest) == (int(m.group(4)), line[m.end():])
+        assert m is not None and (rank, rest) == (int(m.group(5)), line[m.end():])
 
 
-TORCHRUN_ATOMS = ["[rank", "[default", "3", "12", "12345678", "]:", "]", ":", " ", "  ", "x", "\u0663"]
+TORCHRUN_ATOMS = ["[rank", "[default", "[", "3", "12", "12345678", "]:", "]", ":", ",", " ", "  ", "x", "\u0663"]
 
 
 @SETTINGS
 @given(st.lists(st.sampled_from(TORCHRUN_ATOMS), max_size=8).map("".join))
 def test_torchrun_prefix_without_the_regex(line):
-    """`[rankN]:` (one space after it dropped: torch's excepthook adds it) and `[defaultN]:`."""
+    """`[rankN]:` (one space after it dropped: torch's excepthook adds it), `[defaultN]:`, `[N]:`."""
     from ridgescope.parsers.prefix import _PREFIX, _torchrun
     rank, rest = _torchrun(line)
     m = _PREFIX.match(line)
     if rank is not None:
-        assert m is not None and (rank, rest) == (int(m.group(1) or m.group(2)), line[m.end():])
+        assert m is not None and (rank, rest) == (int(m.group(1) or m.group(2) or m.group(3)), line[m.end():])
 
 
 def test_plain_dicts_and_meter_items():
