@@ -36,6 +36,17 @@ def test_table_output_and_forced_format(capsys, tmp_path):
     assert "2 lines, 1 records, 0 garbage" in out
 
 
+def test_table_names_the_exception(capsys, tmp_path):
+    """torchrun's own traceback ends in `ChildFailedError: ` with no message: the table still
+    says what was raised."""
+    log = tmp_path / "crash.log"
+    log.write_text("Traceback (most recent call last):\n  File \"x.py\", line 1, in <module>\n"
+                   "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n====\n")
+    assert cmd_parse.run(_args([str(log)])) == 0
+    out = capsys.readouterr().out
+    assert "error=traceback  exception=torch.distributed.elastic.multiprocessing.errors.ChildFailedError" in out
+
+
 def test_missing_file(capsys, tmp_path):
     assert cmd_parse.run(_args([str(tmp_path / "nope.log"), "--format", "json"])) == 1
     assert "nope.log" in capsys.readouterr().err
