@@ -34,7 +34,9 @@ CKPT_DUR = Pattern(r"(?i)\b(?:in|took|time(?: \(ms\))?:?)\s*+([\d.]++)\s*+(ms|s|
 CKPT_STEP = Pattern(r"(?i)(?:iteration|global[ _]step|step)[\s:=_-]{0,8}+(\d++)|checkpoint-(\d++)|step[-_](\d++)")
 RESUME = Pattern(
     r"(?i)(?:resum(?:ing|ed|e)|continuing training|restarting)\b[^\n]{0,80}?"
-    r"(?:iteration|global step|step|epoch)\s*+[:=]?\s*+(\d++)")
+    r"(iteration|global step|step|epoch)\s*+[:=]?\s*+(\d++)")
+RESUME_STEP = Pattern(r"(?i)\b(?:iteration|global[ _]step|step)\s*+[:=]?\s*+(\d++)")
+"""The step of a resume line that names its epoch first (HF 5: `... with epoch 1 and global step 8`)."""
 RESTART_ELASTIC = Pattern(r"(\d++)/(\d++) attempts left; will restart worker group")
 EVAL_START = Pattern(r"(?i)\*{3,}+\s*+(?:Running )?(Evaluation|Evaluating|Prediction)\b")
 
@@ -184,7 +186,11 @@ class EventParser:
             low = line
             m = RESUME.search(low)
             if m:
-                return [record("restart", framework, rank, int(m.group(1)), message=line.strip()[:500])]
+                if m.group(1).lower() != "epoch":
+                    return [record("restart", framework, rank, int(m.group(2)), message=line.strip()[:500])]
+                sm = RESUME_STEP.search(low, m.end())
+                return [record("restart", framework, rank, int(sm.group(1)) if sm else None,
+                               epoch=int(m.group(2)), message=line.strip()[:500])]
             m = RESTART_ELASTIC.search(low)
             if m:
                 return [record("restart", framework, rank, step, attempts_left=int(m.group(1)),

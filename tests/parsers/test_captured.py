@@ -142,3 +142,15 @@ def test_torchrun_prefixed_streams(name):
     assert tracebacks[1]["message"] == "shape mismatch in batch 3 (user bug)"
     assert "Connection closed by peer" in tracebacks[0]["message"]
     assert tracebacks[None]["exception"].endswith("ChildFailedError")
+
+
+def test_hf_trainer_5_resume():
+    """A resumed run: the checkpoint loaded, the restart at global step 8 (not at the epoch the
+    line names first), and the steps that follow from 10 on."""
+    recs = parse_file("transformers-5.24.0_trainer_resume-from-checkpoint-8_pipe.log")
+    (load,) = [r for r in recs if r["kind"] == "checkpoint" and r["action"] == "load"]
+    assert (load["step"], load["path"]) == (8, "/tmp/out/checkpoint-8")
+    (restart,) = [r for r in recs if r["kind"] == "restart"]
+    assert (restart["step"], restart["epoch"]) == (8, 1)
+    logged = [r["step"] for r in recs if r["kind"] == "progress" and "loss" in r and not r.get("summary")]
+    assert logged == [10, 12, 14, 16]

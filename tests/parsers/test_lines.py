@@ -537,6 +537,9 @@ def test_resume_and_elastic_restart():
                         "[default] Worker group FAILED. 2/3 attempts left; will restart worker group"])
     assert [(r["kind"], r["step"]) for r in recs] == [("restart", 1500), ("restart", None)]
     assert recs[1]["attempts_left"] == 2
+    recs, _ = feed_all(["  Continuing training from epoch 3", "Resuming training from checkpoint with epoch 1 "
+                        "and global step 8"])
+    assert [(r["step"], r["epoch"]) for r in recs] == [(None, 3), (8, 1)]
 
 
 def test_nccl_coll_line():

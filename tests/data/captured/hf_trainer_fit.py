@@ -28,10 +28,11 @@ class Data(torch.utils.data.Dataset):
         return {"x": self.x[i], "labels": self.y[i]}
 
 
-# python hf_trainer_fit.py OUTDIR [notqdm|info]
+# python hf_trainer_fit.py OUTDIR [notqdm|info|resume]   (resume: from OUTDIR/checkpoint-8 of an earlier run)
 mode = sys.argv[2] if len(sys.argv) > 2 else ""
 args = TrainingArguments(output_dir=sys.argv[1], per_device_train_batch_size=8, num_train_epochs=2,
                          logging_steps=2, eval_strategy="steps", eval_steps=5, save_steps=8,
                          report_to=[], use_cpu=True, disable_tqdm=mode == "notqdm",
-                         log_level="info" if mode == "info" else "passive")
-Trainer(model=Tiny(), args=args, train_dataset=Data(64), eval_dataset=Data(16)).train()
+                         log_level="info" if mode in ("info", "resume") else "passive")
+trainer = Trainer(model=Tiny(), args=args, train_dataset=Data(64), eval_dataset=Data(16))
+trainer.train(resume_from_checkpoint=f"{sys.argv[1]}/checkpoint-8" if mode == "resume" else None)
