@@ -154,3 +154,14 @@ def test_hf_trainer_5_resume():
     assert (restart["step"], restart["epoch"]) == (8, 1)
     logged = [r["step"] for r in recs if r["kind"] == "progress" and "loss" in r and not r.get("summary")]
     assert logged == [10, 12, 14, 16]
+
+
+def test_lightning_checkpoint_and_resume():
+    """The verbose ModelCheckpoint message (after the bar's last redraw, on its line), the restore
+    of the resumed fit, and every step once across both fits."""
+    recs = parse_file("lightning-2.6.6_modelcheckpoint-verbose_resume_pipe.log")
+    path = "/tmp/lckpt/epoch=0-step=8.ckpt"
+    ckpts = [(r["action"], r["phase"], r["step"], r["path"]) for r in recs if r["kind"] == "checkpoint"]
+    assert ckpts == [("save", "start", 8, path), ("load", "start", 8, path), ("load", "end", 8, path)]
+    assert [r["step"] for r in recs if r["kind"] == "restart"] == [8]
+    assert sorted(r["step"] for r in recs if r["kind"] == "progress") == list(range(1, 17))

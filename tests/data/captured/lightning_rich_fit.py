@@ -1,10 +1,14 @@
-"""A tiny Lightning fit with the RichProgressBar, to capture what it prints."""
+"""A tiny Lightning fit, to capture what it prints.
+
+    python lightning_rich_fit.py rich|tqdm         2 epochs with that progress bar
+    python lightning_rich_fit.py resume CKPT_DIR   1 epoch saving a checkpoint, then a fit resumed from it
+"""
 import sys, time
 import torch
 from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 import lightning as L
-from lightning.pytorch.callbacks import RichProgressBar, TQDMProgressBar
+from lightning.pytorch.callbacks import ModelCheckpoint, RichProgressBar, TQDMProgressBar
 
 class M(L.LightningModule):
     def __init__(self):
@@ -22,7 +26,15 @@ class M(L.LightningModule):
         return torch.optim.SGD(self.parameters(), lr=0.1)
 
 ds = TensorDataset(torch.randn(64, 8), torch.randn(64, 1))
-bar = RichProgressBar() if sys.argv[1] == "rich" else TQDMProgressBar()
-t = L.Trainer(max_epochs=2, accelerator="cpu", devices=1, callbacks=[bar], logger=False,
-              enable_checkpointing=False, log_every_n_steps=1)
-t.fit(M(), DataLoader(ds, batch_size=8), DataLoader(ds, batch_size=16))
+loaders = DataLoader(ds, batch_size=8), DataLoader(ds, batch_size=16)
+if sys.argv[1] == "resume":
+    save = ModelCheckpoint(dirpath=sys.argv[2], monitor="val_loss", verbose=True)
+    L.Trainer(max_epochs=1, accelerator="cpu", devices=1, callbacks=[TQDMProgressBar(), save],
+              logger=False, log_every_n_steps=1).fit(M(), *loaders)
+    L.Trainer(max_epochs=2, accelerator="cpu", devices=1, callbacks=[TQDMProgressBar()], logger=False,
+              enable_checkpointing=False, log_every_n_steps=1).fit(M(), *loaders, ckpt_path=save.best_model_path)
+else:
+    bar = RichProgressBar() if sys.argv[1] == "rich" else TQDMProgressBar()
+    t = L.Trainer(max_epochs=2, accelerator="cpu", devices=1, callbacks=[bar], logger=False,
+                  enable_checkpointing=False, log_every_n_steps=1)
+    t.fit(M(), *loaders)
