@@ -46,6 +46,9 @@ FRAGMENTS = [
     # Lightning's RichProgressBar
     "Epoch 1/9  ", "\u2501\u2501\u2501\u257a\u2501", " 8/8 ", "0:00:01 \u2022 -:--:-- ", "8.13it/s ", "train_loss: ",
     "\x1b[2K\x1b[1A",
+    # torch's excepthook and --log-line-prefix-template prefixes, DeepSpeed's breakdown, HF 5's resume
+    "[rank1]: ", "[3]:", "[Rank 0] time (ms) | fwd: ", " | bwd_allreduce: ", "_microstep: ",
+    "Resuming training from checkpoint with epoch ", " and global step ", "'loss': '1.06'",
 ]
 
 lines = st.lists(st.sampled_from(FRAGMENTS) | st.text(max_size=20), max_size=40).map("".join)
