@@ -355,6 +355,12 @@ class Parser:
     def flush(self) -> list[dict]:
         return []
 
+    def place_events(self, recs: list[dict], rank) -> list[dict]:
+        """The event records (see `events.py`) of one line of this parser's stream, given their
+        step; a parser that knows a better step than the events' last one may set it here, or
+        hold records back until it does (and give them later with its own)."""
+        return recs
+
 
 class BarTracker:
     """Holds the latest redraw of each bar and emits it once the bar moves past that step."""

@@ -433,7 +433,9 @@ class Dispatcher:
             out.extend(recs)
             self._note_step(recs, rank)
             return out
-        out.extend(events.parse(line, rank, self._fw()))
+        recs = events.parse(line, rank, self._fw())
+        if recs:
+            out.extend(recs if self.active is None else self.active.place_events(recs, rank))
         return out
 
     def _note_step(self, recs: list, rank) -> None:

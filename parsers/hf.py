@@ -36,6 +36,7 @@ class HFTrainerParser(Parser):
         self.held: dict = {}       # rank -> record being built for the main bar's current step
         self.pending: dict = {}    # rank -> dict printed, step not known yet
         self.pending_eval: dict = {}   # rank -> an evaluation's fields, step not known yet
+        self.pending_events: dict = {}  # rank -> evaluation banners, step not known yet
         self.main_total: dict = {}
 
     def detect(self, line: str) -> bool:
@@ -60,6 +61,9 @@ class HFTrainerParser(Parser):
         if held is not None and held["step"] != n:
             self._emit_held(rank, out)
             held = None
+        for event in self.pending_events.pop(rank, ()):
+            event["step"] = n
+            out.append(event)
         evaluation = self.pending_eval.pop(rank, None)
         if evaluation is not None:
             out.append(record("eval", self.name, rank, n, phase="result", **evaluation))
@@ -129,8 +133,25 @@ class HFTrainerParser(Parser):
                 self._dict(d, rank, out)
         return out
 
+    def place_events(self, recs: list[dict], rank) -> list[dict]:
+        """`***** Running Evaluation *****` comes before the evaluation, while the bar may still
+        show an earlier step: like the evaluation's dict, it takes the step of the next redraw."""
+        if rank not in self.main_total:
+            return recs
+        held = [r for r in recs if r["kind"] == "eval" and r.get("phase") == "start"]
+        if not held:
+            return recs
+        self.pending_events.setdefault(rank, []).extend(held)
+        return [r for r in recs if r not in held]
+
     def flush(self) -> list[dict]:
         out: list = []
+        for rank, events in self.pending_events.items():
+            step = self.held[rank]["step"] if rank in self.held else None
+            for event in events:
+                event["step"] = step
+                out.append(event)
+        self.pending_events.clear()
         for rank, evaluation in self.pending_eval.items():
             step = self.held[rank]["step"] if rank in self.held else None
             out.append(record("eval", self.name, rank, step, phase="result", **evaluation))
