@@ -461,7 +461,7 @@ class Dispatcher:
                 return self._accept(active, recs)
             if self.forced:
                 if active.name != "generic":
-                    return self.parsers["generic"].parse(line, rank)
+                    return self.parsers["generic"].parse(line, rank, bars=False)
                 return []
         for p, detect in self._detects:
             if p is not active and detect(line):
@@ -471,7 +471,7 @@ class Dispatcher:
                     self.stats["switches"] += 1
                 return self._accept(p, recs)
         if active is None or active.name != "generic":
-            return self.parsers["generic"].parse(line, rank)
+            return self.parsers["generic"].parse(line, rank, bars=active is None)
         return []
 
     def flush(self) -> list[dict]:

@@ -8,6 +8,7 @@ import re
 
 from .base import SOURCE_LOCATION, Parser, Pattern, num, printable_ascii, record, to_ms
 from .kv import normalise, pairs
+from .loopbars import LoopBars
 from .pydict import parse_flat_dict
 from .scan import interesting
 
@@ -122,6 +123,7 @@ class GenericParser(Parser):
     fallback_readers = ("_dict_at",)
 
     def __init__(self) -> None:
+        self.loop_bars = LoopBars(self.name)
         self.mxnet_epochs: dict = {}
         """rank -> [epoch, its first step - 1, the last batch it printed]: MXNet counts its
         batches from 0 in each epoch."""
@@ -129,8 +131,17 @@ class GenericParser(Parser):
     def detect(self, line: str) -> bool:
         return False
 
-    def parse(self, line: str, rank: int | None) -> list[dict]:
+    def flush(self) -> list[dict]:
+        return self.loop_bars.flush()
+
+    def parse(self, line: str, rank: int | None, bars: bool = True) -> list[dict]:
+        """`bars`: read a training loop's own tqdm bars (`loopbars.py`); not where a framework's
+        parser reads the stream's bars, and gives the generic parser only what it does not take."""
         s = line.strip()
+        if bars and "%|" in s:
+            recs = self.loop_bars.parse(s, rank)
+            if recs is not None:
+                return recs
         if "][" in s and "/" in s:
             m = METER.search(s)
             if m:

@@ -167,3 +167,32 @@ def test_lightning_checkpoint_and_resume():
     assert ckpts == [("save", "start", 8, path), ("load", "start", 8, path), ("load", "end", 8, path)]
     assert [r["step"] for r in recs if r["kind"] == "restart"] == [8]
     assert sorted(r["step"] for r in recs if r["kind"] == "progress") == list(range(1, 17))
+
+
+def test_own_loop_steps_bar():
+    """A loop of one's own with diffusers' `Steps` bar: each step's last redraw is one record,
+    with the loss and the learning rate of its postfix."""
+    recs = parse_file("accelerate-1.15.0_own-loop_tqdm-steps-bar_pipe.log")
+    assert [r["step"] for r in recs] == list(range(1, 25))
+    assert {(r["kind"], r["framework"], r["total_steps"], r["lr"]) for r in recs} == {("progress", "generic", 24, 0.01)}
+    assert (recs[0]["loss"], recs[2]["loss"], recs[-1]["loss"], recs[-1]["it_per_s"]) == (1.42, 8.25, 1.49, 13.39)
+
+
+def test_own_loop_nested_bars():
+    """The inner `Iteration` bar starts again at each epoch: its steps run on after the epoch
+    before (redrawn every other step here); the outer `Epoch` bar gives nothing."""
+    recs = parse_file("accelerate-1.15.0_own-loop_tqdm-epoch-iteration-bars_pipe.log")
+    assert [r["step"] for r in recs] == list(range(2, 25, 2))
+    assert [r.get("iter_in_epoch") for r in recs[5:8]] == [None, 2, 4]
+    assert recs[6]["step_inferred"] and (recs[6]["loss"], recs[6]["total_steps"]) == (0.921, 12)
+
+
+def test_bars_that_are_no_training_steps():
+    """Downloads, `datasets.map`, checkpoint shards and evaluation bars, on a stream no framework
+    claims, give no step."""
+    d = Dispatcher()
+    lines = ["Map: 100%|██████████| 1000/1000 [00:00<00:00, 9950.32 examples/s]",
+             "Loading checkpoint shards: 100%|██████████| 3/3 [00:02<00:00,  1.10it/s]",
+             "Evaluating: 100%|██████████| 50/50 [00:03<00:00, 15.2it/s, loss=1.2]",
+             " 50%|█████     | 5/10 [00:01<00:01,  5.00it/s]"]
+    assert [r for line in lines for r in d.feed(line)] + d.flush() == []

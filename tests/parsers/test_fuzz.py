@@ -49,6 +49,7 @@ FRAGMENTS = [
     # torch's excepthook and --log-line-prefix-template prefixes, DeepSpeed's breakdown, HF 5's resume
     "[rank1]: ", "[3]:", "[Rank 0] time (ms) | fwd: ", " | bwd_allreduce: ", "_microstep: ",
     "Resuming training from checkpoint with epoch ", " and global step ", "'loss': '1.06'",
+    "Steps:  10%|", "Iteration: ", " 16.15it/s, lr=0.01, step_loss=0.972]",
 ]
 
 lines = st.lists(st.sampled_from(FRAGMENTS) | st.text(max_size=20), max_size=40).map("".join)

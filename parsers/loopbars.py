@@ -1,0 +1,64 @@
+"""A training loop's own tqdm bar, on a stream no framework claims: diffusers' and Accelerate's
+example scripts (`Steps:  10%|█  | 100/1000 [00:10<01:30,  9.80it/s, lr=0.0001, step_loss=0.12]`),
+nanoGPT-style loops that call `set_postfix(loss=...)`.
+
+Most bars in a training log are no training steps (downloads, `Map`, `Loading checkpoint
+shards`, evaluation), so a bar counts only where it says it is one: a training word for its
+label, or a loss among its postfix items."""
+from __future__ import annotations
+
+from .base import EVAL_WORDS, BarTracker, parse_bar, record
+from .kv import normalise
+
+_TRAINING_LABELS = frozenset(("steps", "step", "training", "train", "training steps", "iteration",
+                              "iterations", "iter", "batches"))
+
+
+def is_training_bar(bar: dict) -> bool:
+    desc = bar["desc"]
+    if any(w in desc for w in EVAL_WORDS):
+        return False
+    return desc.lower() in _TRAINING_LABELS or any("loss" in k.lower() for k in bar["post"])
+
+
+class LoopBars:
+    """The final redraw of each step of each training bar, as one progress record.  An inner
+    bar that starts again (`for epoch ...: for batch in tqdm(loader)`) runs its steps on after
+    the epoch before, as `step_inferred`."""
+
+    def __init__(self, framework: str) -> None:
+        self.framework = framework
+        self.tracker = BarTracker()
+        self.offsets: dict = {}     # (rank, label) -> the steps of the bar's earlier runs
+
+    def parse(self, line: str, rank) -> list[dict] | None:
+        """The records a training bar's redraw completes (often none); None for any other line."""
+        bar = parse_bar(line)
+        if bar is None or not is_training_bar(bar):
+            return None
+        key = (rank, bar["desc"])
+        old = self.tracker.peek(key)
+        done = self.tracker.update(key, bar)
+        out = [] if done is None else [self._record(key, done)]
+        if old is not None and bar["n"] < old["n"]:
+            self.offsets[key] = self.offsets.get(key, 0) + (old["total"] or old["n"])
+        return out
+
+    def flush(self) -> list[dict]:
+        out = [self._record(key, bar) for key, bar in self.tracker.held.items() if bar["n"] > 0]
+        self.tracker.held.clear()
+        return out
+
+    def _record(self, key, bar: dict) -> dict:
+        fields, extra = normalise([(k, v, None) for k, v in bar["post"].items()])
+        fields.pop("step", None)
+        offset = self.offsets.get(key, 0)
+        if offset:
+            fields["step_inferred"] = True
+            fields["iter_in_epoch"] = bar["n"]
+        if "it_per_s" in bar:
+            fields["it_per_s"] = bar["it_per_s"]
+        if extra:
+            fields["metrics"] = dict(list(extra.items())[:24])
+        return record("progress", self.framework, key[0], offset + bar["n"], total_steps=bar["total"],
+                      elapsed_s=bar["elapsed_s"], **fields)
