@@ -124,9 +124,13 @@ class Dispatcher:
         so that its bars come before its dict, as they did on the screen."""
         for p, detect in self._detects:
             if detect(line):
-                self._activate(p)
-                self.stats["switches"] += 1
+                self._switch(p)
                 return
+
+    def _switch(self, parser) -> None:
+        if self.active is not parser:
+            self._activate(parser)
+            self.stats["switches"] += 1
 
     @property
     def framework(self) -> str | None:
@@ -466,9 +470,7 @@ class Dispatcher:
         for p, detect in self._detects:
             if p is not active and detect(line):
                 recs = p.parse(line, rank)
-                if self.active is not p:
-                    self._activate(p)
-                    self.stats["switches"] += 1
+                self._switch(p)
                 return self._accept(p, recs)
         if active is None or active.name != "generic":
             return self.parsers["generic"].parse(line, rank, bars=active is None)

@@ -35,8 +35,9 @@ class HFTrainerParser(Parser):
         self.bars = BarTracker()
         self.held: dict = {}       # rank -> record being built for the main bar's current step
         self.pending: dict = {}    # rank -> dict printed, step not known yet
-        self.pending_eval: dict = {}   # rank -> an evaluation's fields, step not known yet
-        self.pending_events: dict = {}  # rank -> evaluation banners, step not known yet
+        self.next_redraw: dict = {}
+        """rank -> records whose step is that of the bar's next redraw (an evaluation's banner
+        and result: the bar's last redraw may lag the step, tqdm redraws at most every 0.1 s)."""
         self.main_total: dict = {}
 
     def detect(self, line: str) -> bool:
@@ -61,12 +62,9 @@ class HFTrainerParser(Parser):
         if held is not None and held["step"] != n:
             self._emit_held(rank, out)
             held = None
-        for event in self.pending_events.pop(rank, ()):
-            event["step"] = n
-            out.append(event)
-        evaluation = self.pending_eval.pop(rank, None)
-        if evaluation is not None:
-            out.append(record("eval", self.name, rank, n, phase="result", **evaluation))
+        for waiting in self.next_redraw.pop(rank, ()):
+            waiting["step"] = n
+            out.append(waiting)
         if n <= 0:
             return
         if held is None:
@@ -91,12 +89,11 @@ class HFTrainerParser(Parser):
                     fields[name] = v
             if "runtime" in fields:
                 fields["duration_ms"] = to_ms(fields.pop("runtime"), "s")
+            result = record("eval", self.name, rank, step, phase="result", **fields)
             if rank in self.main_total:
-                # the bar's last redraw can lag the step (tqdm redraws at most every 0.1 s);
-                # the redraw after the dict shows the step it was printed at
-                self.pending_eval[rank] = fields
+                self.next_redraw.setdefault(rank, []).append(result)
             else:
-                out.append(record("eval", self.name, rank, step, phase="result", **fields))
+                out.append(result)
         elif "train_runtime" in d and "loss" not in d:
             f = dict_fields(d)
             out.append(record("progress", self.name, rank, None, summary=True,
@@ -138,24 +135,20 @@ class HFTrainerParser(Parser):
         show an earlier step: like the evaluation's dict, it takes the step of the next redraw."""
         if rank not in self.main_total:
             return recs
-        held = [r for r in recs if r["kind"] == "eval" and r.get("phase") == "start"]
-        if not held:
+        banners = [r for r in recs if r["kind"] == "eval" and r.get("phase") == "start"]
+        if not banners:
             return recs
-        self.pending_events.setdefault(rank, []).extend(held)
-        return [r for r in recs if r not in held]
+        self.next_redraw.setdefault(rank, []).extend(banners)
+        return [r for r in recs if r not in banners]
 
     def flush(self) -> list[dict]:
         out: list = []
-        for rank, events in self.pending_events.items():
+        for rank, records in self.next_redraw.items():
             step = self.held[rank]["step"] if rank in self.held else None
-            for event in events:
-                event["step"] = step
-                out.append(event)
-        self.pending_events.clear()
-        for rank, evaluation in self.pending_eval.items():
-            step = self.held[rank]["step"] if rank in self.held else None
-            out.append(record("eval", self.name, rank, step, phase="result", **evaluation))
-        self.pending_eval.clear()
+            for waiting in records:
+                waiting["step"] = step
+                out.append(waiting)
+        self.next_redraw.clear()
         for rank in list(self.held):
             held = self.held[rank]
             pend = self.pending.pop(rank, None)
