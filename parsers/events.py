@@ -37,6 +37,7 @@ RESUME = Pattern(
     r"(iteration|global step|step|epoch)\s*+[:=]?\s*+(\d++)")
 RESUME_STEP = Pattern(r"(?i)\b(?:iteration|global[ _]step|step)\s*+[:=]?\s*+(\d++)")
 """The step of a resume line that names its epoch first (HF 5: `... with epoch 1 and global step 8`)."""
+GLOO_TIMEOUT = Pattern(r"Timed out waiting (\d{1,12}+)ms for (\w{1,20}+) operation")
 RESTART_ELASTIC = Pattern(r"(\d++)/(\d++) attempts left; will restart worker group")
 EVAL_START = Pattern(r"(?i)\*{3,}+\s*+(?:Running )?(Evaluation|Evaluating|Prediction)\b")
 
@@ -68,9 +69,16 @@ class EventParser:
             error = "cuda_oom"
         elif "NCCL" in text and ("timeout" in text.lower() or "Watchdog" in text):
             error = "nccl_timeout"
+        waited = {}
+        if "Timed out waiting" in text and "gloo" in text:
+            # this rank waited for a peer that never came: a victim, like NCCL's watchdog's
+            error = "gloo_timeout"
+            m = GLOO_TIMEOUT.search(text)
+            if m:
+                waited = {"timeout_ms": int(m.group(1)), "op": m.group(2)}
         return record("error", framework, rank, self.step_of(rank), error=error, traceback=True,
                       exception=exc, message=(msg or "")[:2000], frames=sum(1 for x in lines if x.lstrip().startswith("File ")),
-                      text="\n".join(lines)[-4000:])
+                      text="\n".join(lines)[-4000:], **waited)
 
     def traceback_line(self, line: str, rank, framework: str) -> tuple[bool, list]:
         """Feed a line while a traceback is open; returns (consumed, records).

@@ -196,3 +196,12 @@ def test_bars_that_are_no_training_steps():
              "Evaluating: 100%|██████████| 50/50 [00:03<00:00, 15.2it/s, loss=1.2]",
              " 50%|█████     | 5/10 [00:01<00:01,  5.00it/s]"]
     assert [r for line in lines for r in d.feed(line)] + d.flush() == []
+
+
+def test_gloo_collective_timeout_marks_the_waiting_rank():
+    """On a collective timeout, the rank that raises is the one that waited: its traceback says
+    so (`gloo_timeout`, how long, for which operation).  Rank 1, which stalled, prints nothing."""
+    recs = parse_file("torch-2.15_torchrun-gloo_rank1-stalls_collective-timeout_2rank.log")
+    (timeout,) = [r for r in recs if r["kind"] == "error" and r["error"] == "gloo_timeout"]
+    assert (timeout["rank"], timeout["step"], timeout["timeout_ms"], timeout["op"]) == (0, 2, 5000, "recv")
+    assert [r["step"] for r in recs if r["kind"] == "progress"] == [1, 1, 2, 2]

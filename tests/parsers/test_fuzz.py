@@ -50,6 +50,7 @@ FRAGMENTS = [
     "[rank1]: ", "[3]:", "[Rank 0] time (ms) | fwd: ", " | bwd_allreduce: ", "_microstep: ",
     "Resuming training from checkpoint with epoch ", " and global step ", "'loss': '1.06'",
     "Steps:  10%|", "Iteration: ", " 16.15it/s, lr=0.01, step_loss=0.972]",
+    "gloo/transport/tcp/unbound_buffer.cc:78] Timed out waiting 5000ms for recv operation to complete",
 ]
 
 lines = st.lists(st.sampled_from(FRAGMENTS) | st.text(max_size=20), max_size=40).map("".join)
