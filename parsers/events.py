@@ -69,13 +69,11 @@ class EventParser:
             error = "cuda_oom"
         elif "NCCL" in text and ("timeout" in text.lower() or "Watchdog" in text):
             error = "nccl_timeout"
-        waited = {}
-        if "Timed out waiting" in text and "gloo" in text:
+        elif "Timed out waiting" in text and "gloo" in text:
             # this rank waited for a peer that never came: a victim, like NCCL's watchdog's
             error = "gloo_timeout"
-            m = GLOO_TIMEOUT.search(text)
-            if m:
-                waited = {"timeout_ms": int(m.group(1)), "op": m.group(2)}
+        m = GLOO_TIMEOUT.search(text) if error == "gloo_timeout" else None
+        waited = {"timeout_ms": int(m.group(1)), "op": m.group(2)} if m else {}
         return record("error", framework, rank, self.step_of(rank), error=error, traceback=True,
                       exception=exc, message=(msg or "")[:2000], frames=sum(1 for x in lines if x.lstrip().startswith("File ")),
                       text="\n".join(lines)[-4000:], **waited)
