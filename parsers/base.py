@@ -98,8 +98,9 @@ def record(kind: str, framework: str, rank: int | None, step: int | None, **fiel
     return rec
 
 
-def num(text: str | None) -> float | None:
-    """A printed number ('1,234', '6.0E+00', '97%') as float; None for nan/inf/N/A or junk."""
+def num(text: str | float | None) -> float | None:
+    """A printed number ('1,234', '6.0E+00', '97%') as float; None for nan/inf/N/A or junk.
+    A number already read (a printed dict's value) passes as itself, if finite."""
     if text is None:
         return None
     try:
@@ -108,7 +109,8 @@ def num(text: str | None) -> float | None:
             return v
         return None
     except ValueError:
-        pass
+        if not isinstance(text, str):
+            return None
     t = text.strip().rstrip("%").replace(",", "")
     if not t or len(t) > 40:
         return None

@@ -56,8 +56,8 @@ def _over_time(held: list, i: int, total: float | None) -> float | None:
 class DeepSpeedParser(Parser):
     name = "deepspeed"
     yields_to = frozenset({"megatron"})
-    readers = ("_latency_at", "_step_at", "_throughput_at", "_chat_step_at")
-    runs = (("M", "_latency_run"),)
+    readers: tuple = ("_latency_at", "_step_at", "_throughput_at", "_chat_step_at")
+    runs: tuple = (("M", "_latency_run"),)
 
     def __init__(self) -> None:
         self.last_step: dict = {}
@@ -139,13 +139,13 @@ class DeepSpeedParser(Parser):
             r["step_inferred"] = True
         return recs
 
-    def _chat_step(self, epoch: str, step: str, text: str, rank) -> list[dict]:
-        step = int(step) + 1      # printed 0-based
+    def _chat_step(self, epoch: str, printed_step: str, text: str, rank) -> list[dict]:
+        step = int(printed_step) + 1      # printed 0-based
         self.last_step[rank] = step
         vals = {}
         for part in text.split("|")[:16]:
-            k, _, v = part.partition(":")
-            v = num(v)
+            k, _, printed = part.partition(":")
+            v = num(printed)
             if v is not None:
                 vals[k.strip()] = v
         return [record("progress", self.name, rank, step, epoch=int(epoch),
@@ -168,11 +168,11 @@ class DeepSpeedParser(Parser):
             return None
         return self._chat_step_line(text[start:end], rank)
 
-    def _latency_fast(self, a: str, b: str, c: str, d: str, rank=None) -> list[dict] | None:
+    def _latency_fast(self, pa: str, pb: str, pc: str, pd: str, rank=None) -> list[dict] | None:
         """What `_latency` builds from four runs of ASCII digits and dots, spelled out; None
         where `num` would decide otherwise ('1.2.3', or 400 digits: inf)."""
         try:
-            a, b, c, d = float(a), float(b), float(c), float(d)
+            a, b, c, d = float(pa), float(pb), float(pc), float(pd)
         except ValueError:
             return None
         t = a + b + c + d
@@ -195,7 +195,7 @@ class DeepSpeedParser(Parser):
     @staticmethod
     def _latency_defers(tail: str | None) -> bool:
         """Would `fast` leave a latency line with this tail to the full path?"""
-        return bool(tail) and ("NCCL" in tail or "SamplesPerSec=" in tail or "time (ms)" in tail
+        return tail is not None and tail != "" and ("NCCL" in tail or "SamplesPerSec=" in tail or "time (ms)" in tail
                                or ("step=" in tail and "[Rank" in tail))
 
     def _latency_at(self, text: str, start: int, end: int, rank) -> list[dict] | None:

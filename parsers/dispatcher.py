@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 
-from .base import ANSI, CONTROL, LIMIT, MAX_LINE, READ_LINE, SHORT_LINE, TIMEOUT
+from .base import ANSI, CONTROL, LIMIT, MAX_LINE, READ_LINE, SHORT_LINE, TIMEOUT, Parser
 from .composer import ComposerParser
 from .deepspeed import DeepSpeedParser
 from .events import EventParser
@@ -77,13 +77,14 @@ class Dispatcher:
         if log_format is not None and log_format not in PARSERS:
             raise ValueError(f"unknown log format {log_format!r}; one of {', '.join(PARSERS)}")
         self.forced = log_format
-        self.parsers = {name: cls() for name, cls in PARSERS.items()
-                        if log_format is None or name == log_format}
-        if log_format is not None and log_format != "generic":
-            self.parsers["generic"] = GenericParser()
+        self.generic = GenericParser()
+        """The fallback of every stream, forced or not (its `parse` takes `bars`)."""
+        self.parsers: dict[str, Parser] = {
+            name: self.generic if name == "generic" else cls() for name, cls in PARSERS.items()
+            if log_format is None or name in (log_format, "generic")}
         self.order = list(self.parsers.values())
         self._detects = tuple((p, p.detect) for p in self.order if p.name != "generic")
-        self.active = None
+        self.active: Parser | None = None
         self._activate(self.parsers[log_format] if log_format else None)
         self.events = EventParser()
         self.nccl = NcclParser()
@@ -99,7 +100,7 @@ class Dispatcher:
         self._fast = getattr(parser, "fast", None) if self.FAST else None  # no-regex fast path
         # No framework yet: the generic parser's readers, whose shapes no `detect` claims, and
         # its fallback readers, told which lines another parser claims.
-        reading = parser if parser is not None else self.parsers["generic"]
+        reading = parser if parser is not None else self.generic
         readers = [getattr(reading, name) for name in reading.readers]
         if parser is None:
             readers += [functools.partial(getattr(reading, name), claimed=self._claimed)
@@ -150,13 +151,13 @@ class Dispatcher:
         stats["lines"] += 1
         # fast path: a short, clean line that no parser would look at.  A launcher prefix does
         # not matter: if the whole line holds no keyword, neither does the rest after the prefix.
-        if line.__class__ is bytes and len(line) < 2048:
+        if type(line) is bytes and len(line) < 2048:
             try:
                 line = line.decode("utf-8")
             except UnicodeDecodeError:
                 pass  # the slow path counts it as garbage
         printable = checked = False
-        if line.__class__ is str and len(line) < 2048:
+        if type(line) is str and len(line) < 2048:
             if line[-1:] == "\n":
                 line = line[:-1]
             if line[-1:] == "\r":      # CRLF: a line ending, not a redraw
@@ -169,8 +170,8 @@ class Dispatcher:
                 if not interesting(line) or (self.FAST and "NCCL" in line and chatter(line)):
                     return []
                 checked = True      # a launcher prefix holds no keyword: `_line` need not look again
-                fast = self._fast
-                if fast is not None and rank is None and not (
+                fast, active = self._fast, self.active
+                if fast is not None and active is not None and rank is None and not (
                         line[0] in _PREFIX_START and _maybe_prefixed(line)) and not (
                         self._yields and self._yields & self.seen):
                     # the active parser's own line shape, without a regex (None: not that shape).
@@ -179,46 +180,48 @@ class Dispatcher:
                     recs = fast(line)
                     if recs is not None:
                         if recs:
-                            self.seen.add(self.active.name)     # `_accept`, inline
+                            self.seen.add(active.name)     # `_accept`, inline
                             r0 = recs[0]
                             if r0["kind"] in ("progress", "timing") and r0["step"] is not None:
                                 self.events.last_step[None] = r0["step"]
                             stats["records"] += len(recs)
                         return recs
         try:
-            if not isinstance(line, str):
+            if isinstance(line, str):
+                text = line
+            else:
                 try:
-                    line = bytes(line).decode("utf-8")
+                    text = bytes(line).decode("utf-8")
                 except (UnicodeDecodeError, TypeError, ValueError):
                     stats["garbage"] += 1
                     return []
-            if len(line) > MAX_LINE:
-                line = line[:MAX_LINE]
+            if len(text) > MAX_LINE:
+                text = text[:MAX_LINE]
                 stats["truncated"] += 1
-            if line.endswith("\n"):
-                line = line[:-1]
-            if line.endswith("\r"):
-                line = line[:-1]
-            short = len(line) <= SHORT_LINE
+            if text.endswith("\n"):
+                text = text[:-1]
+            if text.endswith("\r"):
+                text = text[:-1]
+            short = len(text) <= SHORT_LINE
             LIMIT.timeout = None if short else TIMEOUT
-            if not printable and not line.isprintable() and not (
-                    "\t" in line and line.replace("\t", " ").isprintable()):
-                if "\x1b" in line:
-                    line = ANSI.sub("", line, timeout=None if short else 0.05)
-                if CONTROL.search(line, timeout=None if short else 0.05):
+            if not printable and not text.isprintable() and not (
+                    "\t" in text and text.replace("\t", " ").isprintable()):
+                if "\x1b" in text:
+                    text = ANSI.sub("", text, timeout=None if short else 0.05)
+                if CONTROL.search(text, timeout=None if short else 0.05):
                     stats["garbage"] += 1
                     return []
-            if rank is None and line and line[0] in _PREFIX_START and _maybe_prefixed(line):
-                rank, line = self._split_prefix(line)
-            if "\r" in line:
+            if rank is None and text and text[0] in _PREFIX_START and _maybe_prefixed(text):
+                rank, text = self._split_prefix(text)
+            if "\r" in text:
                 out: list = []
-                if self.active is None and interesting(line):   # no keyword: no segment is read
-                    self._claim_redrawn(line)
-                for seg in line.split("\r")[:2000]:
+                if self.active is None and interesting(text):   # no keyword: no segment is read
+                    self._claim_redrawn(text)
+                for seg in text.split("\r")[:2000]:
                     if seg:
                         out.extend(self._line(seg, rank))
             else:
-                out = self._line(line, rank, checked)
+                out = self._line(text, rank, checked)
         except TimeoutError:
             stats["timeouts"] += 1
             stats["garbage"] += 1
@@ -240,7 +243,7 @@ class Dispatcher:
         line counts that line as garbage and the rest of the chunk goes on."""
         if not data:
             return []
-        if data.__class__ is not bytes:
+        if type(data) is not bytes:
             if isinstance(data, str):
                 return self._feed_lines(data)
             data = bytes(data)
@@ -279,17 +282,19 @@ class Dispatcher:
     def _feed_lines(self, data: str | bytes) -> list[dict]:
         """`feed` each line of a non-empty block, in a plain loop.  Bytes are decoded once for
         the block when they are valid UTF-8 (a newline byte never splits a character)."""
-        if data.__class__ is bytes:
+        if isinstance(data, str):
+            text = data
+        else:
             try:
-                data = data.decode("utf-8")
+                text = data.decode("utf-8")
             except UnicodeDecodeError:
                 return self._feed_split(data)   # `feed` counts the bad lines as garbage
         if self.FAST:
-            return self._feed_text(data)
-        return self._feed_split(data)
+            return self._feed_text(text)
+        return self._feed_split(text)
 
     def _feed_split(self, data: str | bytes) -> list[dict]:
-        lines = data.split(b"\n" if data.__class__ is bytes else "\n")
+        lines: list = data.split("\n") if isinstance(data, str) else data.split(b"\n")
         if not lines[-1]:
             lines.pop()
         out: list = []
@@ -414,13 +419,13 @@ class Dispatcher:
             out.extend(recs)
             if consumed:
                 return out
-        active = self.active
-        if active is not None and getattr(active, "open", None) and rank in active.open:
+        active, opened = self.active, self._open
+        if active is not None and opened and rank in opened:
             # a multi-line record in progress (Composer's, Megatron's timer block): the line
             # adds to it, or closes it and then goes on as any other line
             recs = self._accept(active, active.parse(line, rank))
             self._note_step(recs, rank)
-            if rank in active.open:
+            if rank in opened:
                 return out + recs
             out.extend(recs)
         if not checked and not interesting(line):
@@ -465,7 +470,7 @@ class Dispatcher:
                 return self._accept(active, recs)
             if self.forced:
                 if active.name != "generic":
-                    return self.parsers["generic"].parse(line, rank, bars=False)
+                    return self.generic.parse(line, rank, bars=False)
                 return []
         for p, detect in self._detects:
             if p is not active and detect(line):
@@ -473,7 +478,7 @@ class Dispatcher:
                 self._switch(p)
                 return self._accept(p, recs)
         if active is None or active.name != "generic":
-            return self.parsers["generic"].parse(line, rank, bars=active is None)
+            return self.generic.parse(line, rank, bars=active is None)
         return []
 
     def flush(self) -> list[dict]:

@@ -148,8 +148,11 @@ class EventParser:
         if "out of memory" in line:
             m = OOM.search(line)
             if m:
+                tried = num(m.group(1))
+                if tried is not None and m.group(2).upper().startswith("M"):
+                    tried /= 1024
                 return [record("error", framework, rank, step, error="cuda_oom", message=line.strip()[:2000],
-                               tried_gb=num(m.group(1)) / (1024 if m.group(2).upper().startswith("M") else 1),
+                               tried_gb=tried,
                                gpu=_i(m.group(3)))]
         if "allocation retries" in line:
             m = RETRIES.search(line)
@@ -210,7 +213,7 @@ class EventParser:
     def _checkpoint(self, line: str, rank, framework: str, step, message: str) -> list[dict]:
         m = CKPT_HF.search(line)
         hf_path = m.group(1) if m else None
-        verb = "saving" if m else None
+        verb = "saving"
         if not m:
             m = CKPT.search(line) or CKPT_NOUN.search(line)
             if not m:

@@ -119,8 +119,8 @@ _MXNET_TAIL = 1000
 
 class GenericParser(Parser):
     name = "generic"
-    readers = ("_meter_at", "_mxnet_at")
-    fallback_readers = ("_dict_at",)
+    readers: tuple = ("_meter_at", "_mxnet_at")
+    fallback_readers: tuple = ("_dict_at",)
 
     def __init__(self) -> None:
         self.loop_bars = LoopBars(self.name)
@@ -165,9 +165,9 @@ class GenericParser(Parser):
                 if step is None:
                     return []
                 # numbers only (a bool is an int, but no number): the dict holds built-in types
-                items = [(k, v, None) for k, v in d.items()
+                numbers = [(k, v, None) for k, v in d.items()
                          if (v.__class__ is float or v.__class__ is int) and k not in _DICT_STEP]
-                fields, extra = normalise(items)
+                fields, extra = normalise(numbers)
                 if "step_loss" in d:
                     fields["loss"] = d["step_loss"]
                 if not fields and not extra:
@@ -199,7 +199,7 @@ class GenericParser(Parser):
             nm = NODE.search(s)
             if nm:
                 rank = int(nm.group(1))
-        timers = {}
+        timers: dict = {}
         for k in list(extra):
             # ezpz & co: dtd (data), dtf (forward), dtb (backward), dto (optimizer), in seconds
             if k in ("dtd", "dtf", "dtb", "dto", "data"):
@@ -279,8 +279,8 @@ class GenericParser(Parser):
         epoch, i, total = int(m.group(2)), int(m.group(3)), int(m.group(4))
         fields: dict = {}
         timers = {}
-        for k, v in meter_items(m.group(5)).items():
-            v = num(v)
+        for k, printed in meter_items(m.group(5)).items():
+            v = num(printed)
             if v is None:
                 continue
             kl = k.lower()

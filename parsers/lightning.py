@@ -12,7 +12,7 @@ _TIMING = Pattern(r"(\w+?)_timing in s")
 
 
 def postfix_fields(post: dict) -> dict:
-    items = []
+    items: list[tuple] = []
     for k, v in post.items():
         if k == "v_num":
             continue

@@ -77,8 +77,8 @@ class MegatronParser(Parser):
     def detect(self, line: str) -> bool:
         return "iteration" in line and ITER.match(line) is not None
 
-    def _iteration(self, step: str, total: str, text: str, rank) -> list[dict]:
-        step = int(step)
+    def _iteration(self, printed_step: str, total: str, text: str, rank) -> list[dict]:
+        step = int(printed_step)
         self.last_step[rank] = step
         fields, _ = parse_fields(text)
         self.last_time[rank] = fields.get("step_time_ms")

@@ -29,8 +29,8 @@ _BARE_MFU = Pattern(r"(?<![\w.])([\d.]{1,20}+)% (?:\w{1,20}+ )?MFU\b")
 
 class NanoGPTParser(Parser):
     name = "nanogpt"
-    readers = ("_step_at",)
-    runs = (("s", "_step_run"),)
+    readers: tuple = ("_step_at",)
+    runs: tuple = (("s", "_step_run"),)
 
     def __init__(self) -> None:
         self.prev: dict = {}    # rank -> (step, cumulative train_time ms)
@@ -73,10 +73,10 @@ class NanoGPTParser(Parser):
             return None
         return [record("progress", self.name, None, int(a), total_steps=int(b), **fields)]
 
-    def _spine(self, step: str, total: str, loss: str, ms: str, rank=None) -> list[dict] | None:
+    def _spine(self, step: str, total: str, printed_loss: str, printed_ms: str, rank=None) -> list[dict] | None:
         """Exactly the spine line: what normalise makes of its two keys, spelled out; None
         when a value is not finite (the general path decides).  ValueError: not numbers."""
-        loss, ms = float(loss), float(ms)
+        loss, ms = float(printed_loss), float(printed_ms)
         if loss - loss == 0.0 and ms - ms == 0.0:
             return [{"kind": "progress", "rank": rank, "step": int(step), "framework": self.name,
                      "total_steps": int(total), "loss": loss, "step_time_ms": ms}]
@@ -100,6 +100,7 @@ class NanoGPTParser(Parser):
         """`_step_at` on each line of a run of unprefixed modded-nanogpt or spine lines (see
         `Parser.runs`)."""
         out: list = []
+        recs: list | None
         n = 0
         modded, spine = MODDED_RUN.match, SPINE_RUN.match
         while pos < end:
@@ -184,6 +185,7 @@ class NanoGPTParser(Parser):
 
     def parse_only(self, line: str, rank=None, update: bool = False) -> list[dict]:
         s = line.lstrip()
+        total: int | None
         if s.startswith("step:"):
             m = MODDED_FAST.match(s)
             if m:

@@ -15,7 +15,7 @@ class TorchtitanParser(Parser):
     name = "torchtitan"
 
     def __init__(self) -> None:
-        self.total = None
+        self.total: int | None = None
         self.last_step: dict = {}
 
     def detect(self, line: str) -> bool:
