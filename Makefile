@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup demo test bench clean
+.PHONY: setup demo test bench bench-parsers clean
 
 setup: $(VENV)/.installed
 
@@ -24,6 +24,16 @@ test: setup
 
 bench: setup
 	$(BIN)/python bench/spine/run_bench.py
+
+# The dispatcher's lines/s, pure Python and compiled (a wheel built with RIDGESCOPE_USE_MYPYC=1,
+# see setup.py), each into its results file.
+COMPILED := build/compiled
+bench-parsers: setup
+	$(BIN)/python bench/parsers/bench_dispatcher.py --out bench/parsers/results.json
+	rm -rf $(COMPILED)
+	RIDGESCOPE_USE_MYPYC=1 $(BIN)/python -m pip wheel --quiet --no-deps --no-build-isolation -w $(COMPILED)/dist .
+	$(BIN)/python -m zipfile -e $(COMPILED)/dist/ridgescope-*.whl $(COMPILED)/site
+	PYTHONPATH=$(COMPILED)/site $(BIN)/python bench/parsers/bench_dispatcher.py --out bench/parsers/results-compiled.json
 
 clean:
 	rm -rf $(VENV) .kafka

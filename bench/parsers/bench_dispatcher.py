@@ -5,6 +5,9 @@ that measures one core's work without the time the process waited for a core.
 
     .venv/bin/python bench/parsers/bench_dispatcher.py [--repeat N] [--out bench/parsers/results.json]
 
+It measures the parsers it imports: `make bench-parsers` runs it on the pure-Python parsers and
+on a compiled wheel's (`results-compiled.json`).
+
 Three workloads, each fed through fresh Dispatchers in one thread:
 - nomatch:  corpus lines that yield no record (config dumps, launcher chatter, warnings, ...)
 - progress: corpus lines that yield a progress record, grouped per file so detection sticks
@@ -25,6 +28,7 @@ import platform
 import time
 from pathlib import Path
 
+import ridgescope.parsers
 from ridgescope.parsers import Dispatcher
 from ridgescope.parsers.scan import interesting
 
@@ -92,6 +96,8 @@ def main(argv=None):
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--out", default=str(Path(__file__).with_name("results.json")))
     args = ap.parse_args(argv)
+    print("parsers:", "compiled (mypyc)" if ridgescope.parsers.COMPILED else "pure Python",
+          ridgescope.parsers.__file__)
     files = load()
     nomatch, progress = classify(files)
     results = {}
@@ -113,7 +119,8 @@ def main(argv=None):
         n, secs = run([lines], args.repeat)
         per_fw[fname] = round(n / secs)
     results["progress_by_file"] = per_fw
-    results["machine"] = {"python": platform.python_version(), "cpu": platform.processor() or platform.machine()}
+    results["machine"] = {"python": platform.python_version(), "cpu": platform.processor() or platform.machine(),
+                          "parsers": "compiled" if ridgescope.parsers.COMPILED else "pure"}
     Path(args.out).write_text(json.dumps(results, indent=2) + "\n")
 
 
