@@ -151,7 +151,25 @@ def to_ms(value: float | None, unit: str | None, default_unit: str = "s") -> flo
     factor = _SECONDS.get((unit or default_unit).lower())
     if factor is None:
         return None
+    if factor == 1000.0:
+        return seconds_to_ms(value)
     return round(value * factor, 6)
+
+
+_MS_OF: dict[float, float] = {}
+"""Seconds -> ms, for the values seen so far (a log prints the same few times again and again)."""
+
+
+def seconds_to_ms(seconds: float) -> float:
+    """`round(seconds * 1000, 6)`, remembered per value: `round` to 6 digits formats the number
+    and reads it back (~0.5 us, a tenth of some progress lines' cost).  Zero is not remembered,
+    so that -0.0 keeps its sign."""
+    ms = _MS_OF.get(seconds)
+    if ms is None:
+        ms = round(seconds * 1000.0, 6)
+        if seconds and len(_MS_OF) < 4096:
+            _MS_OF[seconds] = ms
+    return ms
 
 
 # Frameworks print "GB"/"MB" for binary units as often as not; mem_gb follows the printed

@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 
 from .base import (READ_LINE, Parser, Pattern, is_decimal, is_digits, num, parse_timer_list, printable_ascii,
-                   record, to_ms)
+                   record, seconds_to_ms, to_ms)
 from .megatron import timer_records
 from .scan import interesting
 
@@ -183,7 +183,7 @@ class DeepSpeedParser(Parser):
         n = self.latency_count.get(rank, 0) + 1
         self.latency_count[rank] = n
         return [{"kind": "progress", "rank": rank, "step": n, "framework": "deepspeed",
-                 "step_inferred": True, "params_b": a, "step_time_ms": round(b * 1000.0, 6),
+                 "step_inferred": True, "params_b": a, "step_time_ms": seconds_to_ms(b),
                  "tflops": c, "samples_per_s": d}]
 
     @staticmethod

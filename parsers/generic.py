@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import re
 
-from .base import SOURCE_LOCATION, Parser, Pattern, num, printable_ascii, record, to_ms
+from .base import SOURCE_LOCATION, Parser, Pattern, num, printable_ascii, record, seconds_to_ms, to_ms
 from .kv import normalise, pairs
 from .loopbars import LoopBars
 from .pydict import parse_flat_dict
@@ -291,9 +291,9 @@ class GenericParser(Parser):
                 else:
                     fields.setdefault("metrics", {})[k] = v
             elif field == "step_time_ms":
-                fields[field] = round(v * 1000.0, 6)     # to_ms(v, "s")
+                fields[field] = seconds_to_ms(v)
             elif field == "data":
-                timers[field] = round(v * 1000.0, 6)
+                timers[field] = seconds_to_ms(v)
             else:
                 fields[field] = v
         if timers:

@@ -178,7 +178,10 @@ class NanoGPTParser(Parser):
                 rec["loss"] = loss
         prev = self.prev.get(rank)
         if prev and prev[1] is not None and step == prev[0] + 1 and cumulative >= prev[1]:
-            rec["step_time_ms"] = round(cumulative - prev[1], 3)
+            # train_time is printed in whole ms: the gap is a whole number, which `round`
+            # (a tenth of this line's cost) would give back unchanged
+            gap = cumulative - prev[1]
+            rec["step_time_ms"] = gap if gap.is_integer() else round(gap, 3)
         if update:
             self.prev[rank] = (step, cumulative)
         return [rec]
