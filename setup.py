@@ -2,9 +2,9 @@
 
 The parsers stay pure Python, the one source; a wheel built with the option carries each
 parser module twice, and Python imports the compiled one (an extension module wins over
-the .py beside it).  The compiled build reads the same records 1.3-1.7x faster (see
-bench/parsers/results.md); without the option, or without a compiler, the package is the
-pure-Python one.  Needs mypy in the build environment:
+the .py beside it).  The compiled build reads the same records 1.2-1.7x faster (see
+bench/parsers/results.md); without the option the package is the pure-Python one.  Needs
+mypy (the `test` extra pins it) and a C compiler in the build environment:
 
     RIDGESCOPE_USE_MYPYC=1 pip wheel --no-deps --no-build-isolation -w dist .
 
