@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import functools
 
-from .base import ANSI, CONTROL, LIMIT, MAX_LINE, READ_LINE, SHORT_LINE, TIMEOUT, Parser
+from .base import ANSI, BACKSPACES, CONTROL, LIMIT, MAX_LINE, READ_LINE, SHORT_LINE, TIMEOUT, Parser
 from .composer import ComposerParser
 from .deepspeed import DeepSpeedParser
 from .events import EventParser
 from .generic import GenericParser
 from .hf import AccelerateParser, HFTrainerParser
+from .keras import KerasParser
 from .lightning import LightningParser, NemoParser
 from .maxtext import MaxTextParser
 from .megatron import MegatronParser
@@ -30,6 +31,7 @@ PARSERS = {
     "deepspeed": DeepSpeedParser,
     "composer": ComposerParser,
     "maxtext": MaxTextParser,
+    "keras": KerasParser,
     "nanogpt": NanoGPTParser,
     "generic": GenericParser,
 }
@@ -64,6 +66,19 @@ def _maybe_prefixed(line: str) -> bool:
         return line.startswith(("[rank", "[default")) or (line[1:2].isdigit() and (
             "]<std" in line[:24] or "]:" in line[:10]))
     return ": " in line[:10]
+
+
+def _without_codes(text: str) -> str | None:
+    """The text without its ANSI codes, and without the backspaces that a `\r` follows (Keras
+    erases its bar so before each redraw); None where another control character is left."""
+    timeout = None if len(text) <= SHORT_LINE else 0.05
+    if "\x1b" in text:
+        text = ANSI.sub("", text, timeout=timeout)
+    if "\x08" in text:
+        text = BACKSPACES.sub("", text, timeout=timeout)
+    if CONTROL.search(text, timeout=timeout):
+        return None
+    return text
 
 
 class Dispatcher:
@@ -196,21 +211,22 @@ class Dispatcher:
                     stats["garbage"] += 1
                     return []
             if len(text) > MAX_LINE:
+                if "\r" in text:
+                    return self._long_redraws(text, rank)
                 text = text[:MAX_LINE]
                 stats["truncated"] += 1
             if text.endswith("\n"):
                 text = text[:-1]
             if text.endswith("\r"):
                 text = text[:-1]
-            short = len(text) <= SHORT_LINE
-            LIMIT.timeout = None if short else TIMEOUT
+            LIMIT.timeout = None if len(text) <= SHORT_LINE else TIMEOUT
             if not printable and not text.isprintable() and not (
                     "\t" in text and text.replace("\t", " ").isprintable()):
-                if "\x1b" in text:
-                    text = ANSI.sub("", text, timeout=None if short else 0.05)
-                if CONTROL.search(text, timeout=None if short else 0.05):
+                cleaned = _without_codes(text)
+                if cleaned is None:
                     stats["garbage"] += 1
                     return []
+                text = cleaned
             if rank is None and text and text[0] in _PREFIX_START and _maybe_prefixed(text):
                 rank, text = self._split_prefix(text)
             if "\r" in text:
@@ -230,6 +246,48 @@ class Dispatcher:
             LIMIT.timeout = TIMEOUT
         if out:
             stats["records"] += len(out)
+        return out
+
+    def _long_redraws(self, text: str, rank) -> list[dict]:
+        """A line of `\r` redraws longer than MAX_LINE: a bar that ran a whole epoch into a pipe
+        (tqdm, Lightning and Keras end its line only when the epoch ends, HF at its next log).
+        Each redraw is read as a line of its own, so that no step is lost to the cut; the
+        line's launcher prefix, at its start, gives the rank of them all, and a garbled redraw
+        is counted and skipped alone."""
+        stats = self.stats
+        if text.endswith("\n"):
+            text = text[:-1]
+        if rank is None and text[0] in _PREFIX_START and _maybe_prefixed(text):
+            rank, text = self._split_prefix(text)
+        if self.active is None and interesting(text):
+            self._claim_redrawn(text)
+        out: list = []
+        pos, end = 0, len(text)
+        while pos < end:
+            cr = text.find("\r", pos)
+            if cr < 0:
+                cr = end
+            seg = text[pos:cr].rstrip("\x08")      # the backspaces before a `\r` erase nothing
+            pos = cr + 1
+            if not seg:
+                continue
+            if len(seg) > MAX_LINE:
+                seg = seg[:MAX_LINE]
+                stats["truncated"] += 1
+            LIMIT.timeout = None if len(seg) <= SHORT_LINE else TIMEOUT
+            try:
+                cleaned = seg if seg.isprintable() else _without_codes(seg)
+                if cleaned is None:
+                    stats["garbage"] += 1
+                    continue
+                recs = self._line(cleaned, rank)
+            except TimeoutError:
+                stats["timeouts"] += 1
+                stats["garbage"] += 1
+                continue
+            if recs:
+                stats["records"] += len(recs)
+                out.extend(recs)
         return out
 
     def feed_chunk(self, data: str | bytes) -> list[dict]:

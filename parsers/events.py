@@ -29,6 +29,10 @@ CKPT_HF = Pattern(r"Saving model checkpoint to (\S{1,1000}+)")
 # Lightning's ModelCheckpoint(verbose=True): `Epoch 0, global step 100: 'val_loss' reached 2.34500
 # (best 2.34500), saving model to '/ckpt/epoch=0-step=100.ckpt' as top 1`, then it saves.
 CKPT_LIGHTNING = Pattern(r"global step (\d++): .{0,400}?saving model to '([^']{1,1000}+)'")
+# Keras' ModelCheckpoint(verbose=1): `Epoch 2: val_loss improved from 0.68356 to 0.65689, saving
+# model to /ckpt/best.keras` (or `Epoch 00002: saving model to ...`), then, in Keras 3, `Epoch 2:
+# finished saving model to /ckpt/best.keras`.
+CKPT_KERAS = Pattern(r"Epoch (\d++): (?:.{0,400}?, )?(finished )?saving model to (\S{1,1000}+)")
 CKPT_PATH = Pattern(r"""(?:\bto|\bfrom|\bat|\bin|\bfor|:)\s++['"]?(/?[\w.~-]{0,200}+/[^\s'",]{1,800}+|[\w.-]{1,200}?\.(?:pt|pth|bin|ckpt|safetensors|distcp)\b)""")
 CKPT_DUR = Pattern(r"(?i)\b(?:in|took|time(?: \(ms\))?:?)\s*+([\d.]++)\s*+(ms|s|sec|secs|seconds)\b")
 CKPT_STEP = Pattern(r"(?i)(?:iteration|global[ _]step|step)[\s:=_-]{0,8}+(\d++)|checkpoint-(\d++)|step[-_](\d++)")
@@ -184,6 +188,12 @@ class EventParser:
             if m:
                 return [record("checkpoint", framework, rank, int(m.group(1)), action="save", path=m.group(2),
                                phase="start", message=line.strip()[:500])]
+        if "saving model to " in line:
+            m = CKPT_KERAS.search(line)
+            if m:
+                return [record("checkpoint", framework, rank, step, action="save", path=m.group(3),
+                               epoch=int(m.group(1)), phase="end" if m.group(2) else "start",
+                               message=line.strip()[:500])]
         if "heckpoint" in line or "CHECKPOINT" in line:
             # (a logger's location, `[torch_checkpoint_engine.py:33:commit]`, says nothing)
             said = SOURCE_LOCATION.sub("", line) if ".py:" in line else line

@@ -205,3 +205,61 @@ def test_gloo_collective_timeout_marks_the_waiting_rank():
     (timeout,) = [r for r in recs if r["kind"] == "error" and r["error"] == "gloo_timeout"]
     assert (timeout["rank"], timeout["step"], timeout["timeout_ms"], timeout["op"]) == (0, 2, 5000, "recv")
     assert [r["step"] for r in recs if r["kind"] == "progress"] == [1, 1, 2, 2]
+
+
+def _keras(name: str) -> tuple[list[dict], dict]:
+    d = Dispatcher()
+    out = d.feed_chunk((CAPTURED / name).read_bytes())
+    return out + d.flush(), d.stats
+
+
+def test_keras_fit_bar_one_record_per_step():
+    """Keras 3 redraws its bar after backspaces, in colour: each step once, counted on across
+    epochs, with the epoch's running loss and mean step time; the slow step (step 11 of epoch
+    2, 600 ms against 60) shows in that mean; each epoch's validation, then `evaluate`, give
+    eval records, and `predict`'s bar, with no metrics, nothing."""
+    recs, stats = _keras("keras-3.15.1_fit-verbose1-evaluate-predict_pipe.log")
+    assert (stats["garbage"], stats["truncated"]) == (0, 0)
+    prog = [r for r in recs if r["kind"] == "progress"]
+    assert [r["step"] for r in prog] == list(range(1, 33))
+    by_step = {r["step"]: r for r in prog}
+    first = by_step[1]
+    assert (first["epoch"], first["iter_in_epoch"], first["total_steps"], first["loss"]) == (1, 1, 32, 0.7265)
+    assert (first["step_avg_ms"], first["metrics"]) == (91.0, {"accuracy": 0.4375})
+    assert (by_step[17]["epoch"], by_step[17]["iter_in_epoch"]) == (2, 1)
+    assert (by_step[26]["step_avg_ms"], by_step[27]["step_avg_ms"]) == (94.0, 147.0)
+    assert (by_step[16]["elapsed_s"], by_step[32]["loss"]) == (2.0, 0.6715)
+    assert "elapsed_s" not in by_step[15]          # mid-epoch, the bar's time is an ETA
+    evals = [(r["step"], r["phase"], r["loss"], r["metrics"]["accuracy"]) for r in recs if r["kind"] == "eval"]
+    assert evals == [(16, "validation", 0.6836, 0.5469), (32, "validation", 0.6569, 0.6094),
+                     (32, "evaluate", 0.6648, 0.5813)]
+    assert {r["framework"] for r in recs} == {"keras"}
+
+
+def test_keras_fit_verbose_2():
+    """`verbose=2`: one line per epoch, its last step, with the epoch's time."""
+    recs, _ = _keras("keras-3.15.1_fit-verbose2_pipe.log")
+    assert [(r["kind"], r["step"], r["loss"]) for r in recs] == [
+        ("progress", 16, 0.6923), ("eval", 16, 0.6836), ("progress", 32, 0.6715), ("eval", 32, 0.6569)]
+    assert [(r["step_avg_ms"], r["elapsed_s"]) for r in recs if r["kind"] == "progress"] == [(94.0, 2.0), (109.0, 2.0)]
+
+
+def test_keras_model_checkpoint_messages():
+    """ModelCheckpoint(verbose=1) says when it starts and ends a save, at the epoch's last step,
+    which its bar has not finished redrawing yet."""
+    recs, _ = _keras("keras-3.15.1_fit-modelcheckpoint-verbose_pipe.log")
+    saves = [(r["step"], r["epoch"], r["phase"], r["path"]) for r in recs if r["kind"] == "checkpoint"]
+    assert saves == [(16, 1, "start", "/tmp/kckpt/best.keras"), (16, 1, "end", "/tmp/kckpt/best.keras"),
+                     (32, 2, "start", "/tmp/kckpt/best.keras"), (32, 2, "end", "/tmp/kckpt/best.keras")]
+    assert [r["step"] for r in recs if r["kind"] == "progress"] == list(range(1, 33))
+
+
+def test_keras_epoch_of_325_steps():
+    """An epoch's redraws are one line of 73 KB: every step is read, none lost to the cut."""
+    recs, stats = _keras("keras-3.15.1_fit-325-step-epochs_pipe.log")
+    prog = [r for r in recs if r["kind"] == "progress"]
+    assert [r["step"] for r in prog] == list(range(1, 651))
+    assert (stats["lines"], stats["truncated"], stats["garbage"]) == (4, 0, 0)
+    slow = prog[335]
+    assert (slow["epoch"], slow["iter_in_epoch"], slow["step_avg_ms"], prog[334]["step_avg_ms"]) == (2, 11, 123.0, 69.0)
+    assert (prog[-1]["elapsed_s"], prog[-1]["loss"]) == (25.0, 0.5223)

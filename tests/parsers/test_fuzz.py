@@ -51,6 +51,10 @@ FRAGMENTS = [
     "Resuming training from checkpoint with epoch ", " and global step ", "'loss': '1.06'",
     "Steps:  10%|", "Iteration: ", " 16.15it/s, lr=0.01, step_loss=0.972]",
     "gloo/transport/tcp/unbound_buffer.cc:78] Timed out waiting 5000ms for recv operation to complete",
+    # Keras: its bar (3 and tf.keras 2), verbose=2, ModelCheckpoint
+    "Epoch 2/5", " 7/16 ", "\u2501\u2501\u2501\u2501", " 0s 88ms/step", " - accuracy: ", " - val_loss: ",
+    "\x08\x08\x08\r", "[=====>......]", " - ETA: 1:05", "/Unknown", "us/step", " - 4s/epoch",
+    "Epoch 1: val_loss improved from None to 0.68, saving model to /c/best.keras", "finished saving model to ",
 ]
 
 lines = st.lists(st.sampled_from(FRAGMENTS) | st.text(max_size=20), max_size=40).map("".join)

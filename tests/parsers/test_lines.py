@@ -169,6 +169,67 @@ def test_tqdm_redraws_one_record_per_step():
     assert prog[1]["it_per_s"] == 1.7                          # final redraw of step 2
 
 
+@pytest.mark.parametrize("prefix, rank", [("", None), ("[rank3]:", 3)])
+def test_a_whole_epoch_of_redraws_on_one_line(prefix, rank):
+    """A bar that ran a whole epoch into a pipe is one line of 1,000 redraws, 90 KB, five times
+    the longest line read whole: every step is read, under the line's launcher prefix, and a
+    garbled redraw (a stray bell) is counted and skipped alone."""
+    redraws = [f"Steps: {n // 10:3d}%|{'#' * (n // 100):10s}| {n}/1000 [00:{n % 60:02d}<00:10,  9.80it/s, "
+               f"lr=0.0001, step_loss=0.{n % 97:02d}]" for n in range(1, 1001)]
+    redraws[499] += "\a"
+    line = prefix + "\r".join(redraws) + "\n"
+    for read in ("feed", "feed_chunk"):
+        d = Dispatcher()
+        recs = getattr(d, read)(line.encode()) + d.flush()
+        assert [r["step"] for r in recs] == list(range(1, 500)) + list(range(501, 1001))
+        assert {r["rank"] for r in recs} == {rank}
+        assert recs[-1]["loss"] == 0.30                          # step 1000: 1000 % 97
+        assert (d.stats["lines"], d.stats["garbage"], d.stats["truncated"]) == (1, 1, 0)
+
+
+def test_tf_keras_2_bar_and_verbose_2():
+    """tf.keras 2 prints its bar as `[====>....]` with an `ETA:` while the epoch runs, and the
+    epoch's time and mean step time at its end; with `verbose=2`, `- 4s/epoch - 2ms/step` after
+    the metrics.  The epoch comes from the `Epoch` line; an `Unknown` total counts on."""
+    erase = "\b" * 80 + "\r"
+    lines = ["Epoch 1/2",
+             erase.join(["", "   1/1875 [..............................] - ETA: 3:15 - loss: 2.3050 - accuracy: 0.0938",
+                         "  32/1875 [..............................] - ETA: 3s - loss: 1.2950 - accuracy: 0.6211",
+                         "1875/1875 [==============================] - 5s 3ms/step - loss: 0.2941 - accuracy: 0.9147"]),
+             "Epoch 2/2",
+             "1875/1875 - 4s - loss: 0.2937 - accuracy: 0.9148 - val_loss: 0.1412 - 4s/epoch - 2ms/step",
+             "Epoch 3/3",
+             erase.join(["", "   10/Unknown - 1s 50ms/step - loss: 0.2500"])]
+    recs, d = feed_all(lines)
+    assert d.stats["garbage"] == 0
+    prog = [(r["step"], r["epoch"], r["loss"], r.get("step_avg_ms"), r.get("elapsed_s"), r.get("step_inferred"))
+            for r in recs if r["kind"] == "progress"]
+    assert prog == [(1, 1, 2.305, None, None, None), (32, 1, 1.295, None, None, None),
+                    (1875, 1, 0.2941, 3.0, 5.0, None), (3750, 2, 0.2937, 2.0, 4.0, None),
+                    (3760, 3, 0.25, 50.0, None, True)]
+    assert [(r["step"], r["loss"]) for r in recs if r["kind"] == "eval"] == [(3750, 0.1412)]
+
+
+def test_backspaces_only_before_a_redraw():
+    """Keras erases its bar with backspaces before each `\r`: those go; a backspace anywhere
+    else is a control character, and its line garbage."""
+    d = Dispatcher()
+    d.feed("Epoch 1/1")
+    (rec,) = d.feed("\b\b\r 1/4 \u2501\u2501 0s 5ms/step - loss: 1.5\b\b\r 2/4 \u2501\u2501 0s 5ms/step - loss: 1.4")
+    assert (rec["framework"], rec["step"], rec["loss"]) == ("keras", 1, 1.5)
+    assert d.feed("step 3/10 loss 1.0\b2") == []
+    assert d.stats["garbage"] == 1
+
+
+def test_epoch_line_alone_claims_no_stream():
+    """A loop of one's own prints `Epoch 1/10` too: the stream stays unclaimed, and its tqdm bar
+    is read as the loop's."""
+    recs, _ = feed_all(["Epoch 1/10",
+                        "Steps:  10%|#         | 1/10 [00:01<00:09,  1.00it/s, step_loss=0.5]\r"
+                        "Steps:  20%|##        | 2/10 [00:02<00:08,  1.00it/s, step_loss=0.4]"])
+    assert [(r["framework"], r["step"]) for r in recs] == [("generic", 1), ("generic", 2)]
+
+
 def test_lightning_bar_postfix_and_validation():
     lines = [
         "Epoch 0:  50%|█████     | 1/2 [00:01<00:01, 0.90it/s, v_num=3, train_loss=2.500]",
