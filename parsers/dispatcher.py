@@ -105,6 +105,8 @@ class Dispatcher:
         self.nccl = NcclParser()
         self.ray = RayWorkers()
         self.seen: set[str] = set()
+        self._line_part: tuple | None = None
+        """(rank, the unclaimed parts) of a line that `feed_redraws` began and no newline ended"""
         self.stats = {"lines": 0, "records": 0, "garbage": 0, "timeouts": 0, "truncated": 0,
                       "switches": 0}
 
@@ -254,11 +256,15 @@ class Dispatcher:
         Each redraw is read as a line of its own, so that no step is lost to the cut; the
         line's launcher prefix, at its start, gives the rank of them all, and a garbled redraw
         is counted and skipped alone."""
-        stats = self.stats
         if text.endswith("\n"):
             text = text[:-1]
         if rank is None and text[0] in _PREFIX_START and _maybe_prefixed(text):
             rank, text = self._split_prefix(text)
+        return self._redraws(text, rank)
+
+    def _redraws(self, text: str, rank) -> list[dict]:
+        """Read each `\r` redraw of `text` (no launcher prefix) as a line of its own."""
+        stats = self.stats
         if self.active is None and interesting(text):
             self._claim_redrawn(text)
         out: list = []
@@ -290,6 +296,57 @@ class Dispatcher:
                 out.extend(recs)
         return out
 
+    def feed_redraws(self, data: bytes) -> list[dict]:
+        """The `\r` redraws of a line whose newline has not come yet: a bar in a pipe redraws
+        itself for a whole epoch before it ends its line.  The log probe gives them as they
+        come, so that each step's record comes when its step is drawn, not when the epoch ends;
+        `data` ends with a `\r`.  The line's launcher prefix, in its first part, gives the rank
+        of the later parts, and the line ends in the next `feed_chunk`, where it is counted.
+
+        While no framework claims the stream, the parts that gave nothing are kept (up to
+        MAX_LINE): a framework that a later part names reads them again first, as it would
+        the whole line (HF prints its first log dict after its bar's first redraws)."""
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            self.stats["garbage"] += 1
+            return []
+        part = self._line_part
+        if part is None:
+            rank = None
+            if text and text[0] in _PREFIX_START and _maybe_prefixed(text):
+                rank, text = self._split_prefix(text)
+            part = self._line_part = (rank, [])
+        return self._read_part(text, part)
+
+    def _read_part(self, text: str, part: tuple) -> list[dict]:
+        rank, unclaimed = part
+        if self.active is None and interesting(text):
+            self._claim_redrawn(text)
+            if self.active is not None and unclaimed:
+                text = "\r".join(unclaimed) + "\r" + text
+                unclaimed.clear()
+        out = self._redraws(text, rank)
+        if self.active is None and not out and sum(map(len, unclaimed)) + len(text) <= MAX_LINE:
+            unclaimed.append(text)
+        return out
+
+    def _end_line_part(self, data: bytes, part: tuple) -> tuple[list[dict], bytes]:
+        """The records of the rest of a line that `feed_redraws` began, which `data` holds up
+        to its first newline; and the rest of `data`."""
+        nl = data.find(b"\n")
+        head, rest = (data, b"") if nl < 0 else (data[:nl], data[nl + 1:])
+        self.stats["lines"] += 1
+        try:
+            text = head.decode("utf-8")
+        except UnicodeDecodeError:
+            self.stats["garbage"] += 1
+            self._line_part = None
+            return [], rest
+        out = self._read_part(text[:-1] if text.endswith("\r") else text, part) if text else []
+        self._line_part = None
+        return out, rest
+
     def feed_chunk(self, data: str | bytes) -> list[dict]:
         """Feed a block of whole lines at once: the same records and stats as `feed` on each line.
 
@@ -301,10 +358,14 @@ class Dispatcher:
         line counts that line as garbage and the rest of the chunk goes on."""
         if not data:
             return []
+        part = self._line_part
         if type(data) is not bytes:
-            if isinstance(data, str):
+            if isinstance(data, str) and part is None:
                 return self._feed_lines(data)
-            data = bytes(data)
+            data = data.encode("utf-8", "surrogateescape") if isinstance(data, str) else bytes(data)
+        if part is not None:
+            first, data = self._end_line_part(data, part)
+            return first + self.feed_chunk(data) if data else first
         if not self._worth_scanning(data):
             return self._feed_lines(data)
         ends, cands = candidate_lines(data, MAX_LINE)

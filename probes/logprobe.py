@@ -3,7 +3,7 @@
 Bytes are written to our own stream as soon as they are read, before any parsing, so the
 user sees exactly what the job printed, when it printed it.  The complete lines of what was
 read then go, as one block, to one parser dispatcher per stream, which maps launcher prefixes
-to ranks.
+to ranks; so do the `\r` redraws of a line not ended yet (a progress bar), as they come.
 """
 from __future__ import annotations
 
@@ -12,6 +12,17 @@ import threading
 import time
 
 MAX_LINE = 1 << 20
+
+
+def cut_pending(pending: bytes) -> tuple[bytes, bytes, bytes]:
+    """What of the bytes read so far can be parsed now: (the whole lines, the `\r` redraws of
+    the line after them, the rest, kept for the next read).  A bar in a pipe ends its line only
+    when its epoch ends: its redraws are parsed as they come.  A `\r` that ends `pending` is
+    kept back, since a `\n` may follow it (CRLF)."""
+    cut = pending.rfind(b"\n") + 1
+    lines, pending = pending[:cut], pending[cut:]
+    redraw = pending.rfind(b"\r", 0, len(pending) - 1) + 1
+    return lines, pending[:redraw], pending[redraw:]
 
 
 class StreamPump:
@@ -49,11 +60,11 @@ class StreamPump:
                 break
             self.out.write(chunk)
             self.out.flush()
-            pending += chunk
-            cut = pending.rfind(b"\n") + 1
-            if cut:
-                self._parse(pending[:cut], pending.count(b"\n", 0, cut))
-                pending = pending[cut:]
+            lines, redraws, pending = cut_pending(pending + chunk)
+            if lines:
+                self._parse(lines, lines.count(b"\n"))
+            if redraws:
+                self._parse_redraws(redraws)
             if len(pending) > MAX_LINE:
                 self._parse(pending, 1)
                 pending = b""
@@ -70,6 +81,16 @@ class StreamPump:
         try:
             records = self.dispatcher.feed_chunk(block)
         except Exception:  # noqa: BLE001 - parsers count garbage; this is the last guard
+            self.parse_errors += 1
+            return
+        self._emit(records)
+
+    def _parse_redraws(self, block: bytes) -> None:
+        if self.dispatcher is None:
+            return
+        try:
+            records = self.dispatcher.feed_redraws(block)
+        except Exception:  # noqa: BLE001 - as in `_parse`
             self.parse_errors += 1
             return
         self._emit(records)
