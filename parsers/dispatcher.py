@@ -263,11 +263,19 @@ class Dispatcher:
         return self._redraws(text, rank)
 
     def _redraws(self, text: str, rank) -> list[dict]:
-        """Read each `\r` redraw of `text` (no launcher prefix) as a line of its own."""
-        stats = self.stats
+        """Read each `\r` redraw of `text` (no launcher prefix) as a line of its own; one that a
+        parser fails on is counted as garbage, as `feed` counts a line."""
         if self.active is None and interesting(text):
             self._claim_redrawn(text)
         out: list = []
+        try:
+            self._read_redraws(text, rank, out)
+        finally:
+            LIMIT.timeout = TIMEOUT
+        return out
+
+    def _read_redraws(self, text: str, rank, out: list) -> None:
+        stats = self.stats
         pos, end = 0, len(text)
         while pos < end:
             cr = text.find("\r", pos)
@@ -291,10 +299,12 @@ class Dispatcher:
                 stats["timeouts"] += 1
                 stats["garbage"] += 1
                 continue
+            except Exception:  # noqa: BLE001 - a parser's bug must not stop the stream
+                stats["garbage"] += 1
+                continue
             if recs:
                 stats["records"] += len(recs)
                 out.extend(recs)
-        return out
 
     def feed_redraws(self, data: bytes) -> list[dict]:
         """The `\r` redraws of a line whose newline has not come yet: a bar in a pipe redraws
