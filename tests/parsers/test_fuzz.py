@@ -16,6 +16,7 @@ from ridgescope.parsers.base import TIMEOUT
 from ridgescope.parsers.events import EventParser
 from ridgescope.parsers.nccl import NcclParser
 from ridgescope.parsers.prefix import split_rank_prefix
+from ridgescope.probes.logprobe import cut_pending
 
 pytestmark = pytest.mark.timeout(300)
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -93,6 +94,22 @@ def test_any_block_never_raises(batch, fmt, as_bytes):
 
 
 @SETTINGS
+@given(st.lists(lines, max_size=8), st.integers(1, 64), st.sampled_from([None, *PARSERS]))
+def test_any_stream_read_as_the_probe_reads_never_raises(batch, read_size, fmt):
+    """The log probe's way: whole lines, and the `\r` redraws of a line not ended yet, at any
+    read size; each line is counted once, when it ends."""
+    data = "".join(line + "\n" for line in batch).encode("utf-8", "surrogatepass")
+    d, pending = Dispatcher(fmt), b""
+    for i in range(0, len(data), read_size):
+        done, redraws, pending = cut_pending(pending + data[i:i + read_size])
+        _check(d.feed_chunk(done))
+        _check(d.feed_redraws(redraws))
+    _check(d.feed_chunk(pending))
+    _check(d.flush())
+    assert d.stats["lines"] == data.count(b"\n")
+
+
+@SETTINGS
 @given(st.lists(st.binary(max_size=200), max_size=8))
 def test_any_bytes_never_raise(batch):
     d = Dispatcher()
@@ -164,6 +181,15 @@ def test_a_parser_bug_costs_one_line(monkeypatch):
     got = d.feed_chunk(b"step 1/4 loss 2.0 boom\nstep 2/4 loss 1.5 step_time_ms 150.0\n")
     assert [r["step"] for r in got] == [2]
     assert d.stats["garbage"] == 2 and d.stats["lines"] == 3
+    # in a line of redraws too long to read whole, the one redraw: the bar's others are read
+    d = Dispatcher()
+    real = d._line
+    monkeypatch.setattr(d, "_line", buggy)
+    redraws = [f"Steps: {n}%|#   | {n}/300 [00:01<00:01, 1.0it/s, step_loss=0.{n}]" for n in range(1, 301)]
+    redraws[4] += " boom"
+    got = d.feed("\r".join(redraws))
+    assert [r["step"] for r in got] + [r["step"] for r in d.flush()] == [n for n in range(1, 301) if n != 5]
+    assert (d.stats["garbage"], d.stats["lines"]) == (1, 1)
 
 
 def test_regex_timeout_mechanism_is_real():
