@@ -8,7 +8,7 @@ mypy (the `test` extra pins it) and a C compiler in the build environment:
 
     RIDGESCOPE_USE_MYPYC=1 pip wheel --no-deps --no-build-isolation -w dist .
 
-Everything else is declared in pyproject.toml.
+Everything else is declared in pyproject.toml; docker/Dockerfile builds the image's wheel so.
 """
 from __future__ import annotations
 

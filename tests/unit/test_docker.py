@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import tomllib
 from pathlib import Path
 
 import yaml
@@ -25,10 +26,21 @@ def test_compose_services_and_worker_settings_are_consistent():
 
 
 def test_dockerfile_copies_only_paths_that_exist():
-    for line in (DOCKER / "Dockerfile").read_text().splitlines():
-        if line.startswith("COPY "):
-            for source in line.split()[1:-1]:
-                assert (DOCKER.parent / source).exists(), source
+    """Each `COPY` from the build context names a path of the repository (a `COPY --from` copies
+    from an earlier stage)."""
+    copies = [line.split()[1:-1] for line in (DOCKER / "Dockerfile").read_text().splitlines()
+              if line.startswith("COPY ") and not line.startswith("COPY --from=")]
+    assert any("setup.py" in sources for sources in copies)     # the compiled parsers' build
+    for sources in copies:
+        for source in sources:
+            assert (DOCKER.parent / source).exists(), source
+
+
+def test_dockerfile_pins_the_mypy_that_the_tests_build_with():
+    """The image compiles the parsers with the mypy that `test_compiled.py` checks them with."""
+    test_extra = tomllib.loads((DOCKER.parent / "pyproject.toml").read_text())["project"]["optional-dependencies"]["test"]
+    (pin,) = [d for d in test_extra if d.startswith("mypy")]
+    assert f'"{pin}"' in (DOCKER / "Dockerfile").read_text()
 
 
 def test_compose_file_parses_with_docker_compose_when_installed():
