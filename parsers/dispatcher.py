@@ -260,13 +260,13 @@ class Dispatcher:
             text = text[:-1]
         if rank is None and text[0] in _PREFIX_START and _maybe_prefixed(text):
             rank, text = self._split_prefix(text)
+        if self.active is None and interesting(text):
+            self._claim_redrawn(text)
         return self._redraws(text, rank)
 
     def _redraws(self, text: str, rank) -> list[dict]:
         """Read each `\r` redraw of `text` (no launcher prefix) as a line of its own; one that a
         parser fails on is counted as garbage, as `feed` counts a line."""
-        if self.active is None and interesting(text):
-            self._claim_redrawn(text)
         out: list = []
         try:
             self._read_redraws(text, rank, out)
@@ -344,6 +344,7 @@ class Dispatcher:
     def _end_line_part(self, data: bytes, part: tuple) -> tuple[list[dict], bytes]:
         """The records of the rest of a line that `feed_redraws` began, which `data` holds up
         to its first newline; and the rest of `data`."""
+        self._line_part = None
         nl = data.find(b"\n")
         head, rest = (data, b"") if nl < 0 else (data[:nl], data[nl + 1:])
         self.stats["lines"] += 1
@@ -351,11 +352,8 @@ class Dispatcher:
             text = head.decode("utf-8")
         except UnicodeDecodeError:
             self.stats["garbage"] += 1
-            self._line_part = None
             return [], rest
-        out = self._read_part(text[:-1] if text.endswith("\r") else text, part) if text else []
-        self._line_part = None
-        return out, rest
+        return (self._read_part(text[:-1] if text.endswith("\r") else text, part) if text else []), rest
 
     def feed_chunk(self, data: str | bytes) -> list[dict]:
         """Feed a block of whole lines at once: the same records and stats as `feed` on each line.

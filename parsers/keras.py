@@ -105,7 +105,7 @@ class KerasParser(Parser):
         bar, epochs = self.held.get(rank), self.epoch.get(rank)
         if bar is not None and epochs is not None and bar["total"] is not None:
             for r in recs:
-                r["step"] = (epochs[0] - 1) * bar["total"] + bar["n"]
+                r["step"] = self._step_of(rank, bar, epochs[0])
         return recs
 
     def flush(self) -> list[dict]:
@@ -126,13 +126,18 @@ class KerasParser(Parser):
                            **({"metrics": extra} if extra else {}))]
         return self._step(rank, bar, epochs, fields, extra)
 
+    def _step_of(self, rank, bar: dict, epoch: int) -> int:
+        """The bar's step counted across epochs: from its epoch and total, or, where the total
+        is `Unknown`, on from the steps before the epoch."""
+        if bar["total"] is not None:
+            return (epoch - 1) * bar["total"] + bar["n"]
+        return self.base.get(rank, 0) + bar["n"]
+
     def _step(self, rank, bar: dict, epochs: tuple, fields: dict, extra: dict) -> list[dict]:
         """A training step, and the validation at the end of its epoch (`val_` metrics)."""
         (epoch, epoch_count), n, total = epochs, bar["n"], bar["total"]
-        if total is not None:
-            step = (epoch - 1) * total + n
-        else:
-            step = self.base.get(rank, 0) + n
+        step = self._step_of(rank, bar, epoch)
+        if total is None:
             fields["step_inferred"] = True
         self.last_step[rank] = step
         if bar["time_s"] is not None and n == total:

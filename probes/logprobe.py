@@ -64,7 +64,7 @@ class StreamPump:
             if lines:
                 self._parse(lines, lines.count(b"\n"))
             if redraws:
-                self._parse_redraws(redraws)
+                self._read("feed_redraws", redraws)
             if len(pending) > MAX_LINE:
                 self._parse(pending, 1)
                 pending = b""
@@ -76,31 +76,21 @@ class StreamPump:
     def _parse(self, block: bytes, lines: int) -> None:
         """`block`: whole lines, each ending with a newline, or one line without one."""
         self.lines += lines
+        self._read("feed_chunk", block)
+
+    def _flush(self) -> None:
+        self._read("flush")
+
+    def _read(self, method: str, *args) -> None:
+        """Emit the records of one call of the dispatcher's `method`."""
         if self.dispatcher is None:
             return
         try:
-            records = self.dispatcher.feed_chunk(block)
+            records = getattr(self.dispatcher, method)(*args)
         except Exception:  # noqa: BLE001 - parsers count garbage; this is the last guard
             self.parse_errors += 1
             return
         self._emit(records)
-
-    def _parse_redraws(self, block: bytes) -> None:
-        if self.dispatcher is None:
-            return
-        try:
-            records = self.dispatcher.feed_redraws(block)
-        except Exception:  # noqa: BLE001 - as in `_parse`
-            self.parse_errors += 1
-            return
-        self._emit(records)
-
-    def _flush(self) -> None:
-        if self.dispatcher is not None:
-            try:
-                self._emit(self.dispatcher.flush())
-            except Exception:  # noqa: BLE001
-                self.parse_errors += 1
 
     def _emit(self, records: list[dict]) -> None:
         now = time.time_ns()
