@@ -86,7 +86,7 @@ MAX_LINE = 16384
 
 ANSI = regex.compile(r"\x1b(?:\[[0-9;?]*+[ -/]*+[@-~]|[()][0-9A-Za-z]|[=>78DEHM])")
 CONTROL = regex.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
-BACKSPACES = regex.compile(r"\x08++(?=\r)")
+BACKSPACES = regex.compile(r"\x08++(?=\r|\Z)")
 printable_ascii = re.compile(r"[ -~]*+").fullmatch
 """(text, start, end): is text[start:end] printable ASCII?  (For the block readers.)"""
 

@@ -18,6 +18,7 @@ from .nanogpt import NanoGPTParser
 from .nccl import NcclParser, chatter
 from .prefix import RayWorkers, split_rank_prefix
 from .scan import candidate_lines, interesting
+from .tee import TeeParts, split_inside
 from .torchtitan import TorchtitanParser
 
 # Detection order: most specific first; `generic` is the fallback and never claims a stream.
@@ -69,8 +70,9 @@ def _maybe_prefixed(line: str) -> bool:
 
 
 def _without_codes(text: str) -> str | None:
-    """The text without its ANSI codes, and without the backspaces that a `\r` follows (Keras
-    erases its bar so before each redraw); None where another control character is left."""
+    """The text without its ANSI codes, and without the backspaces that a `\r` or the end
+    follows (Keras erases its bar so before each redraw); None where another control character
+    is left."""
     timeout = None if len(text) <= SHORT_LINE else 0.05
     if "\x1b" in text:
         text = ANSI.sub("", text, timeout=timeout)
@@ -79,6 +81,10 @@ def _without_codes(text: str) -> str | None:
     if CONTROL.search(text, timeout=timeout):
         return None
     return text
+
+
+def _as_bytes(data: str | bytes | bytearray | memoryview) -> bytes:
+    return data.encode("utf-8", "surrogateescape") if isinstance(data, str) else bytes(data)
 
 
 class Dispatcher:
@@ -107,6 +113,7 @@ class Dispatcher:
         self.seen: set[str] = set()
         self._line_part: tuple | None = None
         """(rank, the unclaimed parts) of a line that `feed_redraws` began and no newline ended"""
+        self.tee = TeeParts()
         self.stats = {"lines": 0, "records": 0, "garbage": 0, "timeouts": 0, "truncated": 0,
                       "switches": 0}
 
@@ -156,7 +163,40 @@ class Dispatcher:
 
     def feed(self, line: str | bytes, rank: int | None = None) -> list[dict]:
         """The records of one raw line (str or bytes, its newline optional).  Never raises: a
-        line that a parser fails on is counted as garbage and skipped, like a garbled one."""
+        line that a parser fails on is counted as garbage and skipped, like a garbled one.
+        Parts of lines that torchrun's `--tee` split are put back together (see `tee`)."""
+        try:
+            if isinstance(line, str):
+                split = "[default" in line and line.find("[default", 1) > 0
+            else:
+                line = bytes(line)
+                split = b"[default" in line and line.find(b"[default", 1) > 0
+            if (split or self.tee.held) and rank is None:
+                return self._feed_joined(_as_bytes(line))
+            return self._feed(line, rank)
+        except Exception:  # noqa: BLE001 - as in `_feed_line`
+            self.stats["garbage"] += 1
+            return []
+
+    def _feed_joined(self, line: bytes) -> list[dict]:
+        """`feed` of a line that holds, or may end, a part of a line that `--tee` split."""
+        out: list = []
+        joined = self._join(line if line.endswith(b"\n") else line + b"\n")
+        if joined:
+            for whole in joined[:-1].split(b"\n"):
+                out.extend(self._feed_line(whole, None))
+        return out
+
+    def _join(self, data: bytes) -> bytes:
+        """`data` as whole lines of one rank each (`TeeParts.join`); a line given from held
+        parts alone is no line of the stream, and is not counted as one."""
+        joined = self.tee.join(data)
+        self.stats["lines"] -= self.tee.extra
+        self.tee.extra = 0
+        return joined
+
+    def _feed_line(self, line: str | bytes, rank: int | None = None) -> list[dict]:
+        """`feed`, once the line is whole."""
         try:
             return self._feed(line, rank)
         except Exception:  # noqa: BLE001 - a parser's bug must not stop the stream
@@ -331,6 +371,9 @@ class Dispatcher:
 
     def _read_part(self, text: str, part: tuple) -> list[dict]:
         rank, unclaimed = part
+        if rank is not None and "[default" in text:
+            # torchrun `--tee` writes the rank's prefix again before each redraw it reads
+            text = text.replace(f"[default{rank}]:", "")
         if self.active is None and interesting(text):
             self._claim_redrawn(text)
             if self.active is not None and unclaimed:
@@ -368,19 +411,24 @@ class Dispatcher:
             return []
         part = self._line_part
         if type(data) is not bytes:
-            if isinstance(data, str) and part is None:
+            if isinstance(data, str) and part is None and not self.tee.held and (
+                    "[default" not in data):
                 return self._feed_lines(data)
-            data = data.encode("utf-8", "surrogateescape") if isinstance(data, str) else bytes(data)
+            data = _as_bytes(data)
         if part is not None:
             first, data = self._end_line_part(data, part)
             return first + self.feed_chunk(data) if data else first
+        if self.tee.held or split_inside(data):
+            data = self._join(data)
+            if not data:
+                return []
         if not self._worth_scanning(data):
             return self._feed_lines(data)
         ends, cands = candidate_lines(data, MAX_LINE)
         total, ncands = len(ends), len(cands)
         if ncands * _DENSE > total * (_DENSE - 1):
             return self._feed_lines(data)
-        stats, events, feed = self.stats, self.events, self.feed
+        stats, events, feed = self.stats, self.events, self._feed_line
         out: list = []
         i = k = 0       # next line to account for; next candidate
         while True:
@@ -425,7 +473,7 @@ class Dispatcher:
         if not lines[-1]:
             lines.pop()
         out: list = []
-        feed = self.feed
+        feed = self._feed_line
         for line in lines:
             recs = feed(line)
             if recs:
@@ -440,7 +488,7 @@ class Dispatcher:
         the number of lines handed straight to `feed` before they try again, up to
         _READER_BACKOFF: a try that misses costs more than it would save."""
         out: list = []
-        stats, events, feed, seen = self.stats, self.events, self.feed, self.seen
+        stats, events, feed, seen = self.stats, self.events, self._feed_line, self.seen
         pos, end = 0, len(text)
         skip = backoff = 0
         while pos < end:
@@ -609,12 +657,22 @@ class Dispatcher:
         return []
 
     def flush(self) -> list[dict]:
-        out: list = []
+        out = self._unfinished_lines()
+        ends: list = []
         try:
             for p in self.order:
-                out.extend(self._accept(p, p.flush()))
-            out.extend(self.events.flush(self._fw()))
+                ends.extend(self._accept(p, p.flush()))
+            ends.extend(self.events.flush(self._fw()))
         except TimeoutError:
             self.stats["timeouts"] += 1
-        self.stats["records"] += len(out)
+        self.stats["records"] += len(ends)
+        return out + ends
+
+    def _unfinished_lines(self) -> list[dict]:
+        """The held parts of lines that the stream ended in the middle of, read as lines (of
+        lines already counted)."""
+        out: list = []
+        for line in self.tee.drain():
+            out.extend(self._feed_line(line))
+            self.stats["lines"] -= 1
         return out

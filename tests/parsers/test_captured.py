@@ -2,6 +2,7 @@
 (tests/data/captured/README.md says how each was made)."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -144,6 +145,65 @@ def test_torchrun_prefixed_streams(name):
     assert tracebacks[1]["message"] == "shape mismatch in batch 3 (user bug)"
     assert "Connection closed by peer" in tracebacks[0]["message"]
     assert tracebacks[None]["exception"].endswith("ChildFailedError")
+
+
+TEE_SPLIT = "torch-2.15_torchrun-tee3_lines-in-two-writes_3rank.log"
+
+
+def _steps(recs: list[dict]) -> list[tuple]:
+    return sorted((r["rank"], r["step"], r["loss"], r["step_time_ms"]) for r in recs
+                  if r["kind"] == "progress")
+
+
+def test_torchrun_tee_lines_written_in_two_parts():
+    """torchrun's `--tee` writes the first part of a line alone when the rank has not written
+    its newline yet, and the rest behind the prefix again: a rank's text then runs into
+    another rank's line.  Each rank's line is put back together, with its own values; none
+    is lost, and no rank is given another's."""
+    data = (CAPTURED / TEE_SPLIT).read_bytes()
+    assert b"step_time_ms 300.0[default1]:step 2/4" in data
+    assert b"[default1]:step 3/4 lo[default2]:step 3/4" in data
+    want = [(rank, step, float(f"2.30{rank}"), float(f"300.{rank}"))
+            for rank in range(3) for step in range(1, 5)]
+    assert _steps(parse_file(TEE_SPLIT)) == want
+    d = Dispatcher()
+    by_line = [r for line in data.splitlines(keepends=True) for r in d.feed(line)]
+    assert _steps(by_line + d.flush()) == want
+    d = Dispatcher()
+    assert _steps(d.feed_chunk(data.decode()) + d.flush()) == want
+
+
+def test_torchrun_tee_part_of_a_line_the_stream_ended_in():
+    """A rank whose last line never got its newline: the held part is read at the end."""
+    d = Dispatcher()
+    recs = d.feed_chunk(b"[default0]:step 1/2 loss 2.5 step_time_ms 90.5[default1]:step 1/2 loss "
+                        b"2.4 step_time_ms 91.5\n")
+    assert [(r["rank"], r["step"]) for r in recs] == [(1, 1)]
+    assert [(r["rank"], r["step"], r["step_time_ms"]) for r in d.flush()] == [(0, 1, 90.5)]
+    assert (d.stats["records"], d.stats["lines"]) == (2, 1)
+
+
+def as_torchrun_tee_writes_it(data: bytes, rank: int) -> bytes:
+    """`data` as torchrun's `--tee` would pass it on: each write the tail thread reads (a bar's
+    redraw, the rest of a line) behind the rank's prefix."""
+    pieces = re.findall(rb"\r?[^\r\n]*\n?", data)
+    return b"".join(b"[default%d]:%b" % (rank, piece) for piece in pieces if piece)
+
+
+@pytest.mark.parametrize("name", ["accelerate-1.15.0_own-loop_tqdm-steps-bar_pipe.log",
+                                  "keras-3.15.1_fit-verbose1-evaluate-predict_pipe.log",
+                                  "transformers-5.24.0_trainer_tqdm_pipe.log",
+                                  "lightning-2.6.6_tqdmprogressbar_pipe.log",
+                                  "keras-3.15.1_fit-325-step-epochs_pipe.log"])
+def test_torchrun_tee_bar_redraw_by_redraw(name):
+    """A rank's bar behind `--tee`'s prefix on every redraw gives the steps of the bar alone."""
+    data = (CAPTURED / name).read_bytes()
+    alone = [r["step"] for r in parse_file(name) if r["kind"] == "progress"]
+    d = Dispatcher()
+    teed = d.feed_chunk(as_torchrun_tee_writes_it(data, 3)) + d.flush()
+    assert [(r["rank"], r["step"]) for r in teed if r["kind"] == "progress"] == [
+        (3, step) for step in alone]
+    assert len(alone) >= 11 and d.stats["garbage"] == 0
 
 
 def test_hf_trainer_5_resume():

@@ -82,6 +82,17 @@ def test_edges():
     assert got == per_line(tb) and any(r["kind"] == "error" for r in got[0])
 
 
+def test_torchrun_tee_parts_chunks_match_lines():
+    """Lines that torchrun's `--tee` split (see tee.py), read in blocks as the probe reads."""
+    data = (CORPUS.parent / "captured" / "torch-2.15_torchrun-tee3_lines-in-two-writes_3rank.log"
+            ).read_bytes()
+    want = per_line(data.split(b"\n")[:-1])
+    assert want[1]["records"] == 12
+    for size in (65536, 700, 40):
+        assert chunked(blocks_of(data, size)) == want
+    assert chunked(blocks_of(data.decode(), 100)) == want
+
+
 lines = st.lists(st.sampled_from(FRAGMENTS) | st.text(max_size=20), max_size=30).map("".join)
 SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

@@ -403,15 +403,16 @@ def test_plain_dicts_and_meter_items():
 
 
 class CountingFeed(Dispatcher):
-    """Counts the lines that reach `feed`: the block readers take the others."""
+    """Counts the lines that reach `feed`'s line by line path: the block readers take the
+    others."""
 
     def __init__(self, log_format=None):
         super().__init__(log_format)
         self.fed = 0
 
-    def feed(self, line, rank=None):
+    def _feed_line(self, line, rank=None):
         self.fed += 1
-        return super().feed(line, rank)
+        return super()._feed_line(line, rank)
 
 
 # The lines of SHAPES that a block reader takes (Megatron has none).

@@ -31,7 +31,7 @@ FRAGMENTS = [
     " - Init COMPLETE", "AllReduce: opCount ", " count ", " datatype ", " [nranks=", "Traceback (most recent call last):",
     "  File ", "RuntimeError: ", "CUDA out of memory. Tried to allocate ", "Watchdog caught collective operation timeout: ",
     "WorkNCCL(SeqNum=", "saving checkpoint at iteration ", " to /x", "Resuming from step ", "[batch=", "Train ",
-    "[rank3]:", "3: ", "[1,2]<stdout>:", "\r", "\x1b[31m", "\t", "=", ":", "1", "12", "3.5", "1e-3", "nan", "(", ")",
+    "[rank3]:", "3: ", "[1,2]<stdout>:", "[default0]:", "[default12]:", "\r", "\x1b[31m", "\t", "=", ":", "1", "12", "3.5", "1e-3", "nan", "(", ")",
     "[", "]", ",", " ", "ms", "s", "train_time:", "iter ", "Latency: ", "|E2E latency=", "epoch: 0|step: ",
     "Epoch: [0][", "Speed: ", "| train_inner | {", "\"loss\": \"1.0\"",
     "'step': 5", "'rank': ", "'kind': ", "'eval_step': ", "'eval_loss': ", ", ", "epoch 2: {",

@@ -10,6 +10,7 @@ from ridgescope.parsers import Dispatcher
 from ridgescope.probes.logprobe import cut_pending
 
 from .conftest import CORPUS
+from .test_captured import as_torchrun_tee_writes_it
 
 LOGS = [p for p in sorted(CORPUS.rglob("*.log")) + sorted((CORPUS.parent / "captured").glob("*.log"))
         if re.search(rb"\r[^\n]", p.read_bytes())]
@@ -46,6 +47,17 @@ def test_redraws_read_as_they_come(path):
         recs, stats, parts = as_the_probe_reads(data, read_size)
         assert (recs, stats) == want
     assert parts > 0        # at 40 bytes a read, some line was read in parts
+
+
+@pytest.mark.parametrize("path", [p for p in LOGS if p.parent.name == "captured"],
+                         ids=lambda p: p.name)
+def test_redraws_behind_torchrun_tee_read_as_they_come(path):
+    """The same bars behind `--tee`'s prefix, which torchrun writes again before each redraw."""
+    data = as_torchrun_tee_writes_it(path.read_bytes(), 2)
+    want = whole(data)
+    assert want[1]["garbage"] == whole(path.read_bytes())[1]["garbage"]
+    for read_size in (4096, 333):
+        assert as_the_probe_reads(data, read_size)[:2] == want
 
 
 def test_the_logs_hold_bars():
