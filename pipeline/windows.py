@@ -125,14 +125,18 @@ def _remember_lanes(history: dict[str, list[float]], row: dict) -> dict[str, flo
 # --- aggregate: one job's steps across ranks ------------------------------------------------
 
 GRACE_NS = 20_000_000_000
-"""An incomplete step is judged with the ranks it has this long after its first row arrived."""
+"""An incomplete step is judged with the ranks it has once this long has passed since its first
+row arrived, and the job's other ranks have also printed or traced this far past it."""
+STALLED_NS = 300_000_000_000
+"""An incomplete step of a job none of whose ranks moves on is judged this long after its first
+row arrived (a job that hangs, or whose runner died before it could say the job ended)."""
 MAX_PENDING = 500
 """Bound on a job's steps waiting for ranks; past it the oldest are judged as they are."""
 
 
 def new_job_state() -> dict:
     return {"pending": {}, "judged_through": 0, "world_size": 0, "ended_ranks": [],
-            "history": verdict.new_history()}
+            "history": verdict.new_history(), "job_ns": 0}
 
 
 def aggregate(state: dict, row: dict, cfg: verdict.VerdictConfig, now_ns: int,
@@ -144,16 +148,19 @@ def aggregate(state: dict, row: dict, cfg: verdict.VerdictConfig, now_ns: int,
     however many ranks and pending steps the job has.
 
     Returns (state, verdicts, late rows).  A step is judged when every expected rank has
-    reported, when GRACE_NS of processing time passed since its first row (ticks carry the
-    time), or when every rank has ended.  Steps are judged in order so the baseline stays
-    causal.  A row for a step already judged is late: it no longer changes the verdict but is
-    returned, so it still reaches the store.  ``now_ns`` is processing time, not event time:
-    partitions are consumed in bursts, so one rank's rows may come well after another's.
+    reported, when every rank has ended, or when a rank is missing for GRACE_NS in both clocks:
+    processing time since the step's first row (``now_ns``; ticks carry it), and the job's own
+    time, the latest step end of any rank.  Processing time alone is not enough: partitions are
+    consumed in bursts, and a worker that stalls (a rebalance, a restart, its tables recovering)
+    finds its ticks past the grace before the missing rank's row, which was only late.  Job
+    time alone is not enough either: a rank's backlog may be read well before another's.
+    Steps are judged in order so the baseline stays causal.  A row for a step already judged is
+    late: it no longer changes the verdict but is returned, so it still reaches the store.
     """
-    state = {"pending": {k: {"first_ns": v["first_ns"], "ranks": list(v["ranks"])}
-                         for k, v in state["pending"].items()},
+    state = {"pending": {k: dict(v, ranks=list(v["ranks"])) for k, v in state["pending"].items()},
              "judged_through": state["judged_through"], "world_size": state["world_size"],
-             "ended_ranks": list(state["ended_ranks"]), "history": state["history"]}
+             "ended_ranks": list(state["ended_ranks"]), "history": state["history"],
+             "job_ns": state.get("job_ns", 0)}
     state["world_size"] = max(state["world_size"], row.get("world_size", 0))
     if row.get("tick"):
         return (*_judge_ready(state, cfg, now_ns, rows, flush=False), [])
@@ -164,7 +171,10 @@ def aggregate(state: dict, row: dict, cfg: verdict.VerdictConfig, now_ns: int,
         return (*_judge_ready(state, cfg, now_ns, rows, flush=flush), [])
     if row["step"] <= state["judged_through"]:
         return state, [], [row]
-    entry = state["pending"].setdefault(str(row["step"]), {"first_ns": now_ns, "ranks": []})
+    state["job_ns"] = max(state["job_ns"], row["t1_ns"])
+    entry = state["pending"].setdefault(str(row["step"]), {"first_ns": now_ns, "ranks": [],
+                                                           "t1_ns": row["t1_ns"]})
+    entry["t1_ns"] = min(entry.get("t1_ns", row["t1_ns"]), row["t1_ns"])
     if row["rank"] not in entry["ranks"]:
         entry["ranks"].append(row["rank"])
     rows[f"{row['step']}/{row['rank']}"] = row
@@ -174,6 +184,12 @@ def aggregate(state: dict, row: dict, cfg: verdict.VerdictConfig, now_ns: int,
 def _expected_ranks(state: dict) -> int:
     seen = {rank for entry in state["pending"].values() for rank in entry["ranks"]}
     return max(state["world_size"], len(seen))
+
+
+def _missing_too_long(state: dict, entry: dict, now_ns: int) -> bool:
+    waited = now_ns - entry["first_ns"]
+    moved_on = state["job_ns"] - entry.get("t1_ns", 0)  # a pending step of an older state: 0
+    return (waited >= GRACE_NS and moved_on >= GRACE_NS) or waited >= STALLED_NS
 
 
 def _judge_ready(state: dict, cfg: verdict.VerdictConfig, now_ns: int, rows: MutableMapping,
@@ -187,7 +203,7 @@ def _judge_ready(state: dict, cfg: verdict.VerdictConfig, now_ns: int, rows: Mut
     for i, key in enumerate(order):
         entry = state["pending"][key]
         if (flush or i < overflow or len(entry["ranks"]) >= expected
-                or now_ns - entry["first_ns"] >= GRACE_NS):
+                or _missing_too_long(state, entry, now_ns)):
             ready_through = int(key)
     verdicts = []
     for key in order:
