@@ -82,7 +82,12 @@ def correlate(state: dict, msg: dict) -> tuple[dict, list[dict]]:
              "hook_seen": state["hook_seen"],
              "lane_history": {k: list(v) for k, v in state.get("lane_history", {}).items()}}
     if kind == "job_end":
-        return _close(state, upto=None)
+        state, rows = _close(state, upto=None)
+        # The lane baseline is ~400 numbers a rank, kept in the worker's memory and changelog
+        # for as long as the key lives: an always-on worker would hold every rank of every job
+        # it ever saw.  What stays drops replays of the job's steps (`closed_through`).
+        state["lane_history"] = {}
+        return state, rows
     if kind == "step_spans":
         window, source = msg["p"], "hook"
         state["hook_seen"] = True

@@ -190,6 +190,21 @@ def test_correlate_closes_a_window_at_the_next_step_and_ignores_duplicates():
     assert [r["step"] for r in rows] == [2] and rows[0]["lanes_ms"]["idle"] == 50.0
 
 
+def test_a_rank_that_ended_keeps_only_what_drops_replays_of_its_steps():
+    state = windows.new_rank_state()
+    t0 = {r: 0 for r in range(RANKS)}
+    for step in range(1, 13):
+        p = ddp_step(step, t0)[0]
+        state, _ = windows.correlate(state, envelope("step_spans", 0, p))
+        t0 = {r: p["t1_ns"] for r in range(RANKS)}
+    assert len(state["lane_history"]["compute"]) > 0
+    state, rows = windows.correlate(state, envelope("job_end", 0, {"exit_code": 0}))
+    assert [r["step"] for r in rows] == [12]
+    assert state == {"open": {}, "closed_through": 12, "hook_seen": True, "lane_history": {}}
+    state, rows = windows.correlate(state, envelope("step_spans", 0, p))
+    assert rows == [] and state["open"] == {}, "a replayed step after the end is dropped"
+
+
 def test_stdout_progress_stands_in_only_when_the_hook_probe_is_absent():
     state = windows.new_rank_state()
     record = {"kind": "progress", "step": 5, "step_time_ms": 120.0, "rank": 0}
