@@ -25,6 +25,16 @@ class _Limit(threading.local):
 LIMIT = _Limit()
 
 
+class _Clock(threading.local):
+    """When the text being parsed was read, per thread: the log probe sets it for each read; a
+    file read later has none.  A bar's record then carries when its step was first drawn, which
+    is when the step ended: a bar that prints no step time still times its steps."""
+    now_ns: int | None = None
+
+
+CLOCK = _Clock()
+
+
 class Pattern:
     """One pattern, two engines.  A short ASCII line (no time-out set, see LIMIT) is matched by
     the stdlib `re` twin, compiled with re.ASCII; any other text by `regex`, under the time-out.
@@ -391,6 +401,7 @@ class BarTracker:
 
     def update(self, key: tuple, bar: dict) -> dict | None:
         old = self.held.get(key)
+        mark_drawn(bar, old)
         self.held[key] = bar
         if old is not None and old["n"] != bar["n"] and old["n"] > 0:
             return old
@@ -403,3 +414,17 @@ class BarTracker:
         out = [b for b in self.held.values() if b["n"] > 0]
         self.held.clear()
         return out
+
+
+def mark_drawn(bar: dict, before: dict | None) -> None:
+    """Note on ``bar`` when its step was first drawn (CLOCK, where set): now, or when ``before``,
+    an earlier redraw of the same step, was."""
+    now = CLOCK.now_ns
+    if now is not None:
+        same = before is not None and before["n"] == bar["n"]
+        bar["drawn_ns"] = before.get("drawn_ns", now) if same and before is not None else now
+
+
+def drawn(bar: dict) -> dict:
+    """The `drawn_ns` field of a record made from ``bar``, if the bar has one."""
+    return {"drawn_ns": bar["drawn_ns"]} if "drawn_ns" in bar else {}

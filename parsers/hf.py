@@ -1,7 +1,7 @@
 """Hugging Face Trainer and Accelerate: tqdm bars plus the printed log dicts."""
 from __future__ import annotations
 
-from .base import EVAL_WORDS, BarTracker, Parser, parse_bar, record, to_ms
+from .base import CLOCK, EVAL_WORDS, BarTracker, Parser, parse_bar, record, to_ms
 from .pydict import parse_flat_dict
 
 _TRAIN_MAP = {"loss": "loss", "learning_rate": "lr", "grad_norm": "grad_norm", "epoch": "epoch",
@@ -69,6 +69,8 @@ class HFTrainerParser(Parser):
             return
         if held is None:
             held = record("progress", self.name, rank, n, total_steps=total)
+            if CLOCK.now_ns is not None:
+                held["drawn_ns"] = CLOCK.now_ns     # when its step was first drawn: its end
             self.held[rank] = held
         if "it_per_s" in bar:
             held["it_per_s"] = bar["it_per_s"]

@@ -11,7 +11,7 @@ The metrics are the epoch's running means, and `ms/step` its mean step time so f
 line is `evaluate`'s (or `predict`'s): its last state is one eval record."""
 from __future__ import annotations
 
-from .base import Parser, Pattern, hms_to_s, num, record
+from .base import Parser, Pattern, drawn, hms_to_s, mark_drawn, num, record
 from .kv import normalise
 
 EPOCH = Pattern(r"\s*+Epoch (\d{1,9}+)/(\d{1,9}+)\s*+")
@@ -96,6 +96,7 @@ class KerasParser(Parser):
             self.epoch.pop(rank, None)
         elif held is not None and bar["n"] != held["n"] and rank in self.epoch:
             out = self._give(rank)          # fit's bar moved on: its step is done
+        mark_drawn(bar, held)
         self.held[rank] = bar
         return out
 
@@ -144,7 +145,7 @@ class KerasParser(Parser):
             fields["elapsed_s"] = bar["time_s"]
         out = [record("progress", self.name, rank, step, epoch=epoch, iter_in_epoch=n,
                       total_steps=epoch_count * total if total is not None else None, **fields,
-                      **({"metrics": extra} if extra else {}))]
+                      **({"metrics": extra} if extra else {}), **drawn(bar))]
         val, val_extra = _fields([(k[4:], v, u) for k, v, u in bar["items"] if k.startswith("val_")])
         if val or val_extra:
             out.append(record("eval", self.name, rank, step, phase="validation", epoch=epoch, **val,

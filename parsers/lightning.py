@@ -1,7 +1,7 @@
 """PyTorch Lightning progress bars (and NeMo, which adds DLLogger records on the same stream)."""
 from __future__ import annotations
 
-from .base import (EVAL_WORDS, BarTracker, Parser, Pattern, num, parse_bar, parse_rich_bar,
+from .base import (EVAL_WORDS, BarTracker, Parser, Pattern, drawn, num, parse_bar, parse_rich_bar,
                    record, rich_metrics, to_ms)
 from .kv import normalise
 
@@ -68,7 +68,7 @@ class LightningParser(Parser):
         if self.dll_seen:
             return None        # NeMo: the DLLogger line of the same step is the precise record
         return record("progress", self.name, rank, self._step(bar), total_steps=bar["total"],
-                      epoch=bar.get("epoch"), elapsed_s=bar["elapsed_s"], **fields)
+                      epoch=bar.get("epoch"), elapsed_s=bar["elapsed_s"], **fields, **drawn(bar))
 
     def _eval_bar(self, key, bar: dict, out: list) -> None:
         """Hold an evaluation bar until its pass ends: one record per pass, not per batch.  A

@@ -7,7 +7,7 @@ shards`, evaluation), so a bar counts only where it says it is one: a training w
 label, or a loss among its postfix items."""
 from __future__ import annotations
 
-from .base import EVAL_WORDS, BarTracker, parse_bar, record
+from .base import EVAL_WORDS, BarTracker, drawn, parse_bar, record
 from .kv import normalise
 
 _TRAINING_LABELS = frozenset(("steps", "step", "training", "train", "training steps", "iteration",
@@ -61,4 +61,4 @@ class LoopBars:
         if extra:
             fields["metrics"] = dict(list(extra.items())[:24])
         return record("progress", self.framework, key[0], offset + bar["n"], total_steps=bar["total"],
-                      elapsed_s=bar["elapsed_s"], **fields)
+                      elapsed_s=bar["elapsed_s"], **fields, **drawn(bar))
