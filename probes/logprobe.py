@@ -3,7 +3,8 @@
 Bytes are written to our own stream as soon as they are read, before any parsing, so the
 user sees exactly what the job printed, when it printed it.  The complete lines of what was
 read then go, as one block, to one parser dispatcher per stream, which maps launcher prefixes
-to ranks; so do the `\r` redraws of a line not ended yet (a progress bar), as they come.
+to ranks; so do the `\r` redraws of a line not ended yet (a progress bar), as they come, with
+the time they were read: a bar's records say when each step was first drawn.
 """
 from __future__ import annotations
 
@@ -23,6 +24,46 @@ def cut_pending(pending: bytes) -> tuple[bytes, bytes, bytes]:
     lines, pending = pending[:cut], pending[cut:]
     redraw = pending.rfind(b"\r", 0, len(pending) - 1) + 1
     return lines, pending[:redraw], pending[redraw:]
+
+
+def _parsers_clock():
+    """The parsers' per-thread read time (`ridgescope.parsers.base.CLOCK`); None without them."""
+    try:
+        from ridgescope.parsers.base import CLOCK
+        return CLOCK
+    except Exception:  # noqa: BLE001 - without parsers the output still passes through
+        return None
+
+
+def held_part_apart(pending: bytes, chunk: bytes) -> list[bytes]:
+    """`chunk` cut after the `\r` or newline that ends what was held back (`pending`, read
+    earlier), and one byte more after a `\r` (cut_pending keeps back a last `\r`): the held
+    redraw is read with the time it came, the rest with the time of this read."""
+    if not pending:
+        return [chunk]
+    ends = [i for i in (chunk.find(b"\r"), chunk.find(b"\n")) if i >= 0]
+    if not ends:
+        return [chunk]
+    end = min(ends)
+    cut = end + (2 if chunk[end:end + 1] == b"\r" else 1)
+    return [chunk[:cut], chunk[cut:]] if cut < len(chunk) else [chunk]
+
+
+def cut_read(pending: bytes, since: int, chunk: bytes, now_ns: int
+             ) -> tuple[list[tuple[int, bytes, bytes]], bytes, int]:
+    """What one read (`chunk`, at `now_ns`) makes parseable: (when it was drawn, whole lines,
+    redraws) for what was held back before (read at `since`) and for the rest; and what is
+    held back now, and when its first byte was read.  A bar's last redraw is held back until
+    the next one begins, and was drawn when it came, not when the next one did."""
+    parts = []
+    for part in held_part_apart(pending, chunk):
+        if not pending:
+            since = now_ns
+        lines, redraws, pending = cut_pending(pending + part)
+        if lines or redraws:
+            parts.append((since, lines, redraws))
+            since = now_ns
+    return parts, pending, since
 
 
 class StreamPump:
@@ -50,7 +91,9 @@ class StreamPump:
         self._thread.join(timeout_s)
 
     def _run(self) -> None:
+        clock = _parsers_clock()
         pending = b""
+        since = 0
         while True:
             try:
                 chunk = os.read(self.fd, 65536)
@@ -58,13 +101,17 @@ class StreamPump:
                 break
             if not chunk:
                 break
+            now = time.time_ns()
             self.out.write(chunk)
             self.out.flush()
-            lines, redraws, pending = cut_pending(pending + chunk)
-            if lines:
-                self._parse(lines, lines.count(b"\n"))
-            if redraws:
-                self._read("feed_redraws", redraws)
+            parts, pending, since = cut_read(pending, since, chunk, now)
+            for drawn_ns, lines, redraws in parts:
+                if clock is not None:
+                    clock.now_ns = drawn_ns     # a bar's step ended when the bar drew it
+                if lines:
+                    self._parse(lines, lines.count(b"\n"))
+                if redraws:
+                    self._read("feed_redraws", redraws)
             if len(pending) > MAX_LINE:
                 self._parse(pending, 1)
                 pending = b""

@@ -4,6 +4,7 @@ from __future__ import annotations
 import io
 import os
 import queue
+import time
 
 from ridgescope.probes.logprobe import StreamPump, cut_pending
 
@@ -38,3 +39,30 @@ def test_a_bars_steps_come_before_its_line_ends():
     assert [p["record"]["step"] for _, p in [records.get(timeout=5) for _ in range(2)]] == [3, 4]
     assert out.getvalue() == sent + b"\n"
     assert (pump.lines, pump.framework) == (2, "keras")
+
+
+def test_a_bars_steps_carry_when_the_bar_drew_them():
+    """A bar that prints no step time: each step's record says when the bar first drew that
+    step (the time of the read that brought its redraw), not when the next redraw came and
+    showed it complete.  Each redraw is written once the one before has been read."""
+    read_fd, write_fd = os.pipe()
+    records: queue.Queue = queue.Queue()
+    out = io.BytesIO()
+    pump = StreamPump(read_fd, out, "stdout", lambda rank, payload, ts: records.put(payload), 0).start()
+    os.write(write_fd, b"Epoch 1/1\n")
+    sent, written, seen = b"Epoch 1/1\n", [], []
+    for n in range(1, 6):
+        redraw = ("\b" * 40 + f"\r{n}/5 \u2501\u2501\u2501 0s 5ms/step - loss: 0.{60 - n}").encode()
+        written.append(time.time_ns())
+        os.write(write_fd, redraw)
+        sent += redraw
+        while out.getvalue() != sent:     # the probe has read it
+            time.sleep(0.001)
+        seen.append(time.time_ns())
+    os.write(write_fd, b"\n")
+    os.close(write_fd)
+    pump.join(20)
+    steps = [records.get(timeout=5)["record"] for _ in range(5)]
+    assert [r["step"] for r in steps] == [1, 2, 3, 4, 5]
+    for record, wrote, read in zip(steps, written, seen):
+        assert wrote <= record["drawn_ns"] <= read
