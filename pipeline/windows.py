@@ -18,7 +18,8 @@ LANE_HISTORY = 50
 
 
 def new_rank_state() -> dict:
-    return {"open": {}, "closed_through": 0, "hook_seen": False, "lane_history": {}}
+    return {"open": {}, "closed_through": 0, "hook_seen": False, "lane_history": {},
+            "drawn": None}
 
 
 def step_rank_row(payload: dict, source: str) -> dict:
@@ -52,22 +53,31 @@ def log_lanes_ns(payload: dict) -> dict[str, int]:
     return charges
 
 
-def progress_as_window(msg: dict) -> dict | None:
+def progress_as_window(msg: dict, state: dict) -> dict | None:
     """A parsed progress record with a step time stands in for a window (stdout-only mode).
 
     So does a timing record that carries its step's time (Megatron prints its timers after the
-    iteration line): it replaces that step's open window, with the lanes of the timers."""
+    iteration line): it replaces that step's open window, with the lanes of the timers.  A bar
+    prints no step time, but the log probe notes when it first drew each step (`drawn_ns`), which
+    is when the step ended: the step after a drawn step is the time between the two.  The rank's
+    last drawn step is kept in ``state["drawn"]``."""
     record = msg["p"]["record"]
     step, step_ms = record.get("step"), record.get("step_time_ms")
     if record.get("kind") not in ("progress", "timing") or not isinstance(step, int) or step < 1:
         return None
-    if not isinstance(step_ms, (int, float)) or step_ms <= 0:
-        return None
     world = msg["p"].get("world_size")  # known to `ridgescope run` from the launcher's flags
-    t1 = msg["ts_ns"]
-    return {"step": step, "t0_ns": t1 - int(step_ms * 1e6), "t1_ns": t1,
-            "world_size": world if isinstance(world, int) and world > 0 else 0,
-            "lanes_ms": record.get("lanes_ms")}
+    window = {"step": step, "world_size": world if isinstance(world, int) and world > 0 else 0,
+              "lanes_ms": record.get("lanes_ms")}
+    if isinstance(step_ms, (int, float)) and step_ms > 0:
+        t1 = msg["ts_ns"]
+        return dict(window, t0_ns=t1 - int(step_ms * 1e6), t1_ns=t1)
+    t1 = record.get("drawn_ns")
+    if not isinstance(t1, int):
+        return None
+    before, state["drawn"] = state.get("drawn"), [step, t1]
+    if before is None or before[0] != step - 1 or before[1] >= t1:
+        return None      # the first step drawn, or steps drawn too fast to be drawn one by one
+    return dict(window, t0_ns=before[1], t1_ns=t1)
 
 
 def correlate(state: dict, msg: dict) -> tuple[dict, list[dict]]:
@@ -80,19 +90,20 @@ def correlate(state: dict, msg: dict) -> tuple[dict, list[dict]]:
     kind = msg["kind"]
     state = {"open": dict(state["open"]), "closed_through": state["closed_through"],
              "hook_seen": state["hook_seen"],
-             "lane_history": {k: list(v) for k, v in state.get("lane_history", {}).items()}}
+             "lane_history": {k: list(v) for k, v in state.get("lane_history", {}).items()},
+             "drawn": state.get("drawn")}
     if kind == "job_end":
         state, rows = _close(state, upto=None)
         # The lane baseline is ~400 numbers a rank, kept in the worker's memory and changelog
         # for as long as the key lives: an always-on worker would hold every rank of every job
         # it ever saw.  What stays drops replays of the job's steps (`closed_through`).
-        state["lane_history"] = {}
+        state["lane_history"], state["drawn"] = {}, None
         return state, rows
     if kind == "step_spans":
         window, source = msg["p"], "hook"
         state["hook_seen"] = True
     elif kind == "progress" and not state["hook_seen"]:
-        window, source = progress_as_window(msg), "log"
+        window, source = progress_as_window(msg, state), "log"
     else:
         return state, []
     if window is None or window["step"] <= state["closed_through"]:

@@ -200,7 +200,8 @@ def test_a_rank_that_ended_keeps_only_what_drops_replays_of_its_steps():
     assert len(state["lane_history"]["compute"]) > 0
     state, rows = windows.correlate(state, envelope("job_end", 0, {"exit_code": 0}))
     assert [r["step"] for r in rows] == [12]
-    assert state == {"open": {}, "closed_through": 12, "hook_seen": True, "lane_history": {}}
+    assert state == {"open": {}, "closed_through": 12, "hook_seen": True, "lane_history": {},
+                     "drawn": None}
     state, rows = windows.correlate(state, envelope("step_spans", 0, p))
     assert rows == [] and state["open"] == {}, "a replayed step after the end is dropped"
 
@@ -226,3 +227,37 @@ def test_a_light_checkpoint_with_untimed_work_around_it_is_still_the_cause():
                                     "compute": {0: 20}}})
     assert verdicts[20]["slow"]
     assert (verdicts[20]["cause"], verdicts[20]["culprit_rank"]) == ("checkpoint", 0)
+
+
+def bar_progress(step: int, drawn_ms: int | None, rank: int = 0) -> dict:
+    record = {"kind": "progress", "framework": "keras", "rank": rank, "step": step, "loss": 0.5}
+    if drawn_ms is not None:
+        record["drawn_ns"] = drawn_ms * MS
+    return envelope("progress", rank, {"record": record, "stream": "stdout", "world_size": 1},
+                    ts=(drawn_ms or 0) * MS + 999 * MS)
+
+
+def test_a_bar_without_step_times_is_timed_by_when_its_steps_were_drawn():
+    """Each step's window runs from when the bar first drew the step before to when it first
+    drew this one (the log probe's read times), not from when the records arrived."""
+    state, rows = windows.new_rank_state(), []
+    for step, drawn_ms in ((1, 1000), (2, 1200), (3, 1400), (4, 2300), (5, 2500), (7, 2900),
+                           (8, 3100), (9, None), (10, 3500)):
+        state, emitted = windows.correlate(state, bar_progress(step, drawn_ms))
+        rows += emitted
+    state, emitted = windows.correlate(state, envelope("job_end", 0, {"exit_code": 0}))
+    rows += emitted
+    assert [(r["step"], r["duration_ms"], r["source"]) for r in rows] == [
+        (2, 200.0, "log"), (3, 200.0, "log"), (4, 900.0, "log"), (5, 200.0, "log"),
+        (8, 200.0, "log")]
+    # step 1 has no step drawn before it; 7 follows a step never drawn (6); 9 was read from a
+    # file (no time), so neither 9 nor 10 can be timed
+    assert rows[2]["t0_ns"] == 1400 * MS and rows[2]["t1_ns"] == 2300 * MS
+
+
+def test_printed_step_times_win_over_draw_times():
+    msg = bar_progress(2, 1200)
+    msg["p"]["record"]["step_time_ms"] = 150.0
+    state = dict(windows.new_rank_state(), drawn=[1, 1000 * MS])
+    window = windows.progress_as_window(msg, state)
+    assert (window["t1_ns"] - window["t0_ns"], window["t1_ns"]) == (150 * MS, msg["ts_ns"])
