@@ -9,6 +9,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from support import cli
 
 JOB = Path(__file__).with_name("replay_bar.py")
 STEPS, SLOW_STEP, STEP_MS = 32, 20, 300
@@ -19,7 +20,8 @@ pytestmark = [pytest.mark.slow]
 @pytest.mark.tansu
 def test_a_bar_only_job_has_its_slow_step_found(tansu_stack):
     job = f"bar-{uuid.uuid4().hex[:6]}"
-    result = tansu_stack_run(tansu_stack, job)
+    result = cli("run", *tansu_stack.flags, "--job", job, "--no-hooks", "--", sys.executable,
+                 str(JOB), timeout=300)
     assert "NOT delivered" not in result.stderr
 
     # Step 1 has no step drawn before it; every later one is timed and judged.
@@ -45,8 +47,3 @@ def test_a_bar_only_job_has_its_slow_step_found(tansu_stack):
     assert [r["step"] for r in records] == list(range(1, STEPS + 1))
     assert [r["drawn_ns"] for r in records[1:]] == [rows[s]["t1_ns"] for s in range(2, STEPS + 1)]
 
-
-def tansu_stack_run(stack, job: str):
-    from support import cli
-    return cli("run", *stack.flags, "--job", job, "--no-hooks", "--", sys.executable, str(JOB),
-               timeout=300)
