@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import functools
 
-from .base import ANSI, BACKSPACES, CONTROL, LIMIT, MAX_LINE, READ_LINE, SHORT_LINE, TIMEOUT, Parser
+from .base import (ANSI, BACKSPACES, CLOCK, CONTROL, LIMIT, MAX_LINE, READ_LINE, SHORT_LINE, TIMEOUT,
+                   Parser)
 from .composer import ComposerParser
 from .deepspeed import DeepSpeedParser
 from .events import EventParser
@@ -182,14 +183,20 @@ class Dispatcher:
         """`feed` of a line that holds, or may end, a part of a line that `--tee` split."""
         out: list = []
         joined = self._join(line if line.endswith(b"\n") else line + b"\n")
-        if joined:
-            for whole in joined[:-1].split(b"\n"):
-                out.extend(self._feed_line(whole, None))
+        drawn, CLOCK.now_ns = CLOCK.now_ns, None    # see `_join`
+        try:
+            if joined:
+                for whole in joined[:-1].split(b"\n"):
+                    out.extend(self._feed_line(whole, None))
+        finally:
+            CLOCK.now_ns = drawn
         return out
 
     def _join(self, data: bytes) -> bytes:
         """`data` as whole lines of one rank each (`TeeParts.join`); a line given from held
-        parts alone is no line of the stream, and is not counted as one."""
+        parts alone is no line of the stream, and is not counted as one.  Their parts came at
+        different times, some held for long: the lines are read with no clock, so that no bar
+        step is timed by when its parts were put together."""
         joined = self.tee.join(data)
         self.stats["lines"] -= self.tee.extra
         self.tee.extra = 0
@@ -422,6 +429,15 @@ class Dispatcher:
             data = self._join(data)
             if not data:
                 return []
+            drawn, CLOCK.now_ns = CLOCK.now_ns, None    # see `_join`
+            try:
+                return self._feed_block(data)
+            finally:
+                CLOCK.now_ns = drawn
+        return self._feed_block(data)
+
+    def _feed_block(self, data: bytes) -> list[dict]:
+        """`feed_chunk` of whole lines, each of one rank."""
         if not self._worth_scanning(data):
             return self._feed_lines(data)
         ends, cands = candidate_lines(data, MAX_LINE)
@@ -672,7 +688,11 @@ class Dispatcher:
         """The held parts of lines that the stream ended in the middle of, read as lines (of
         lines already counted)."""
         out: list = []
-        for line in self.tee.drain():
-            out.extend(self._feed_line(line))
-            self.stats["lines"] -= 1
+        drawn, CLOCK.now_ns = CLOCK.now_ns, None    # see `_join`
+        try:
+            for line in self.tee.drain():
+                out.extend(self._feed_line(line))
+                self.stats["lines"] -= 1
+        finally:
+            CLOCK.now_ns = drawn
         return out

@@ -13,10 +13,16 @@ from ridgescope.probes.logprobe import cut_read
 from .test_captured import CAPTURED, parse_file
 
 
-def read_redraw_by_redraw(data: bytes, per_read: int = 1) -> tuple[list[dict], list[bytes]]:
-    """Records of `data` read `per_read` writes (a redraw, or a line) at a time as the log probe
-    reads it, with the number of the read for its time; and the reads."""
-    writes = [r for r in re.findall(rb"\r?[^\r\n]*\n?", data) if r]
+def writes_of(data: bytes) -> list[bytes]:
+    """A captured bar's writes: each redraw (`\r` and its text), and each line's rest."""
+    return [w for w in re.findall(rb"\r?[^\r\n]*\n?", data) if w]
+
+
+def read_redraw_by_redraw(data: bytes | list[bytes], per_read: int = 1
+                          ) -> tuple[list[dict], list[bytes]]:
+    """Records of `data` (or of these writes) read `per_read` writes at a time as the log probe
+    reads them, with the number of the read for its time; and the reads."""
+    writes = writes_of(data) if isinstance(data, bytes) else data
     reads = [b"".join(writes[i:i + per_read]) for i in range(0, len(writes), per_read)]
     d, out, pending, since = Dispatcher(), [], b"", 0
     try:
@@ -68,3 +74,36 @@ def test_each_frameworks_bar_says_when_it_drew_each_step(name):
     drawn = [r["drawn_ns"] for r in progress]
     assert drawn == sorted(drawn) and len(set(drawn)) == len(drawn)
     assert [{k: v for k, v in r.items() if k != "drawn_ns"} for r in recs] == parse_file(name)
+
+
+def test_a_bar_behind_torchrun_tee_gives_the_read_that_first_drew_each_step():
+    """One rank's bar behind `--tee`'s prefix (torchrun writes it before every redraw), alone
+    on the stream, and with another rank's lines ending the stream's lines between redraws."""
+    data = (CAPTURED / "accelerate-1.15.0_own-loop_tqdm-steps-bar_pipe.log").read_bytes()
+    teed = [b"[default0]:" + w for w in writes_of(data)]     # as torchrun's tail writes them
+    mixed = [w for piece in teed for w in (piece, b"[default1]:waiting for rank 0\n")]
+    for writes in (teed, mixed):
+        recs, reads = read_redraw_by_redraw(writes)
+        first: dict[int, int] = {}
+        for i, piece in enumerate(reads):
+            for m in re.finditer(rb"\| *(\d+)/24 \[", piece):
+                first.setdefault(int(m.group(1)), i)
+        assert [(r["rank"], r["step"], r["drawn_ns"]) for r in recs if r["kind"] == "progress"
+                ] == [(0, s, first[s]) for s in range(1, 25)]
+
+
+def test_lines_put_together_from_parts_held_for_a_while_carry_no_time():
+    """Where a rank's parts are held (`--tee`, another rank's text in between) and joined
+    later, the time of the join is not when its steps were drawn: no time is given."""
+    d = Dispatcher()
+    try:
+        CLOCK.now_ns = 5
+        recs = d.feed_chunk(b"[default0]:\rSteps:  50%|#  | 1/2 [00:01<00:01, 1.00it/s, loss=0.5]"
+                            b"[default1]:x\n")
+        CLOCK.now_ns = 9
+        recs += d.feed_chunk(b"[default0]:\rSteps: 100%|## | 2/2 [00:02<00:00, 1.00it/s, loss=0.4]\n")
+        recs += d.flush()
+    finally:
+        CLOCK.now_ns = None
+    assert [(r["step"], "drawn_ns" in r) for r in recs if r["kind"] == "progress"] == [
+        (1, False), (2, False)]
