@@ -35,6 +35,17 @@ class _Clock(threading.local):
 CLOCK = _Clock()
 
 
+class Unclocked:
+    """`with Unclocked():` parses with no clock, and sets the clock back after."""
+
+    def __enter__(self) -> None:
+        self.saved = CLOCK.now_ns
+        CLOCK.now_ns = None
+
+    def __exit__(self, *exc: object) -> None:
+        CLOCK.now_ns = self.saved
+
+
 class Pattern:
     """One pattern, two engines.  A short ASCII line (no time-out set, see LIMIT) is matched by
     the stdlib `re` twin, compiled with re.ASCII; any other text by `regex`, under the time-out.

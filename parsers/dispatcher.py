@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import functools
 
-from .base import (ANSI, BACKSPACES, CLOCK, CONTROL, LIMIT, MAX_LINE, READ_LINE, SHORT_LINE, TIMEOUT,
-                   Parser)
+from .base import (ANSI, BACKSPACES, CONTROL, LIMIT, MAX_LINE, READ_LINE, SHORT_LINE, TIMEOUT, Parser,
+                   Unclocked)
 from .composer import ComposerParser
 from .deepspeed import DeepSpeedParser
 from .events import EventParser
@@ -183,13 +183,10 @@ class Dispatcher:
         """`feed` of a line that holds, or may end, a part of a line that `--tee` split."""
         out: list = []
         joined = self._join(line if line.endswith(b"\n") else line + b"\n")
-        drawn, CLOCK.now_ns = CLOCK.now_ns, None    # see `_join`
-        try:
+        with Unclocked():   # see `_join`
             if joined:
                 for whole in joined[:-1].split(b"\n"):
                     out.extend(self._feed_line(whole, None))
-        finally:
-            CLOCK.now_ns = drawn
         return out
 
     def _join(self, data: bytes) -> bytes:
@@ -429,11 +426,8 @@ class Dispatcher:
             data = self._join(data)
             if not data:
                 return []
-            drawn, CLOCK.now_ns = CLOCK.now_ns, None    # see `_join`
-            try:
+            with Unclocked():   # see `_join`
                 return self._feed_block(data)
-            finally:
-                CLOCK.now_ns = drawn
         return self._feed_block(data)
 
     def _feed_block(self, data: bytes) -> list[dict]:
@@ -688,11 +682,8 @@ class Dispatcher:
         """The held parts of lines that the stream ended in the middle of, read as lines (of
         lines already counted)."""
         out: list = []
-        drawn, CLOCK.now_ns = CLOCK.now_ns, None    # see `_join`
-        try:
+        with Unclocked():   # see `_join`
             for line in self.tee.drain():
                 out.extend(self._feed_line(line))
                 self.stats["lines"] -= 1
-        finally:
-            CLOCK.now_ns = drawn
         return out
