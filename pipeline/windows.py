@@ -19,7 +19,7 @@ LANE_HISTORY = 50
 
 def new_rank_state() -> dict:
     return {"open": {}, "closed_through": 0, "hook_seen": False, "lane_history": {},
-            "drawn": None}
+            "drawn": None, "ended": False}
 
 
 def step_rank_row(payload: dict, source: str) -> dict:
@@ -83,21 +83,23 @@ def progress_as_window(msg: dict, state: dict) -> dict | None:
 def correlate(state: dict, msg: dict) -> tuple[dict, list[dict]]:
     """Feed one raw envelope of a rank; return (state, step_rank payloads to emit).
 
-    A window closes when the next step of the same rank opens, or when the job ends.  Hook
-    summaries win over stdout records for the same rank: once the hook probe has been seen,
-    progress lines only go to the store.
+    A window closes when the next step of the same rank opens, or when the job ends.  The job's
+    end comes on another topic than its progress records, and may be read before the last of
+    them: a window that opens after its rank ended closes at once.  Hook summaries win over
+    stdout records for the same rank: once the hook probe has been seen, progress lines only go
+    to the store.
     """
     kind = msg["kind"]
     state = {"open": dict(state["open"]), "closed_through": state["closed_through"],
              "hook_seen": state["hook_seen"],
              "lane_history": {k: list(v) for k, v in state.get("lane_history", {}).items()},
-             "drawn": state.get("drawn")}
+             "drawn": state.get("drawn"), "ended": state.get("ended", False)}
     if kind == "job_end":
         state, rows = _close(state, upto=None)
         # The lane baseline is ~400 numbers a rank, kept in the worker's memory and changelog
         # for as long as the key lives: an always-on worker would hold every rank of every job
         # it ever saw.  What stays drops replays of the job's steps (`closed_through`).
-        state["lane_history"], state["drawn"] = {}, None
+        state["lane_history"], state["ended"] = {}, True
         return state, rows
     if kind == "step_spans":
         window, source = msg["p"], "hook"
@@ -109,7 +111,7 @@ def correlate(state: dict, msg: dict) -> tuple[dict, list[dict]]:
     if window is None or window["step"] <= state["closed_through"]:
         return state, []  # a replayed or late duplicate of a closed step
     state["open"][str(window["step"])] = {**window, "source": source}
-    return _close(state, upto=window["step"] - 1)
+    return _close(state, upto=None if state["ended"] else window["step"] - 1)
 
 
 def _close(state: dict, upto: int | None) -> tuple[dict, list[dict]]:
@@ -141,18 +143,14 @@ def _remember_lanes(history: dict[str, list[float]], row: dict) -> dict[str, flo
 # --- aggregate: one job's steps across ranks ------------------------------------------------
 
 GRACE_NS = 20_000_000_000
-"""An incomplete step is judged with the ranks it has once this long has passed since its first
-row arrived, and the job's other ranks have also printed or traced this far past it."""
-STALLED_NS = 300_000_000_000
-"""An incomplete step of a job none of whose ranks moves on is judged this long after its first
-row arrived (a job that hangs, or whose runner died before it could say the job ended)."""
+"""An incomplete step is judged with the ranks it has this long after its first row arrived."""
 MAX_PENDING = 500
 """Bound on a job's steps waiting for ranks; past it the oldest are judged as they are."""
 
 
 def new_job_state() -> dict:
     return {"pending": {}, "judged_through": 0, "world_size": 0, "ended_ranks": [],
-            "history": verdict.new_history(), "job_ns": 0}
+            "history": verdict.new_history()}
 
 
 def aggregate(state: dict, row: dict, cfg: verdict.VerdictConfig, now_ns: int,
@@ -164,19 +162,16 @@ def aggregate(state: dict, row: dict, cfg: verdict.VerdictConfig, now_ns: int,
     however many ranks and pending steps the job has.
 
     Returns (state, verdicts, late rows).  A step is judged when every expected rank has
-    reported, when every rank has ended, or when a rank is missing for GRACE_NS in both clocks:
-    processing time since the step's first row (``now_ns``; ticks carry it), and the job's own
-    time, the latest step end of any rank.  Processing time alone is not enough: partitions are
-    consumed in bursts, and a worker that stalls (a rebalance, a restart, its tables recovering)
-    finds its ticks past the grace before the missing rank's row, which was only late.  Job
-    time alone is not enough either: a rank's backlog may be read well before another's.
-    Steps are judged in order so the baseline stays causal.  A row for a step already judged is
-    late: it no longer changes the verdict but is returned, so it still reaches the store.
+    reported, when GRACE_NS of processing time passed since its first row (ticks carry the
+    time), or when every rank has ended.  Steps are judged in order so the baseline stays
+    causal.  A row for a step already judged is late: it no longer changes the verdict but is
+    returned, so it still reaches the store.  ``now_ns`` is processing time, not event time:
+    partitions are consumed in bursts, so one rank's rows may come well after another's.
     """
-    state = {"pending": {k: dict(v, ranks=list(v["ranks"])) for k, v in state["pending"].items()},
+    state = {"pending": {k: {"first_ns": v["first_ns"], "ranks": list(v["ranks"])}
+                         for k, v in state["pending"].items()},
              "judged_through": state["judged_through"], "world_size": state["world_size"],
-             "ended_ranks": list(state["ended_ranks"]), "history": state["history"],
-             "job_ns": state.get("job_ns", 0)}
+             "ended_ranks": list(state["ended_ranks"]), "history": state["history"]}
     state["world_size"] = max(state["world_size"], row.get("world_size", 0))
     if row.get("tick"):
         return (*_judge_ready(state, cfg, now_ns, rows, flush=False), [])
@@ -187,10 +182,7 @@ def aggregate(state: dict, row: dict, cfg: verdict.VerdictConfig, now_ns: int,
         return (*_judge_ready(state, cfg, now_ns, rows, flush=flush), [])
     if row["step"] <= state["judged_through"]:
         return state, [], [row]
-    state["job_ns"] = max(state["job_ns"], row["t1_ns"])
-    entry = state["pending"].setdefault(str(row["step"]), {"first_ns": now_ns, "ranks": [],
-                                                           "t1_ns": row["t1_ns"]})
-    entry["t1_ns"] = min(entry.get("t1_ns", row["t1_ns"]), row["t1_ns"])
+    entry = state["pending"].setdefault(str(row["step"]), {"first_ns": now_ns, "ranks": []})
     if row["rank"] not in entry["ranks"]:
         entry["ranks"].append(row["rank"])
     rows[f"{row['step']}/{row['rank']}"] = row
@@ -200,12 +192,6 @@ def aggregate(state: dict, row: dict, cfg: verdict.VerdictConfig, now_ns: int,
 def _expected_ranks(state: dict) -> int:
     seen = {rank for entry in state["pending"].values() for rank in entry["ranks"]}
     return max(state["world_size"], len(seen))
-
-
-def _missing_too_long(state: dict, entry: dict, now_ns: int) -> bool:
-    waited = now_ns - entry["first_ns"]
-    moved_on = state["job_ns"] - entry.get("t1_ns", 0)  # a pending step of an older state: 0
-    return (waited >= GRACE_NS and moved_on >= GRACE_NS) or waited >= STALLED_NS
 
 
 def _judge_ready(state: dict, cfg: verdict.VerdictConfig, now_ns: int, rows: MutableMapping,
@@ -219,7 +205,7 @@ def _judge_ready(state: dict, cfg: verdict.VerdictConfig, now_ns: int, rows: Mut
     for i, key in enumerate(order):
         entry = state["pending"][key]
         if (flush or i < overflow or len(entry["ranks"]) >= expected
-                or _missing_too_long(state, entry, now_ns)):
+                or now_ns - entry["first_ns"] >= GRACE_NS):
             ready_through = int(key)
     verdicts = []
     for key in order:

@@ -123,56 +123,20 @@ def test_a_replayed_row_of_a_judged_step_is_returned_as_late_and_judged_once():
     assert verdicts == [] and late == [dict(row, rank=0)]
 
 
-def step_row(step: int, t1_ms: int, world_size: int) -> dict:
-    return {"step": step, "t0_ns": (t1_ms - 10) * MS, "t1_ns": t1_ms * MS, "duration_ms": 10.0,
-            "lanes_ms": {"compute": 10.0}, "arrival_ns": 5, "world_size": world_size,
-            "source": "hook"}
-
-
-def test_a_step_missing_a_rank_is_judged_once_the_other_ranks_are_a_grace_period_past_it():
-    grace_ms = windows.GRACE_NS // MS
-    state, pending_rows = windows.new_job_state(), {}
-    state, verdicts, _ = windows.aggregate(state, dict(step_row(1, 10, 2), rank=0), CFG, 0,
-                                           pending_rows)
+def test_a_step_missing_a_rank_waits_for_the_grace_period_then_is_judged():
+    state = windows.new_job_state()
+    row = {"step": 1, "t0_ns": 0, "t1_ns": 10 * MS, "duration_ms": 10.0,
+           "lanes_ms": {"compute": 10.0}, "arrival_ns": 5, "world_size": 2, "source": "hook"}
+    pending_rows: dict = {}
+    state, verdicts, _ = windows.aggregate(state, dict(row, rank=0), CFG, 0, pending_rows)
     assert verdicts == [] and list(pending_rows) == ["1/0"]
-    # Rank 0 goes on; rank 1 never reports step 1 (its probe lost it, or it died).
-    state, verdicts, _ = windows.aggregate(
-        state, dict(step_row(2, 10 + grace_ms - 1, 2), rank=0), CFG, 1, pending_rows)
+    state, verdicts, _ = windows.aggregate(state, {"tick": True}, CFG, windows.GRACE_NS - 1,
+                                           pending_rows)
+    assert verdicts == []
     state, verdicts, _ = windows.aggregate(state, {"tick": True}, CFG, windows.GRACE_NS,
                                            pending_rows)
-    assert verdicts == [], "the job is not yet a grace period past step 1"
-    state, verdicts, _ = windows.aggregate(
-        state, dict(step_row(3, 10 + grace_ms, 2), rank=0), CFG, windows.GRACE_NS, pending_rows)
     assert [(v["step"], v["rank_count"]) for v in verdicts] == [(1, 1)]
-    assert sorted(pending_rows) == ["2/0", "3/0"], "judged rows must leave the row store"
-
-
-def test_a_stalled_worker_still_waits_for_the_missing_rank_of_a_step():
-    """A worker that stalls (a rebalance, a restart) is past the grace period in processing time
-    when it resumes, and its ticks come before the last rank's row: that row was only late."""
-    state, pending_rows = windows.new_job_state(), {}
-    for rank in range(3):
-        state, verdicts, _ = windows.aggregate(state, dict(step_row(24, 10, 4), rank=rank),
-                                               CFG, 0, pending_rows)
-    state, verdicts, _ = windows.aggregate(state, {"tick": True}, CFG, 3 * windows.GRACE_NS,
-                                           pending_rows)
-    assert verdicts == []
-    state, verdicts, _ = windows.aggregate(state, dict(step_row(24, 11, 4), rank=3), CFG,
-                                           3 * windows.GRACE_NS, pending_rows)
-    assert [(v["step"], v["rank_count"]) for v in verdicts] == [(24, 4)]
-
-
-def test_a_job_that_stops_moving_has_its_incomplete_step_judged_after_the_stall_limit():
-    state, pending_rows = windows.new_job_state(), {}
-    state, _, _ = windows.aggregate(state, dict(step_row(1, 10, 2), rank=0), CFG, 0,
-                                    pending_rows)
-    state, verdicts, _ = windows.aggregate(state, {"tick": True}, CFG, windows.STALLED_NS - 1,
-                                           pending_rows)
-    assert verdicts == []
-    state, verdicts, _ = windows.aggregate(state, {"tick": True}, CFG, windows.STALLED_NS,
-                                           pending_rows)
-    assert [(v["step"], v["rank_count"]) for v in verdicts] == [(1, 1)]
-    assert pending_rows == {}
+    assert pending_rows == {}, "judged rows must leave the row store"
 
 
 def test_correlate_closes_a_window_at_the_next_step_and_ignores_duplicates():
@@ -201,7 +165,7 @@ def test_a_rank_that_ended_keeps_only_what_drops_replays_of_its_steps():
     state, rows = windows.correlate(state, envelope("job_end", 0, {"exit_code": 0}))
     assert [r["step"] for r in rows] == [12]
     assert state == {"open": {}, "closed_through": 12, "hook_seen": True, "lane_history": {},
-                     "drawn": None}
+                     "drawn": None, "ended": True}
     state, rows = windows.correlate(state, envelope("step_spans", 0, p))
     assert rows == [] and state["open"] == {}, "a replayed step after the end is dropped"
 
@@ -261,3 +225,21 @@ def test_printed_step_times_win_over_draw_times():
     state = dict(windows.new_rank_state(), drawn=[1, 1000 * MS])
     window = windows.progress_as_window(msg, state)
     assert (window["t1_ns"] - window["t0_ns"], window["t1_ns"]) == (150 * MS, msg["ts_ns"])
+
+
+def test_the_last_records_read_after_their_ranks_end_still_make_their_windows():
+    """The job's end travels on another topic than its progress records and can be read
+    first: the records after it still make their windows, each closed at once."""
+    state, rows = windows.new_rank_state(), []
+    for step in range(1, 30):
+        state, emitted = windows.correlate(state, bar_progress(step, 1000 + 300 * step))
+        rows += emitted
+    state, emitted = windows.correlate(state, envelope("job_end", 0, {"exit_code": 0}))
+    rows += emitted
+    for step in (30, 31, 32):
+        state, emitted = windows.correlate(state, bar_progress(step, 1000 + 300 * step))
+        assert [r["step"] for r in emitted] == [step]
+        rows += emitted
+    assert [(r["step"], r["duration_ms"]) for r in rows] == [(s, 300.0) for s in range(2, 33)]
+    state, emitted = windows.correlate(state, bar_progress(31, 1000 + 300 * 31))
+    assert emitted == [], "a replayed record after the end is dropped"
