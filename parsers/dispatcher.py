@@ -180,7 +180,10 @@ class Dispatcher:
             return []
 
     def _feed_joined(self, line: bytes) -> list[dict]:
-        """`feed` of a line that holds, or may end, a part of a line that `--tee` split."""
+        """`feed` of a line that holds, or may end, a part of a line that `--tee` split.  A
+        "line" with a newline inside is no line a reader split off: it is read as it is."""
+        if b"\n" in line[:-1]:
+            return self._feed_line(line, None)
         out: list = []
         joined = self._join(line if line.endswith(b"\n") else line + b"\n")
         with Unclocked():   # see `_join`
@@ -194,9 +197,8 @@ class Dispatcher:
         parts alone is no line of the stream, and is not counted as one.  Their parts came at
         different times, some held for long: the lines are read with no clock, so that no bar
         step is timed by when its parts were put together."""
-        joined = self.tee.join(data)
-        self.stats["lines"] -= self.tee.extra
-        self.tee.extra = 0
+        joined, extra = self.tee.join(data)
+        self.stats["lines"] -= extra
         return joined
 
     def _feed_line(self, line: str | bytes, rank: int | None = None) -> list[dict]:

@@ -33,19 +33,18 @@ class TeeParts:
     def __init__(self) -> None:
         self.held: dict[int | None, bytes] = {}
         """rank (None: no prefix) -> the text of its unfinished line"""
-        self.extra = 0
-        """Lines given beyond those read (a held part too long to hold): not lines of the
-        stream, which the dispatcher counts as it reads them."""
 
-    def join(self, data: bytes) -> bytes:
+    def join(self, data: bytes) -> tuple[bytes, int]:
         """`data` (whole lines; a last one without its newline counts as whole) as whole lines
         of one rank each, each behind its rank's prefix; the parts that end before another
         prefix are held.  A held part longer than MAX_LINE is given as a line of its own, up
-        to its last `\r`."""
+        to its last `\r`: the count of those comes second, lines that the stream did not
+        end."""
         lines = data.split(b"\n")
         if not lines[-1]:
             lines.pop()
         out: list[bytes] = []
+        extra = 0
         held = self.held
         for line in lines:
             parts = _parts(line)
@@ -57,16 +56,16 @@ class TeeParts:
                     cut = text.rfind(b"\r")
                     cut = cut if cut > 0 else len(text)
                     out.append(_prefixed(rank, text[:cut]))
-                    self.extra += 1
+                    extra += 1
                     text = text[cut:]
                 if text:
                     held[rank] = text
             rank, text = parts[-1]
             out.append(_prefixed(rank, held.pop(rank, b"") + text))
         if not out:
-            return b""
+            return b"", extra
         out.append(b"")
-        return b"\n".join(out)
+        return b"\n".join(out), extra
 
     def drain(self) -> list[bytes]:
         """The held parts as lines of their own, for a stream that ended in the middle of them."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 import msgpack
 import pytest
 import regex
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from ridgescope.parsers import PARSERS, Dispatcher
@@ -74,6 +74,7 @@ def _feed_checked(d, line):
 
 @SETTINGS
 @given(st.lists(lines, max_size=8), st.sampled_from([None, *PARSERS]))
+@example([" iteration [default0]:\n0"], None)   # a torchrun prefix, then a newline inside
 def test_any_text_never_raises(batch, fmt):
     d = Dispatcher(fmt)
     for line in batch:
