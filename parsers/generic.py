@@ -66,6 +66,7 @@ _EVAL_WORDS = Pattern(r"(?i)eval|valid|test|bleu|rouge")
 _PROGRESS_FIELDS = ("loss", "step_time_ms", "lr", "it_per_s", "tokens_per_s", "samples_per_s", "tflops", "grad_norm")
 
 _DICT_STEP = ("global_step", "step", "training_steps", "iteration", "iter", "num_updates")
+_DICT_STEP_KEYS = frozenset(_DICT_STEP)
 
 
 # `_METER_ITEM` at the start of every tab-separated part of an ASCII tail, in one pass: with
@@ -142,7 +143,7 @@ class GenericParser(Parser):
             recs = self.loop_bars.parse(s, rank)
             if recs is not None:
                 return recs
-        if "][" in s and "/" in s:
+        if "][" in s and "/" in s and any(tag in s for tag in _METER_TAGS):
             m = METER.search(s)
             if m:
                 return self._meter(m, rank)
@@ -155,26 +156,9 @@ class GenericParser(Parser):
             if m:
                 return self._fairseq(m.group(1), m.group(2), rank)
         if s.startswith("{") and s.endswith("}"):
-            d = parse_flat_dict(s)
-            if d:
-                step = None
-                for k in _DICT_STEP:
-                    if isinstance(d.get(k), int):
-                        step = d[k]
-                        break
-                if step is None:
-                    return []
-                # numbers only (a bool is an int, but no number): the dict holds built-in types
-                numbers = [(k, v, None) for k, v in d.items()
-                         if (v.__class__ is float or v.__class__ is int) and k not in _DICT_STEP]
-                fields, extra = normalise(numbers)
-                if "step_loss" in d:
-                    fields["loss"] = d["step_loss"]
-                if not fields and not extra:
-                    return []
-                # "eval" holds no newline: it is in the joined keys only where it is in one key
-                kind = "eval" if "loss" not in fields and "eval" in "\n".join(d) else "progress"
-                return [record(kind, self.name, rank, step, **fields, **({"metrics": extra} if extra else {}))]
+            recs = self._dict(s, rank)
+            if recs is not None:
+                return recs
         if "] [" in s:
             m = CLU.search(s)
             if m:
@@ -217,6 +201,31 @@ class GenericParser(Parser):
         if extra:
             fields["metrics"] = dict(list(extra.items())[:24])
         return [record("progress", self.name, rank, step, **fields)]
+
+    def _dict(self, s: str, rank) -> list[dict] | None:
+        """The record of a printed dict with a step (`{'training_steps': 1, 'average_loss': 6.3}`);
+        None where `s` is no flat dict, and the line is read in other ways."""
+        d = parse_flat_dict(s)
+        if not d:
+            return None
+        step = None
+        for k in _DICT_STEP:
+            if isinstance(d.get(k), int):
+                step = d[k]
+                break
+        if step is None:
+            return []
+        # numbers only (a bool is an int, but no number): the dict holds built-in types
+        numbers = [(k, v, None) for k, v in d.items()
+                   if (v.__class__ is float or v.__class__ is int) and k not in _DICT_STEP_KEYS]
+        fields, extra = normalise(numbers)
+        if "step_loss" in d:
+            fields["loss"] = d["step_loss"]
+        if not fields and not extra:
+            return []
+        # "eval" holds no newline: it is in the joined keys only where it is in one key
+        kind = "eval" if "loss" not in fields and "eval" in "\n".join(d) else "progress"
+        return [record(kind, self.name, rank, step, **fields, **({"metrics": extra} if extra else {}))]
 
     def _clu(self, step: int, text: str, rank) -> list[dict]:
         """JAX trainers' metric writer (CLU: Flax examples, T5X): `[100] steps_per_second=2.18,
@@ -272,7 +281,12 @@ class GenericParser(Parser):
         line = text[start:end]
         if claimed(line):
             return None
-        return self.parse(line, rank) or None       # no record: `feed` also asks the events
+        recs = None
+        if not ("%|" in line or "][" in line or "Speed:" in line or "| " in line):
+            recs = self._dict(line, rank)   # what `parse` comes to, with none of its other shapes
+        if recs is None:
+            recs = self.parse(line, rank)
+        return recs or None       # no record: `feed` also asks the events
 
     def _meter(self, m, rank) -> list[dict]:
         tag = m.group(1) or ""
