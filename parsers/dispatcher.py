@@ -378,7 +378,7 @@ class Dispatcher:
     def _read_part(self, text: str, part: tuple) -> list[dict]:
         rank, unclaimed = part
         if rank is not None and "[default" in text:
-            # torchrun `--tee` writes the rank's prefix again before each redraw it reads
+            # a tail that keeps the `\r` writes the rank's prefix again before each redraw
             text = text.replace(f"[default{rank}]:", "")
         if self.active is None and interesting(text):
             self._claim_redrawn(text)

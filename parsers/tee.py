@@ -8,6 +8,10 @@ text and its newline in two system calls, so a busy machine shows, now and then:
     [default0]:step 2/4 loss 2.300 step_time_ms 300.0[default1]:step 2/4 loss 2.301 ...
     [default0]:
 
+The tail reads in text mode, which turns a progress bar's every `\r` into a newline: each
+redraw is a line, whose text is passed on when it is drawn and whose newline comes with the
+rank's next redraw.  Bars of several ranks at once interleave so on every step.
+
 A part before another prefix is held for its rank, and given back in front of the rank's next
 part.  Parts without a prefix (the launcher's own messages) are held as rank None.
 """
@@ -51,8 +55,8 @@ class TeeParts:
             for rank, text in parts[:-1]:
                 text = held.pop(rank, b"") + text
                 if len(text) > MAX_LINE:
-                    # a bar behind `--tee` draws a whole epoch on one line, a part per redraw:
-                    # its whole redraws go on as a line, the last one may not be whole yet
+                    # a bar behind a prefix on every redraw, `\r` kept, draws a whole epoch on
+                    # one line: its whole redraws go on as a line, the last may not be whole yet
                     cut = text.rfind(b"\r")
                     cut = cut if cut > 0 else len(text)
                     out.append(_prefixed(rank, text[:cut]))

@@ -183,9 +183,51 @@ def test_torchrun_tee_part_of_a_line_the_stream_ended_in():
     assert (d.stats["records"], d.stats["lines"]) == (2, 1)
 
 
-def as_torchrun_tee_writes_it(data: bytes, rank: int) -> bytes:
-    """`data` as torchrun's `--tee` would pass it on: each write the tail thread reads (a bar's
-    redraw, the rest of a line) behind the rank's prefix."""
+TEE_BARS = "torch-2.15_tqdm-4.70.1_torchrun-tee3_bars-of-2-ranks-interleaved_stderr.log"
+TEE_BARS_STEPS = ([(0, step, round(2.5 - (step + 1) / 10, 3)) for step in range(1, 10)] + [(0, 10, 1.5)]
+                  + [(1, step, round(2.49 - (step + 1) / 10, 3)) for step in range(1, 10)] + [(1, 10, 1.49)])
+"""Each rank's bar as it drew it: step N's last redraw shows the loss set after step N + 1."""
+
+
+def test_torchrun_tee_bars_of_two_ranks_at_once():
+    """Two ranks' tqdm bars behind `--tee`, drawn at the same time.  torchrun's tail thread
+    reads each rank's file in text mode, so every `\r` reaches us as a newline: each redraw
+    is a line, whose text it passes on as soon as it reads it and whose newline comes with the
+    rank's next redraw, often after another rank's text.  Each rank gets its own steps."""
+    data = (CAPTURED / TEE_BARS).read_bytes()
+    assert b"\r" not in data and b"/10 [00:00<?, ?it/s][default1]:\n" in data
+    recs = parse_file(TEE_BARS)
+    got = sorted((r["rank"], r["step"], r["loss"]) for r in recs if r["kind"] == "progress")
+    assert got == TEE_BARS_STEPS
+    assert {(r["framework"], r["total_steps"]) for r in recs} == {("generic", 10)}
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_torchrun_tee_bars_of_two_ranks_read_as_the_probe_reads(seed):
+    """The same bytes in reads of random sizes, cut into lines and redraws as the log probe
+    cuts them (`cut_read`): the same records."""
+    import random
+
+    from ridgescope.probes.logprobe import cut_read
+
+    data = (CAPTURED / TEE_BARS).read_bytes()
+    rng = random.Random(seed)
+    d, recs, pending, since, pos = Dispatcher(), [], b"", 0, 0
+    while pos < len(data):
+        size = rng.randint(1, 300)
+        parts, pending, since = cut_read(pending, since, data[pos:pos + size], pos)
+        pos += size
+        for _, lines, redraws in parts:
+            recs += d.feed_chunk(lines) if lines else []
+            recs += d.feed_redraws(redraws) if redraws else []
+    recs += (d.feed_chunk(pending) if pending else []) + d.flush()
+    assert recs == parse_file(TEE_BARS)
+
+
+def behind_prefix_on_every_write(data: bytes, rank: int) -> bytes:
+    """`data` behind the rank's `[defaultN]:` on every write (a bar's redraw with its `\r`, the
+    rest of a line), as a tail that passes a rank's bytes on unchanged would write it.
+    (torchrun's own tail turns each `\r` into a newline: see the two-rank bars above.)"""
     pieces = re.findall(rb"\r?[^\r\n]*\n?", data)
     return b"".join(b"[default%d]:%b" % (rank, piece) for piece in pieces if piece)
 
@@ -195,12 +237,12 @@ def as_torchrun_tee_writes_it(data: bytes, rank: int) -> bytes:
                                   "transformers-5.24.0_trainer_tqdm_pipe.log",
                                   "lightning-2.6.6_tqdmprogressbar_pipe.log",
                                   "keras-3.15.1_fit-325-step-epochs_pipe.log"])
-def test_torchrun_tee_bar_redraw_by_redraw(name):
-    """A rank's bar behind `--tee`'s prefix on every redraw gives the steps of the bar alone."""
+def test_bar_behind_a_prefix_on_every_redraw(name):
+    """A rank's bar behind the prefix on every redraw gives the steps of the bar alone."""
     data = (CAPTURED / name).read_bytes()
     alone = [r["step"] for r in parse_file(name) if r["kind"] == "progress"]
     d = Dispatcher()
-    teed = d.feed_chunk(as_torchrun_tee_writes_it(data, 3)) + d.flush()
+    teed = d.feed_chunk(behind_prefix_on_every_write(data, 3)) + d.flush()
     assert [(r["rank"], r["step"]) for r in teed if r["kind"] == "progress"] == [
         (3, step) for step in alone]
     assert len(alone) >= 11 and d.stats["garbage"] == 0

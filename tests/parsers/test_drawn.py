@@ -76,11 +76,11 @@ def test_each_frameworks_bar_says_when_it_drew_each_step(name):
     assert [{k: v for k, v in r.items() if k != "drawn_ns"} for r in recs] == parse_file(name)
 
 
-def test_a_bar_behind_torchrun_tee_gives_the_read_that_first_drew_each_step():
-    """One rank's bar behind `--tee`'s prefix (torchrun writes it before every redraw), alone
-    on the stream, and with another rank's lines ending the stream's lines between redraws."""
+def test_a_bar_behind_a_prefix_on_every_redraw_gives_the_read_that_first_drew_each_step():
+    """One rank's bar behind its prefix on every write, `\r` kept, alone on the stream, and
+    with another rank's lines ending the stream's lines between redraws."""
     data = (CAPTURED / "accelerate-1.15.0_own-loop_tqdm-steps-bar_pipe.log").read_bytes()
-    teed = [b"[default0]:" + w for w in writes_of(data)]     # as torchrun's tail writes them
+    teed = [b"[default0]:" + w for w in writes_of(data)]
     mixed = [w for piece in teed for w in (piece, b"[default1]:waiting for rank 0\n")]
     for writes in (teed, mixed):
         recs, reads = read_redraw_by_redraw(writes)

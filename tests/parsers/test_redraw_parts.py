@@ -10,7 +10,7 @@ from ridgescope.parsers import Dispatcher
 from ridgescope.probes.logprobe import cut_pending
 
 from .conftest import CORPUS
-from .test_captured import as_torchrun_tee_writes_it
+from .test_captured import behind_prefix_on_every_write
 
 LOGS = [p for p in sorted(CORPUS.rglob("*.log")) + sorted((CORPUS.parent / "captured").glob("*.log"))
         if re.search(rb"\r[^\n]", p.read_bytes())]
@@ -51,9 +51,9 @@ def test_redraws_read_as_they_come(path):
 
 @pytest.mark.parametrize("path", [p for p in LOGS if p.parent.name == "captured"],
                          ids=lambda p: p.name)
-def test_redraws_behind_torchrun_tee_read_as_they_come(path):
-    """The same bars behind `--tee`'s prefix, which torchrun writes again before each redraw."""
-    data = as_torchrun_tee_writes_it(path.read_bytes(), 2)
+def test_redraws_behind_a_prefix_on_every_write_read_as_they_come(path):
+    """The same bars behind a rank's prefix on every write, `\r` kept."""
+    data = behind_prefix_on_every_write(path.read_bytes(), 2)
     want = whole(data)
     assert want[1]["garbage"] == whole(path.read_bytes())[1]["garbage"]
     for read_size in (4096, 333):
