@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 
-from .base import (ANSI, BACKSPACES, CONTROL, LIMIT, MAX_LINE, READ_LINE, SHORT_LINE, TIMEOUT, Parser,
+from .base import (ANSI, BACKSPACES, CLOCK, CONTROL, LIMIT, MAX_LINE, READ_LINE, SHORT_LINE, TIMEOUT, Parser,
                    Unclocked)
 from .composer import ComposerParser
 from .deepspeed import DeepSpeedParser
@@ -19,7 +19,7 @@ from .nanogpt import NanoGPTParser
 from .nccl import NcclParser, chatter
 from .prefix import RayWorkers, split_rank_prefix
 from .scan import candidate_lines, interesting
-from .tee import TeeParts, split_inside
+from .tee import TeeParts, per_write_prefix, split_inside
 from .torchtitan import TorchtitanParser
 
 # Detection order: most specific first; `generic` is the fallback and never claims a stream.
@@ -115,6 +115,9 @@ class Dispatcher:
         self._line_part: tuple | None = None
         """(rank, the unclaimed parts) of a line that `feed_redraws` began and no newline ended"""
         self.tee = TeeParts()
+        self._tee_line_parts: dict[bytes | None, tuple] = {}
+        """prefix -> the `_line_part` of its rank's line, where the launcher prefixes each write
+        (see `_tee_redraws`)"""
         self.stats = {"lines": 0, "records": 0, "garbage": 0, "timeouts": 0, "truncated": 0,
                       "switches": 0}
 
@@ -168,11 +171,13 @@ class Dispatcher:
         Parts of lines that torchrun's `--tee` split are put back together (see `tee`)."""
         try:
             if isinstance(line, str):
-                split = "[default" in line and line.find("[default", 1) > 0
+                split = ("[default" in line and line.find("[default", 1) > 0) or (
+                    "]<std" in line and split_inside(_as_bytes(line)))
             else:
                 line = bytes(line)
-                split = b"[default" in line and line.find(b"[default", 1) > 0
-            if (split or self.tee.held) and rank is None:
+                split = (b"[default" in line and line.find(b"[default", 1) > 0) or (
+                    b"]<std" in line and split_inside(line))
+            if (split or self.tee.open) and rank is None:
                 return self._feed_joined(_as_bytes(line))
             return self._feed(line, rank)
         except Exception:  # noqa: BLE001 - as in `_feed_line`
@@ -199,6 +204,8 @@ class Dispatcher:
         step is timed by when its parts were put together."""
         joined, extra = self.tee.join(data)
         self.stats["lines"] -= extra
+        for prefix in [p for p in self._tee_line_parts if p not in self.tee.held]:
+            del self._tee_line_parts[prefix]      # its line ended
         return joined
 
     def _feed_line(self, line: str | bytes, rank: int | None = None) -> list[dict]:
@@ -369,17 +376,39 @@ class Dispatcher:
             return []
         part = self._line_part
         if part is None:
+            if self.tee.open or per_write_prefix(data):
+                return self._tee_redraws(data)
             rank = None
             if text and text[0] in _PREFIX_START and _maybe_prefixed(text):
                 rank, text = self._split_prefix(text)
             part = self._line_part = (rank, [])
         return self._read_part(text, part)
 
+    def _tee_redraws(self, data: bytes) -> list[dict]:
+        """`feed_redraws` where the launcher passes each write on behind the rank's prefix
+        (mpirun's `--tag-output`: a bar's redraws, and other ranks' between them): each rank's
+        redraws go to its own part of the line, each read with the time it came."""
+        out: list = []
+        now = CLOCK.now_ns
+        try:
+            for prefix, redraws, came in self.tee.redraws(data, now):
+                try:
+                    text = redraws.decode("utf-8")
+                except UnicodeDecodeError:
+                    self.stats["garbage"] += 1
+                    continue
+                part = self._tee_line_parts.get(prefix)
+                if part is None:
+                    rank = None if prefix is None else split_rank_prefix(prefix.decode("ascii"))[0]
+                    part = self._tee_line_parts[prefix] = (rank, [])
+                CLOCK.now_ns = came
+                out += self._read_part(text, part)
+        finally:
+            CLOCK.now_ns = now
+        return out
+
     def _read_part(self, text: str, part: tuple) -> list[dict]:
         rank, unclaimed = part
-        if rank is not None and "[default" in text:
-            # a tail that keeps the `\r` writes the rank's prefix again before each redraw
-            text = text.replace(f"[default{rank}]:", "")
         if self.active is None and interesting(text):
             self._claim_redrawn(text)
             if self.active is not None and unclaimed:
@@ -404,6 +433,21 @@ class Dispatcher:
             return [], rest
         return (self._read_part(text[:-1] if text.endswith("\r") else text, part) if text else []), rest
 
+    def _end_tee_line(self, data: bytes) -> tuple[list[dict], bytes]:
+        """The records of the first line of `data`, while the live path holds parts of ranks'
+        lines (`_tee_redraws`), and the rest of `data`.  The line is read as redraws, each
+        rank's part of it added to what is held for it, so that a held redraw is read with the
+        time it came; its newline ends a redraw as a `\r` would, and the line of the write it
+        is in."""
+        nl = data.find(b"\n")
+        head, rest = (data, b"") if nl < 0 else (data[:nl], data[nl + 1:])
+        self.stats["lines"] += 1
+        out = self._tee_redraws((head[:-1] if head.endswith(b"\r") else head) + b"\r")
+        ended = self.tee.at
+        self.tee.end_line()
+        self._tee_line_parts.pop(ended, None)
+        return out, rest
+
     def feed_chunk(self, data: str | bytes) -> list[dict]:
         """Feed a block of whole lines at once: the same records and stats as `feed` on each line.
 
@@ -417,14 +461,20 @@ class Dispatcher:
             return []
         part = self._line_part
         if type(data) is not bytes:
-            if isinstance(data, str) and part is None and not self.tee.held and (
-                    "[default" not in data):
+            if isinstance(data, str) and part is None and not self.tee.open and (
+                    "[default" not in data and "]<std" not in data):
                 return self._feed_lines(data)
             data = _as_bytes(data)
         if part is not None:
             first, data = self._end_line_part(data, part)
             return first + self.feed_chunk(data) if data else first
-        if self.tee.held or split_inside(data):
+        if self.tee.since:
+            out: list = []
+            while data and self.tee.since:
+                first, data = self._end_tee_line(data)
+                out += first
+            return out + self.feed_chunk(data) if data else out
+        if self.tee.open or split_inside(data):
             data = self._join(data)
             if not data:
                 return []

@@ -1,19 +1,21 @@
-"""torchrun `--tee`: a rank's line that reached the launcher in two writes, put back together.
+"""A rank's line that reached the launcher in two writes, put back together.
 
-The launcher's tail thread reads each rank's log file a line at a time and writes what it read
-behind the rank's `[defaultN]:`; at the end of the file it writes a line's first part alone,
-and the rest later, behind the prefix again.  `print` under PYTHONUNBUFFERED=1 writes a line's
-text and its newline in two system calls, so a busy machine shows, now and then:
+Two launchers pass each rank's output on a write at a time, each behind the rank's prefix:
+torchrun's `--tee` (`[defaultN]:`) and mpirun's `--tag-output` (`[1,N]<stdout>:`).  Where a
+rank has written only part of a line, that part goes on alone, and the rest later, behind the
+prefix again.  `print` under PYTHONUNBUFFERED=1 writes a line's text and its newline in two
+system calls, so a busy machine shows, now and then:
 
     [default0]:step 2/4 loss 2.300 step_time_ms 300.0[default1]:step 2/4 loss 2.301 ...
     [default0]:
 
-The tail reads in text mode, which turns a progress bar's every `\r` into a newline: each
-redraw is a line, whose text is passed on when it is drawn and whose newline comes with the
-rank's next redraw.  Bars of several ranks at once interleave so on every step.
+Progress bars do it on every step.  torchrun's tail reads in text mode, which turns a bar's
+every `\r` into a newline: each redraw is a line, whose text is passed on when it is drawn and
+whose newline comes with the rank's next redraw.  mpirun keeps the `\r`: a bar's redraws run
+on one line for its whole epoch, each behind the prefix, between other ranks' redraws.
 
-A part before another prefix is held for its rank, and given back in front of the rank's next
-part.  Parts without a prefix (the launcher's own messages) are held as rank None.
+A part before another prefix is held under its prefix, and given back in front of the same
+prefix's next part.  Parts without a prefix (the launcher's own messages) are held as None.
 """
 from __future__ import annotations
 
@@ -21,22 +23,46 @@ import re
 
 from .base import MAX_LINE
 
-_PREFIX = re.compile(rb"\[default([0-9]{1,7})\]:")
+_PREFIX = re.compile(rb"\[default[0-9]{1,7}\]:|\[[0-9]{1,7},[0-9]{1,7}\]<std(?:out|err)>:")
+"""A prefix that a launcher writes before each write of a rank's output, not only at lines'
+starts; the prefix itself is the key of the rank's held part (stdout and stderr apart)."""
+_MPIRUN = re.compile(rb"\[[0-9]{1,7},[0-9]{1,7}\]<std(?:out|err)>:")
 
 
 def split_inside(data: bytes) -> bool:
-    """Does a `[defaultN]:` begin anywhere but at the start of a line?  Two counts, each one
-    scan at C speed: the check costs little on a block with no such prefix."""
+    """Does a launcher's per-write prefix begin anywhere but at the start of a line?  Where
+    there is none, or only torchrun's, the check is two counts, each one scan at C speed: it
+    costs little on a block with no such prefix."""
     found = data.count(b"[default")
-    return found > 0 and found > data.count(b"\n[default") + data.startswith(b"[default")
+    if found > data.count(b"\n[default") + data.startswith(b"[default"):
+        return True
+    if b"]<std" not in data:
+        return False
+    return any(m.start() > 0 and data[m.start() - 1] != 10 for m in _MPIRUN.finditer(data))
+
+
+def per_write_prefix(data: bytes) -> bool:
+    """Does `data` hold a prefix that a launcher writes before each write (see above)?"""
+    return (b"[default" in data or b"]<std" in data) and _PREFIX.search(data) is not None
 
 
 class TeeParts:
     """The held first parts of the ranks' unfinished lines, for one stream."""
 
     def __init__(self) -> None:
-        self.held: dict[int | None, bytes] = {}
-        """rank (None: no prefix) -> the text of its unfinished line"""
+        self.held: dict[bytes | None, bytes] = {}
+        """prefix (None: none) -> the text of its unfinished line"""
+        self.since: dict[bytes | None, int | None] = {}
+        """prefix -> when the first byte of its held part came (the parsers' clock), for parts
+        that the live path (`redraws`) holds"""
+        self.at: bytes | None = None
+        """The prefix of the write that the stream's last bytes ended in, where the live path
+        read up to a `\r` inside a line: the next bytes before any prefix are that write's."""
+
+    @property
+    def open(self) -> bool:
+        """Is a part held, or the stream inside a prefixed write?"""
+        return bool(self.held) or self.at is not None
 
     def join(self, data: bytes) -> tuple[bytes, int]:
         """`data` (whole lines; a last one without its newline counts as whole) as whole lines
@@ -50,47 +76,86 @@ class TeeParts:
         out: list[bytes] = []
         extra = 0
         held = self.held
+        first, self.at = self.at, None
         for line in lines:
-            parts = _parts(line)
-            for rank, text in parts[:-1]:
-                text = held.pop(rank, b"") + text
+            parts = _parts(line, first)
+            first = None
+            for prefix, text in parts[:-1]:
+                text = held.pop(prefix, b"") + text
                 if len(text) > MAX_LINE:
                     # a bar behind a prefix on every redraw, `\r` kept, draws a whole epoch on
                     # one line: its whole redraws go on as a line, the last may not be whole yet
                     cut = text.rfind(b"\r")
                     cut = cut if cut > 0 else len(text)
-                    out.append(_prefixed(rank, text[:cut]))
+                    out.append(_prefixed(prefix, text[:cut]))
                     extra += 1
                     text = text[cut:]
                 if text:
-                    held[rank] = text
-            rank, text = parts[-1]
-            out.append(_prefixed(rank, held.pop(rank, b"") + text))
+                    held[prefix] = text
+            prefix, text = parts[-1]
+            out.append(_prefixed(prefix, held.pop(prefix, b"") + text))
+        for prefix in [p for p in self.since if p not in held]:
+            del self.since[prefix]
         if not out:
             return b"", extra
         out.append(b"")
         return b"\n".join(out), extra
 
+    def redraws(self, data: bytes, now: int | None) -> list[tuple[bytes | None, bytes, int | None]]:
+        """The live path: `data`, read up to a `\r` inside a line (a bar's redraws, mpirun
+        passing each on behind its rank's prefix), added to each prefix's held part.  Returns
+        (prefix, the redraws that are whole, when they came) in order: a redraw is whole once
+        the same prefix's next `\r` has come.  The one that was held came with an earlier read,
+        at the time kept for it; the rest came `now`.  The line's end comes to `join`."""
+        out: list[tuple[bytes | None, bytes, int | None]] = []
+        parts = _parts(data, self.at)
+        self.at = parts[-1][0]
+        for prefix, text in parts:
+            held = self.held.pop(prefix, b"")
+            since = self.since.pop(prefix, now)
+            if held in (b"", b"\r"):
+                since = now         # a held redraw came when its text did
+            last = text.rfind(b"\r")
+            if last < 0:
+                if held or text:
+                    self.held[prefix], self.since[prefix] = held + text, since
+                continue
+            first = text.find(b"\r") if held else 0
+            if held or first:
+                out.append((prefix, held + text[:first], since))
+            if last > first:
+                out.append((prefix, text[first:last], now))
+            self.held[prefix], self.since[prefix] = text[last:], now
+        return out
+
+    def end_line(self) -> None:
+        """The live path's line of the write the stream is in has ended (its newline came)."""
+        self.held.pop(self.at, None)
+        self.since.pop(self.at, None)
+        self.at = None
+
     def drain(self) -> list[bytes]:
         """The held parts as lines of their own, for a stream that ended in the middle of them."""
-        lines = [_prefixed(rank, text) for rank, text in self.held.items()]
+        lines = [_prefixed(prefix, text) for prefix, text in self.held.items()]
         self.held.clear()
+        self.since.clear()
+        self.at = None
         return lines
 
 
-def _parts(line: bytes) -> list[tuple[int | None, bytes]]:
-    """(rank, text) of each prefixed part of one physical line, in order; the text before the
-    first prefix, if any, as rank None."""
-    parts: list[tuple[int | None, bytes]] = []
+def _parts(line: bytes, first: bytes | None = None) -> list[tuple[bytes | None, bytes]]:
+    """(prefix, text) of each prefixed part of one physical line, in order; the text before
+    the first prefix, if any, under `first` (the write it continues; None: no prefix's)."""
+    parts: list[tuple[bytes | None, bytes]] = []
     start = 0
-    rank: int | None = None
+    prefix = first
     for m in _PREFIX.finditer(line):
-        if m.start() > 0 or rank is not None:
-            parts.append((rank, line[start:m.start()]))
-        start, rank = m.end(), int(m.group(1))
-    parts.append((rank, line[start:]))
+        if m.start() > 0:
+            parts.append((prefix, line[start:m.start()]))
+        start, prefix = m.end(), m.group()
+    parts.append((prefix, line[start:]))
     return parts
 
 
-def _prefixed(rank: int | None, text: bytes) -> bytes:
-    return text if rank is None else b"[default%d]:%b" % (rank, text)
+def _prefixed(prefix: bytes | None, text: bytes) -> bytes:
+    return text if prefix is None else prefix + text

@@ -224,6 +224,84 @@ def test_torchrun_tee_bars_of_two_ranks_read_as_the_probe_reads(seed):
     assert recs == parse_file(TEE_BARS)
 
 
+MPI_SPLIT = "openmpi-4.1.4_mpirun-tag-output_lines-in-two-writes_3rank.log"
+MPI_BARS = "openmpi-4.1.4_tqdm-4.70.1_mpirun-tag-output_bars-of-2-ranks-interleaved_stderr.log"
+
+
+def test_mpirun_lines_written_in_two_parts():
+    """mpirun's `--tag-output` passes each write on behind `[1,N]<stdout>:`, as torchrun's
+    `--tee` does: the same three ranks' lines in two parts each get their own values back."""
+    data = (CAPTURED / MPI_SPLIT).read_bytes()
+    assert b"step_time_ms 300.0[1,1]<stdout>:step 3/4 lo[1,2]<stdout>:step 3/4" in data
+    want = [(rank, step, float(f"2.30{rank}"), float(f"300.{rank}"))
+            for rank in range(3) for step in range(1, 5)]
+    assert _steps(parse_file(MPI_SPLIT)) == want
+    d = Dispatcher()
+    by_line = [r for line in data.splitlines(keepends=True) for r in d.feed(line)]
+    assert _steps(by_line + d.flush()) == want
+
+
+def test_mpirun_bars_of_two_ranks_at_once():
+    """mpirun keeps the bars' `\r`: both ranks' redraws run on one line for the whole bar,
+    each behind its rank's prefix.  Each rank gets its own steps, as from torchrun."""
+    data = (CAPTURED / MPI_BARS).read_bytes()
+    assert b"loss=2.400][1,1]<stderr>:\rTraining:" in data
+    recs = parse_file(MPI_BARS)
+    assert sorted((r["rank"], r["step"], r["loss"]) for r in recs if r["kind"] == "progress") == (
+        TEE_BARS_STEPS)
+
+
+def prefixed_writes(data: bytes) -> list[bytes]:
+    """A stream whose launcher prefixes each write, cut into those writes."""
+    return [w for w in re.split(rb"(?=\[1,\d\]<std(?:out|err)>:)", data) if w]
+
+
+def test_mpirun_bars_read_as_the_probe_reads():
+    """Read a write at a time, with the number of the read as its time: each rank's step
+    carries the read that first drew it, though another rank's redraws came between; and
+    in reads of random sizes, the records are those of the whole file.  (Before, the live
+    path gave every redraw of the line to the rank whose prefix began it.)"""
+    from ridgescope.parsers.base import CLOCK
+    from ridgescope.probes.logprobe import cut_read
+
+    data = (CAPTURED / MPI_BARS).read_bytes()
+    writes = prefixed_writes(data)
+    first: dict = {}
+    for i, write in enumerate(writes):
+        for m in re.finditer(rb"\| *(\d+)/10 \[", write):
+            first.setdefault((int(write[3:4]), int(m.group(1))), i)
+    for reads, clocked in ((writes, True), (_random_cuts(data, 7), False), (_random_cuts(data, 8), False)):
+        d, recs, pending, since = Dispatcher(), [], b"", 0
+        try:
+            for i, piece in enumerate(reads):
+                parts, pending, since = cut_read(pending, since, piece, i)
+                for drawn_ns, lines, redraws in parts:
+                    CLOCK.now_ns = drawn_ns if clocked else None
+                    recs += d.feed_chunk(lines) if lines else []
+                    recs += d.feed_redraws(redraws) if redraws else []
+            recs += (d.feed_chunk(pending) if pending else []) + d.flush()
+        finally:
+            CLOCK.now_ns = None
+        progress = [r for r in recs if r["kind"] == "progress"]
+        if clocked:
+            assert sorted((r["rank"], r["step"], r["drawn_ns"]) for r in progress) == sorted(
+                (rank, step, first[rank, step]) for rank, step, _ in TEE_BARS_STEPS)
+            recs = [{k: v for k, v in r.items() if k != "drawn_ns"} for r in recs]
+        # in the order drawn, where the whole file gives each rank's line when it ends
+        assert sorted(recs, key=repr) == sorted(parse_file(MPI_BARS), key=repr)
+
+
+def _random_cuts(data: bytes, seed: int) -> list[bytes]:
+    import random
+
+    rng, out, pos = random.Random(seed), [], 0
+    while pos < len(data):
+        size = rng.randint(1, 300)
+        out.append(data[pos:pos + size])
+        pos += size
+    return out
+
+
 def behind_prefix_on_every_write(data: bytes, rank: int) -> bytes:
     """`data` behind the rank's `[defaultN]:` on every write (a bar's redraw with its `\r`, the
     rest of a line), as a tail that passes a rank's bytes on unchanged would write it.

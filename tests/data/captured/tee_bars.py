@@ -1,8 +1,10 @@
-"""Each rank draws its own tqdm bar at the same time, behind torchrun's `--tee`: the launcher's
-tail thread passes each rank's unfinished bar line on as it reads it, so the ranks' redraws
-interleave on one line of the launcher's stderr.  Rank 1 is slower, and its step 5 slowest.
+"""Each rank draws its own tqdm bar at the same time, behind a launcher that passes each rank's
+output on as it reads it: the ranks' redraws interleave.  Rank 1 is slower, and its step 5
+slowest.
 
-Run: torchrun --nproc-per-node 2 --tee 3 tee_bars.py
+Run: torchrun --nproc-per-node 2 --tee 3 tee_bars.py (its tail turns each `\r` into a newline:
+each redraw is a line, often in two parts), or mpirun --tag-output -np 2 python tee_bars.py
+(which keeps the `\r`: both ranks' redraws run on one line, each behind its prefix).
 """
 import os
 import sys
@@ -10,7 +12,7 @@ import time
 
 from tqdm import tqdm
 
-rank = int(os.environ["RANK"])
+rank = int(os.environ.get("RANK") or os.environ["OMPI_COMM_WORLD_RANK"])   # torchrun or mpirun
 bar = tqdm(range(1, 11), desc="Training", file=sys.stderr, mininterval=0, ascii=True, ncols=90)
 for step in bar:
     time.sleep(0.25 + 0.1 * rank + (0.6 if rank == 1 and step == 5 else 0.0))
