@@ -155,17 +155,22 @@ def _steps(recs: list[dict]) -> list[tuple]:
                   if r["kind"] == "progress")
 
 
-def test_torchrun_tee_lines_written_in_two_parts():
-    """torchrun's `--tee` writes the first part of a line alone when the rank has not written
-    its newline yet, and the rest behind the prefix again: a rank's text then runs into
-    another rank's line.  Each rank's line is put back together, with its own values; none
-    is lost, and no rank is given another's."""
-    data = (CAPTURED / TEE_SPLIT).read_bytes()
-    assert b"step_time_ms 300.0[default1]:step 2/4" in data
-    assert b"[default1]:step 3/4 lo[default2]:step 3/4" in data
+MPI_SPLIT = "openmpi-4.1.4_mpirun-tag-output_lines-in-two-writes_3rank.log"
+
+
+@pytest.mark.parametrize("name, glued", [
+    (TEE_SPLIT, [b"step_time_ms 300.0[default1]:step 2/4", b"[default1]:step 3/4 lo[default2]:step 3/4"]),
+    (MPI_SPLIT, [b"step_time_ms 300.0[1,1]<stdout>:step 3/4 lo[1,2]<stdout>:step 3/4"])])
+def test_lines_written_in_two_parts(name, glued):
+    """torchrun's `--tee` and mpirun's `--tag-output` write the first part of a line alone
+    when the rank has not written its newline yet, and the rest behind the prefix again: a
+    rank's text then runs into another rank's line.  Each rank's line is put back together,
+    with its own values; none is lost, and no rank is given another's."""
+    data = (CAPTURED / name).read_bytes()
+    assert all(text in data for text in glued)
     want = [(rank, step, float(f"2.30{rank}"), float(f"300.{rank}"))
             for rank in range(3) for step in range(1, 5)]
-    assert _steps(parse_file(TEE_SPLIT)) == want
+    assert _steps(parse_file(name)) == want
     d = Dispatcher()
     by_line = [r for line in data.splitlines(keepends=True) for r in d.feed(line)]
     assert _steps(by_line + d.flush()) == want
@@ -224,21 +229,7 @@ def test_torchrun_tee_bars_of_two_ranks_read_as_the_probe_reads(seed):
     assert recs == parse_file(TEE_BARS)
 
 
-MPI_SPLIT = "openmpi-4.1.4_mpirun-tag-output_lines-in-two-writes_3rank.log"
 MPI_BARS = "openmpi-4.1.4_tqdm-4.70.1_mpirun-tag-output_bars-of-2-ranks-interleaved_stderr.log"
-
-
-def test_mpirun_lines_written_in_two_parts():
-    """mpirun's `--tag-output` passes each write on behind `[1,N]<stdout>:`, as torchrun's
-    `--tee` does: the same three ranks' lines in two parts each get their own values back."""
-    data = (CAPTURED / MPI_SPLIT).read_bytes()
-    assert b"step_time_ms 300.0[1,1]<stdout>:step 3/4 lo[1,2]<stdout>:step 3/4" in data
-    want = [(rank, step, float(f"2.30{rank}"), float(f"300.{rank}"))
-            for rank in range(3) for step in range(1, 5)]
-    assert _steps(parse_file(MPI_SPLIT)) == want
-    d = Dispatcher()
-    by_line = [r for line in data.splitlines(keepends=True) for r in d.feed(line)]
-    assert _steps(by_line + d.flush()) == want
 
 
 def test_mpirun_bars_of_two_ranks_at_once():
