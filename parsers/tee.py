@@ -23,10 +23,10 @@ import re
 
 from .base import MAX_LINE
 
-_PREFIX = re.compile(rb"\[default[0-9]{1,7}\]:|\[[0-9]{1,7},[0-9]{1,7}\]<std(?:out|err)>:")
+_MPIRUN = re.compile(rb"\[[0-9]{1,7},[0-9]{1,7}\]<std(?:out|err)>:")
+_PREFIX = re.compile(rb"\[default[0-9]{1,7}\]:|" + _MPIRUN.pattern)
 """A prefix that a launcher writes before each write of a rank's output, not only at lines'
 starts; the prefix itself is the key of the rank's held part (stdout and stderr apart)."""
-_MPIRUN = re.compile(rb"\[[0-9]{1,7},[0-9]{1,7}\]<std(?:out|err)>:")
 
 
 def split_inside(data: bytes) -> bool:
@@ -106,7 +106,7 @@ class TeeParts:
         passing each on behind its rank's prefix), added to each prefix's held part.  Returns
         (prefix, the redraws that are whole, when they came) in order: a redraw is whole once
         the same prefix's next `\r` has come.  The one that was held came with an earlier read,
-        at the time kept for it; the rest came `now`.  The line's end comes to `join`."""
+        at the time kept for it; the rest came `now`.  When the line ends: `end_line`."""
         out: list[tuple[bytes | None, bytes, int | None]] = []
         parts = _parts(data, self.at)
         self.at = parts[-1][0]
@@ -120,8 +120,9 @@ class TeeParts:
                 if held or text:
                     self.held[prefix], self.since[prefix] = held + text, since
                 continue
-            first = text.find(b"\r") if held else 0
-            if held or first:
+            first = 0
+            if held:        # its text runs up to the first `\r` of this read
+                first = text.find(b"\r")
                 out.append((prefix, held + text[:first], since))
             if last > first:
                 out.append((prefix, text[first:last], now))
