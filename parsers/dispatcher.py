@@ -191,7 +191,7 @@ class Dispatcher:
             return self._feed_line(line, None)
         out: list = []
         joined = self._join(line if line.endswith(b"\n") else line + b"\n")
-        with Unclocked():   # see `_join`
+        with Unclocked():   # parts held from earlier lines: `feed_chunk` times them, not `feed`
             if joined:
                 for whole in joined[:-1].split(b"\n"):
                     out.extend(self._feed_line(whole, None))
@@ -199,10 +199,8 @@ class Dispatcher:
 
     def _join(self, data: bytes) -> bytes:
         """`data` as whole lines of one rank each (`TeeParts.join`); a line given from held
-        parts alone is no line of the stream, and is not counted as one.  Their parts came at
-        different times, some held for long: the lines are read with no clock, so that no bar
-        step is timed by when its parts were put together."""
-        joined, extra = self.tee.join(data)
+        parts alone is no line of the stream, and is not counted as one."""
+        joined, extra = self.tee.join(data, CLOCK.now_ns)
         self.stats["lines"] -= extra
         for prefix in [p for p in self._tee_line_parts if p not in self.tee.held]:
             del self._tee_line_parts[prefix]      # its line ended
@@ -434,8 +432,8 @@ class Dispatcher:
         return (self._read_part(text[:-1] if text.endswith("\r") else text, part) if text else []), rest
 
     def _end_tee_line(self, data: bytes) -> tuple[list[dict], bytes]:
-        """The records of the first line of `data`, while the live path holds parts of ranks'
-        lines (`_tee_redraws`), and the rest of `data`.  The line is read as redraws, each
+        """The records of the first line of `data`, read as it comes while parts of ranks'
+        lines are held (`--tee`, mpirun), and the rest of `data`.  The line is read as redraws, each
         rank's part of it added to what is held for it, so that a held redraw is read with the
         time it came; its newline ends a redraw as a `\r` would, and the line of the write it
         is in."""
@@ -468,18 +466,17 @@ class Dispatcher:
         if part is not None:
             first, data = self._end_line_part(data, part)
             return first + self.feed_chunk(data) if data else first
-        if self.tee.since:
+        if self.tee.open and CLOCK.now_ns is not None:
+            # read as it comes (the log probe): a held part is read with the time it came
             out: list = []
-            while data and self.tee.since:
+            while data and self.tee.open:
                 first, data = self._end_tee_line(data)
                 out += first
             return out + self.feed_chunk(data) if data else out
         if self.tee.open or split_inside(data):
+            # a file read later, with no times, or no part held: all of it came now
             data = self._join(data)
-            if not data:
-                return []
-            with Unclocked():   # see `_join`
-                return self._feed_block(data)
+            return self._feed_block(data) if data else []
         return self._feed_block(data)
 
     def _feed_block(self, data: bytes) -> list[dict]:
@@ -734,7 +731,7 @@ class Dispatcher:
         """The held parts of lines that the stream ended in the middle of, read as lines (of
         lines already counted)."""
         out: list = []
-        with Unclocked():   # see `_join`
+        with Unclocked():   # parts held since some earlier read
             for line in self.tee.drain():
                 out.extend(self._feed_line(line))
                 self.stats["lines"] -= 1

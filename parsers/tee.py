@@ -53,8 +53,7 @@ class TeeParts:
         self.held: dict[bytes | None, bytes] = {}
         """prefix (None: none) -> the text of its unfinished line"""
         self.since: dict[bytes | None, int | None] = {}
-        """prefix -> when the first byte of its held part came (the parsers' clock), for parts
-        that the live path (`redraws`) holds"""
+        """prefix -> when the first byte of its held part came (the parsers' clock)"""
         self.at: bytes | None = None
         """The prefix of the write that the stream's last bytes ended in, where the live path
         read up to a `\r` inside a line: the next bytes before any prefix are that write's."""
@@ -64,12 +63,12 @@ class TeeParts:
         """Is a part held, or the stream inside a prefixed write?"""
         return bool(self.held) or self.at is not None
 
-    def join(self, data: bytes) -> tuple[bytes, int]:
+    def join(self, data: bytes, now: int | None = None) -> tuple[bytes, int]:
         """`data` (whole lines; a last one without its newline counts as whole) as whole lines
         of one rank each, each behind its rank's prefix; the parts that end before another
-        prefix are held.  A held part longer than MAX_LINE is given as a line of its own, up
-        to its last `\r`: the count of those comes second, lines that the stream did not
-        end."""
+        prefix are held, with when they came (`now`, the parsers' clock).  A held part longer
+        than MAX_LINE is given as a line of its own, up to its last `\r`: the count of those
+        comes second, lines that the stream did not end."""
         lines = data.split(b"\n")
         if not lines[-1]:
             lines.pop()
@@ -92,10 +91,12 @@ class TeeParts:
                     text = text[cut:]
                 if text:
                     held[prefix] = text
+                    self.since.setdefault(prefix, now)
+                else:
+                    self.since.pop(prefix, None)
             prefix, text = parts[-1]
             out.append(_prefixed(prefix, held.pop(prefix, b"") + text))
-        for prefix in [p for p in self.since if p not in held]:
-            del self.since[prefix]
+            self.since.pop(prefix, None)
         if not out:
             return b"", extra
         out.append(b"")
@@ -103,7 +104,8 @@ class TeeParts:
 
     def redraws(self, data: bytes, now: int | None) -> list[tuple[bytes | None, bytes, int | None]]:
         """The live path: `data`, read up to a `\r` inside a line (a bar's redraws, mpirun
-        passing each on behind its rank's prefix), added to each prefix's held part.  Returns
+        passing each on behind its rank's prefix), or a line whose parts came at different
+        times (see the dispatcher's `_end_tee_line`), added to each prefix's held part.  Returns
         (prefix, the redraws that are whole, when they came) in order: a redraw is whole once
         the same prefix's next `\r` has come.  The one that was held came with an earlier read,
         at the time kept for it; the rest came `now`.  When the line ends: `end_line`."""
@@ -117,7 +119,9 @@ class TeeParts:
                 since = now         # a held redraw came when its text did
             last = text.rfind(b"\r")
             if last < 0:
-                if held or text:
+                if len(held) + len(text) > MAX_LINE:   # no redraw, no line end: read it as it is
+                    out.append((prefix, held + text, since))
+                elif held or text:
                     self.held[prefix], self.since[prefix] = held + text, since
                 continue
             first = 0

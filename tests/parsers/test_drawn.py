@@ -10,7 +10,7 @@ from ridgescope.parsers import Dispatcher
 from ridgescope.parsers.base import CLOCK
 from ridgescope.probes.logprobe import cut_read
 
-from .test_captured import CAPTURED, parse_file
+from .test_captured import CAPTURED, TEE_BARS, TEE_BARS_STEPS, parse_file
 
 
 def writes_of(data: bytes) -> list[bytes]:
@@ -92,9 +92,10 @@ def test_a_bar_behind_a_prefix_on_every_redraw_gives_the_read_that_first_drew_ea
                 ] == [(0, s, first[s]) for s in range(1, 25)]
 
 
-def test_lines_put_together_from_parts_held_for_a_while_carry_no_time():
-    """Where a rank's parts are held (`--tee`, another rank's text in between) and joined
-    later, the time of the join is not when its steps were drawn: no time is given."""
+def test_a_redraw_held_in_parts_carries_the_read_that_brought_it():
+    """Where a rank's part is held (another rank's text came after it) and its line ends in a
+    later read, each redraw carries the read that brought its text, not the read that ended
+    the line: the held one the first read, the one that came with the line's end the second."""
     d = Dispatcher()
     try:
         CLOCK.now_ns = 5
@@ -105,5 +106,19 @@ def test_lines_put_together_from_parts_held_for_a_while_carry_no_time():
         recs += d.flush()
     finally:
         CLOCK.now_ns = None
-    assert [(r["step"], "drawn_ns" in r) for r in recs if r["kind"] == "progress"] == [
-        (1, False), (2, False)]
+    assert [(r["step"], r["drawn_ns"]) for r in recs if r["kind"] == "progress"] == [(1, 5), (2, 9)]
+
+
+def test_torchrun_tee_bars_carry_the_read_that_brought_each_redraw():
+    """torchrun's `--tee` turns each redraw into a line, its text passed on when drawn and its
+    newline with the rank's next redraw: read a write at a time, each rank's step carries the
+    write of its text, not the later one of its newline."""
+    data = (CAPTURED / TEE_BARS).read_bytes()
+    writes = [w for w in re.split(rb"(?=\[default\d\]:)", data) if w]
+    first: dict = {}
+    for i, write in enumerate(writes):
+        for m in re.finditer(rb"\| *(\d+)/10 \[", write):
+            first.setdefault((int(write[8:9]), int(m.group(1))), i)
+    recs, _ = read_redraw_by_redraw(writes)
+    assert sorted((r["rank"], r["step"], r["drawn_ns"]) for r in recs if r["kind"] == "progress") == sorted(
+        (rank, step, first[rank, step]) for rank, step, _ in TEE_BARS_STEPS)
