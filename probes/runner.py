@@ -91,10 +91,10 @@ def run(cmd: list[str], job: str, broker: str | None, data_dir: Path, *, hooks: 
     seq = iter(range(1, 1 << 62))
     ranks_seen: set[int] = set()
 
-    def publish(kind: str, rank: int, payload: dict, ts_ns: int) -> None:
+    def publish(kind: str, rank: int, payload: dict, ts_ns: int, topic: str | None = None) -> None:
         ranks_seen.add(rank)
         data = envelope.encode(envelope.make(kind, job, rank, host, ts_ns, next(seq), payload))
-        publisher.publish(TOPIC_FOR_KIND[kind], f"{job}/{rank}".encode(), data)
+        publisher.publish(topic or TOPIC_FOR_KIND[kind], f"{job}/{rank}".encode(), data)
 
     world = world_size_from_cmd(cmd)
     started = time.time_ns()
@@ -102,9 +102,15 @@ def run(cmd: list[str], job: str, broker: str | None, data_dir: Path, *, hooks: 
     publish("job_start", -1, {"world_size": world, **context}, started)
     gpu_probe = None
 
+    spanned: set = set()
+    """The ranks whose hook sent step spans: their windows come from the hook, not the log."""
+
     def forward(topic, key, value, msg) -> None:
         publisher.publish(topic, key, value)
-        if gpu_probe is not None and msg is not None and msg.get("kind") == "step_spans":
+        if msg is None or msg.get("kind") != "step_spans":
+            return
+        spanned.add(int(msg["rank"]))      # the relay read it as an int
+        if gpu_probe is not None:
             try:  # step boundaries: the GPU probe summarises per step window
                 p = msg["p"]
                 gpu_probe.on_step(int(msg["rank"]), int(p["step"]), int(p["t0_ns"]),
@@ -167,8 +173,12 @@ def run(cmd: list[str], job: str, broker: str | None, data_dir: Path, *, hooks: 
     framework = next((p.framework for p in pumps if p.framework), "pytorch" if relay.received
                      else "")
     for rank in sorted(ranks):
+        # behind the records the rank's windows come from, on their topic and key, so that it
+        # is read after them: the hook's spans, or, where the hook sent none, the log's records
+        topic = TOPIC_FOR_KIND["step_spans" if rank in spanned else "progress"]
         publish("job_end", rank, {"exit_code": exit_code, "world_size": end_world, **context,
-                                  "framework": framework, "started_ns": started}, time.time_ns())
+                                  "framework": framework, "started_ns": started}, time.time_ns(),
+                topic)
     stats = publisher.close(5.0 if broker else 0.0)
     return RunResult(exit_code, stats, events=relay.received,
                      log_lines=sum(p.lines for p in pumps),

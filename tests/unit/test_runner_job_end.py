@@ -1,0 +1,29 @@
+"""`ridgescope run` sends each rank's `job_end` behind the records its windows come from: on the
+log's topic and key where no hook sent spans, so that the pipeline reads it after the rank's last
+progress record (on the hook's topic it could be read first, and the rank's last step judged
+without it)."""
+from __future__ import annotations
+
+import socket
+import sys
+
+import msgpack
+
+from ridgescope.probes.runner import run
+from ridgescope.schemas import envelope
+
+
+def test_job_end_follows_the_log_records_without_hooks(tmp_path):
+    job = "ends-behind-log"
+    script = ("for i in (1, 2): "
+              "print(f'[default{i - 1}]:step {i}/2 loss 1.0 step_time_ms 5.0', flush=True)")
+    result = run([sys.executable, "-c", script], job, None, tmp_path, hooks=False)
+    assert result.exit_code == 0
+    spool = tmp_path / "spool" / f"{socket.gethostname()}.spool"
+    with open(spool, "rb") as fh:
+        sent = [(topic, key, envelope.decode(value))
+                for topic, key, value in msgpack.Unpacker(fh, raw=False)]
+    for rank in (0, 1):
+        mine = [(topic, msg["kind"]) for topic, key, msg in sent if key == f"{job}/{rank}".encode()
+                and msg["kind"] in ("progress", "job_end")]
+        assert mine == [("rs.raw.log", "progress"), ("rs.raw.log", "job_end")], mine
