@@ -19,6 +19,7 @@ from .nanogpt import NanoGPTParser
 from .nccl import NcclParser, chatter
 from .prefix import RayWorkers, split_rank_prefix
 from .scan import candidate_lines, interesting
+from .srun import PIECE, SrunPieces, cut_inside, labelled
 from .tee import TeeParts, per_write_prefix, split_inside
 from .torchtitan import TorchtitanParser
 
@@ -115,6 +116,9 @@ class Dispatcher:
         self._line_part: tuple | None = None
         """(rank, the unclaimed parts) of a line that `feed_redraws` began and no newline ended"""
         self.tee = TeeParts()
+        self.srun = SrunPieces()
+        self._srun_line = b""
+        """The redraws of a labelled line that `feed_redraws` holds for `feed_chunk`"""
         self._tee_line_parts: dict[bytes | None, tuple] = {}
         """prefix -> the `_line_part` of its rank's line, where the launcher prefixes each write
         (see `_tee_redraws`)"""
@@ -179,6 +183,9 @@ class Dispatcher:
                     b"]<std" in line and split_inside(line))
             if (split or self.tee.open) and rank is None:
                 return self._feed_joined(_as_bytes(line))
+            if rank is None and (self.srun.held or (
+                    len(line) > PIECE and labelled(line) and cut_inside(_as_bytes(line)))):
+                return self._feed_srun(_as_bytes(line))
             return self._feed(line, rank)
         except Exception:  # noqa: BLE001 - as in `_feed_line`
             self.stats["garbage"] += 1
@@ -196,6 +203,12 @@ class Dispatcher:
                 for whole in joined[:-1].split(b"\n"):
                     out.extend(self._feed_line(whole, None))
         return out
+
+    def _feed_srun(self, line: bytes) -> list[dict]:
+        """`feed` of a line of a stream that srun cut lines in (see `srun`): held while it is a
+        first piece, read with the pieces before it when it ends a line."""
+        joined = self.srun.join(line if line.endswith(b"\n") else line + b"\n")
+        return self._feed_line(joined[:-1]) if joined else []
 
     def _join(self, data: bytes) -> bytes:
         """`data` as whole lines of one rank each (`TeeParts.join`); a line given from held
@@ -367,6 +380,11 @@ class Dispatcher:
         While no framework claims the stream, the parts that gave nothing are kept (up to
         MAX_LINE): a framework that a later part names reads them again first, as it would
         the whole line (HF prints its first log dict after its bar's first redraws)."""
+        if self._srun_line or (self._line_part is None and not self.tee.open and labelled(data)):
+            # srun, which passes a labelled line on 1024 bytes at a time, has already held
+            # these redraws back: they are read when the line ends, behind any it cut before
+            self._srun_line += data
+            return []
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError:
@@ -459,13 +477,20 @@ class Dispatcher:
             return []
         part = self._line_part
         if type(data) is not bytes:
-            if isinstance(data, str) and part is None and not self.tee.open and (
-                    "[default" not in data and "]<std" not in data):
+            if isinstance(data, str) and part is None and not self.tee.open and not self._srun_line and (
+                    "[default" not in data and "]<std" not in data) and not (
+                    self.srun.held or (len(data) > PIECE and cut_inside(_as_bytes(data)))):
                 return self._feed_lines(data)
             data = _as_bytes(data)
         if part is not None:
             first, data = self._end_line_part(data, part)
             return first + self.feed_chunk(data) if data else first
+        if self._srun_line:
+            data, self._srun_line = self._srun_line + data, b""
+        if self.srun.held or (len(data) > PIECE and cut_inside(data)):
+            data = self.srun.join(data)
+            if not data:
+                return []
         if self.tee.open and CLOCK.now_ns is not None:
             # read as it comes (the log probe): a held part is read with the time it came
             out: list = []
@@ -716,7 +741,9 @@ class Dispatcher:
         return []
 
     def flush(self) -> list[dict]:
-        out = self._unfinished_lines()
+        held, self._srun_line = self._srun_line, b""
+        out = self.feed_chunk(held) if held else []
+        out += self._unfinished_lines()
         ends: list = []
         try:
             for p in self.order:
@@ -735,4 +762,6 @@ class Dispatcher:
             for line in self.tee.drain():
                 out.extend(self._feed_line(line))
                 self.stats["lines"] -= 1
+            for line in self.srun.drain():      # pieces that no line counted yet
+                out.extend(self._feed_line(line))
         return out

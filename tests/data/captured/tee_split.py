@@ -3,13 +3,15 @@ PYTHONUNBUFFERED=1 (the text, then the newline, in two system calls) or a block-
 stream at its buffer's end.  The pause between the writes stands for the moment the launcher's
 tail thread reads the file in between; here it is long enough to happen on every run.
 
-Run: torchrun --nproc-per-node 3 --tee 3 tee_split.py, or mpirun --tag-output -np 3 python tee_split.py
+Run: torchrun --nproc-per-node 3 --tee 3 tee_split.py, mpirun --tag-output -np 3 python tee_split.py,
+or srun -u --label -n 3 python tee_split.py
 """
 import os
 import sys
 import time
 
-rank = int(os.environ.get("RANK") or os.environ["OMPI_COMM_WORLD_RANK"])   # torchrun or mpirun
+# torchrun's, mpirun's or srun's
+rank = int(os.environ.get("RANK") or os.environ.get("OMPI_COMM_WORLD_RANK") or os.environ["SLURM_PROCID"])
 
 
 def line(step: int) -> str:

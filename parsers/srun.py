@@ -1,0 +1,78 @@
+"""`srun --label`: a line longer than 1024 bytes, put back together.
+
+srun passes a task's output on in pieces of at most 1024 bytes and, with `--label`, writes each
+piece as a line of its own behind the task's label, with a newline it adds (Slurm 22.05: a
+3,000-byte line comes as lines of 1024, 1024 and 952 bytes after the label, with `-u` or
+without).  A progress bar in a pipe, one line for a whole epoch, NeMo's 1-2 KB lines and long
+metric dicts all reach us cut so.
+
+A labelled line of exactly 1024 bytes after its label is held for its label and goes in front
+of the same label's next line.  A line that is 1024 bytes long by itself is joined with the
+task's next line too: the one case this gets wrong.
+"""
+from __future__ import annotations
+
+import re
+
+PIECE = 1024
+"""The most bytes srun writes behind a label as one line."""
+_LABEL = re.compile(rb" {0,7}[0-9]{1,7}: ")
+"""srun's label, right-aligned to the widest task id (what `prefix._srun` reads)."""
+_LABEL_TEXT = re.compile(_LABEL.pattern.decode())
+_PIECE_LINE = re.compile(rb"\n {0,7}[0-9]{1,7}: [^\n]{%d}(?:\n|\Z)" % PIECE)
+"""A labelled line after the first whose text is exactly one piece long.  Scanned for the
+newline first, then each line once: linear, no time-out needed."""
+
+
+def labelled(data: str | bytes) -> bool:
+    """Does `data` begin with srun's label?  (Other streams need no `cut_inside`.)"""
+    return (_LABEL.match(data) if isinstance(data, bytes) else _LABEL_TEXT.match(data)) is not None
+
+
+def cut_inside(data: bytes) -> bool:
+    """Does `data` hold a labelled line of exactly one piece: the start of a longer line?"""
+    m = _LABEL.match(data)
+    if m is not None:
+        nl = data.find(b"\n")
+        if (len(data) if nl < 0 else nl) - m.end() == PIECE:
+            return True
+    return _PIECE_LINE.search(data) is not None
+
+
+class SrunPieces:
+    """The held pieces of the tasks' cut lines, for one stream."""
+
+    def __init__(self) -> None:
+        self.held: dict[bytes, bytes] = {}
+        """label -> the text of its cut line so far"""
+
+    def join(self, data: bytes) -> bytes:
+        """`data` (whole lines; a last one without its newline counts as whole) with each cut
+        line put back together behind its label; the first pieces of a line not ended yet are
+        held, and are no line of the stream until it ends."""
+        lines = data.split(b"\n")
+        if not lines[-1]:
+            lines.pop()
+        out: list[bytes] = []
+        held = self.held
+        for line in lines:
+            m = _LABEL.match(line)
+            if m is None:
+                out.append(line)
+                continue
+            label, piece = m.group(), line[m.end():]
+            text = held.pop(label, b"") + piece
+            if len(piece) == PIECE:
+                held[label] = text
+            else:
+                out.append(label + text)
+        if not out:
+            return b""
+        out.append(b"")
+        return b"\n".join(out)
+
+    def drain(self) -> list[bytes]:
+        """The held pieces as lines of their own, for a stream that ended after them."""
+        lines = [label + text for label, text in self.held.items()]
+        self.held.clear()
+        return lines
