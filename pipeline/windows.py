@@ -60,7 +60,8 @@ def progress_as_window(msg: dict, state: dict) -> dict | None:
     iteration line): it replaces that step's open window, with the lanes of the timers.  A bar
     prints no step time, but the log probe notes when it first drew each step (`drawn_ns`), which
     is when the step ended: the step after a drawn step is the time between the two.  The rank's
-    last drawn step is kept in ``state["drawn"]``."""
+    last drawn step is kept in ``state["drawn"]``: [step, when, drawn in one read with the one
+    before]."""
     record = msg["p"]["record"]
     step, step_ms = record.get("step"), record.get("step_time_ms")
     if record.get("kind") not in ("progress", "timing") or not isinstance(step, int) or step < 1:
@@ -74,9 +75,14 @@ def progress_as_window(msg: dict, state: dict) -> dict | None:
     t1 = record.get("drawn_ns")
     if not isinstance(t1, int):
         return None
-    before, state["drawn"] = state.get("drawn"), [step, t1]
-    if before is None or before[0] != step - 1 or before[1] >= t1:
-        return None      # the first step drawn, or steps drawn too fast to be drawn one by one
+    before = state.get("drawn")
+    # a step drawn in the same read as the one before: the launcher passed several steps on
+    # at once (srun holds a bar back until it has 1024 bytes), so that the read's time is
+    # when the last of them was drawn, not each
+    batched = before is not None and before[0] == step - 1 and before[1] == t1
+    state["drawn"] = [step, t1, batched]
+    if before is None or before[0] != step - 1 or before[1] >= t1 or before[2:3] == [True]:
+        return None      # the first step drawn, or one drawn with another, or the one after
     return dict(window, t0_ns=before[1], t1_ns=t1)
 
 

@@ -219,6 +219,21 @@ def test_a_bar_without_step_times_is_timed_by_when_its_steps_were_drawn():
     assert rows[2]["t0_ns"] == 1400 * MS and rows[2]["t1_ns"] == 2300 * MS
 
 
+def test_steps_a_launcher_passed_on_together_make_no_windows():
+    """srun passes a bar on 1024 bytes at a time: steps 2-3 arrive in one read, 4-6 in the
+    next.  A step read with the one before it has no window of its own, and the step after
+    such a batch neither: its window would run from the batch's read, which came after the
+    batch's steps had been drawn, over several steps."""
+    state, rows = windows.new_rank_state(), []
+    for step, drawn_ms in ((1, 1000), (2, 1200), (3, 1200), (4, 1600), (5, 1600), (6, 1600),
+                           (7, 2000), (8, 2200)):
+        state, emitted = windows.correlate(state, bar_progress(step, drawn_ms))
+        rows += emitted
+    state, emitted = windows.correlate(state, envelope("job_end", 0, {"exit_code": 0}))
+    rows += emitted
+    assert [(r["step"], r["duration_ms"]) for r in rows] == [(2, 200.0), (8, 200.0)]
+
+
 def test_printed_step_times_win_over_draw_times():
     msg = bar_progress(2, 1200)
     msg["p"]["record"]["step_time_ms"] = 150.0
