@@ -384,7 +384,10 @@ class Dispatcher:
             # srun, which passes a labelled line on 1024 bytes at a time, has already held
             # these redraws back: they are read when the line ends, behind any it cut before
             self._srun_line += data
-            return []
+            if len(self._srun_line) <= MAX_LINE:
+                return []
+            held, self._srun_line = self._srun_line, b""    # no srun line is this long
+            return self.feed_chunk(held)
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError:

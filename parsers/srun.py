@@ -27,7 +27,7 @@ newline first, then each line once: linear, no time-out needed."""
 
 
 def labelled(data: str | bytes) -> bool:
-    """Does `data` begin with srun's label?  (Other streams need no `cut_inside`.)"""
+    """Does `data` begin with srun's label?"""
     return (_LABEL.match(data) if isinstance(data, bytes) else _LABEL_TEXT.match(data)) is not None
 
 
