@@ -172,7 +172,7 @@ class Dispatcher:
     def feed(self, line: str | bytes, rank: int | None = None) -> list[dict]:
         """The records of one raw line (str or bytes, its newline optional).  Never raises: a
         line that a parser fails on is counted as garbage and skipped, like a garbled one.
-        Parts of lines that torchrun's `--tee` split are put back together (see `tee`)."""
+        Lines that a launcher passed on in parts are put back together (see `tee`, `srun`)."""
         try:
             if isinstance(line, str):
                 split = ("[default" in line and line.find("[default", 1) > 0) or (
@@ -192,8 +192,9 @@ class Dispatcher:
             return []
 
     def _feed_joined(self, line: bytes) -> list[dict]:
-        """`feed` of a line that holds, or may end, a part of a line that `--tee` split.  A
-        "line" with a newline inside is no line a reader split off: it is read as it is."""
+        """`feed` of a line that holds, or may end, a part of a line that `--tee` or mpirun
+        split.  A "line" with a newline inside is no line a reader split off: it is read as it
+        is."""
         if b"\n" in line[:-1]:
             return self._feed_line(line, None)
         out: list = []
@@ -480,9 +481,7 @@ class Dispatcher:
             return []
         part = self._line_part
         if type(data) is not bytes:
-            if isinstance(data, str) and part is None and not self.tee.open and not self._srun_line and (
-                    "[default" not in data and "]<std" not in data) and not (
-                    self.srun.held or (len(data) > PIECE and cut_inside(_as_bytes(data)))):
+            if isinstance(data, str) and part is None and self._whole_text(data):
                 return self._feed_lines(data)
             data = _as_bytes(data)
         if part is not None:
@@ -506,6 +505,13 @@ class Dispatcher:
             data = self._join(data)
             return self._feed_block(data) if data else []
         return self._feed_block(data)
+
+    def _whole_text(self, data: str) -> bool:
+        """Is `data` text whose lines need no launcher's pieces put back together (`tee`,
+        `srun`), nothing of them held either?  It is then read as text, with no bytes made."""
+        return not (self.tee.open or self._srun_line or self.srun.held
+                    or "[default" in data or "]<std" in data
+                    or (len(data) > PIECE and cut_inside(_as_bytes(data))))
 
     def _feed_block(self, data: bytes) -> list[dict]:
         """`feed_chunk` of whole lines, each of one rank."""

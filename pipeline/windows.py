@@ -81,7 +81,8 @@ def progress_as_window(msg: dict, state: dict) -> dict | None:
     # when the last of them was drawn, not each
     batched = before is not None and before[0] == step - 1 and before[1] == t1
     state["drawn"] = [step, t1, batched]
-    if before is None or before[0] != step - 1 or before[1] >= t1 or before[2:3] == [True]:
+    after_batch = len(before or ()) > 2 and before[2]     # states kept before hold two items
+    if before is None or before[0] != step - 1 or before[1] >= t1 or after_batch:
         return None      # the first step drawn, or one drawn with another, or the one after
     return dict(window, t0_ns=before[1], t1_ns=t1)
 

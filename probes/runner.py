@@ -102,7 +102,7 @@ def run(cmd: list[str], job: str, broker: str | None, data_dir: Path, *, hooks: 
     publish("job_start", -1, {"world_size": world, **context}, started)
     gpu_probe = None
 
-    spanned: set = set()
+    spanned: set[int] = set()
     """The ranks whose hook sent step spans: their windows come from the hook, not the log."""
 
     def forward(topic, key, value, msg) -> None:
