@@ -9,9 +9,9 @@ from .kv import _fast_pairs, normalise, pairs
 
 KARPATHY = Pattern(r"iter (\d++): loss ([-\d.]++|nan), time ([\d.]++)ms(?:, mfu (-?[\d.]++)%)?")
 KARPATHY_EVAL = Pattern(r"step (\d++): train loss ([\d.]++|nan), val loss ([\d.]++|nan)")
-MODDED = Pattern(r"step:(\d++)/(\d++) (.{0,2000}+)")
-STEP_SLASH = Pattern(r"step\s{1,8}+(\d++)\s*+/\s*+(\d++)\b\s*+[|:,]?(.{0,2000}+)")
-STEP_PLAIN = Pattern(r"step\s{1,8}+(\d++)\s*+[|:,]\s*+(.{0,2000}+)")
+MODDED = Pattern(r"step:(\d++)/(\d++) (.{0,4000}+)")
+STEP_SLASH = Pattern(r"step\s{1,8}+(\d++)\s*+/\s*+(\d++)\b\s*+[|:,]?(.{0,4000}+)")
+STEP_PLAIN = Pattern(r"step\s{1,8}+(\d++)\s*+[|:,]\s*+(.{0,4000}+)")
 MODDED_FAST = Pattern(
     r"step:(\d++)/(\d++) (?:val_loss:([\d.]++|nan) |train_loss:([\d.]++|nan) )?train_time:(\d++)ms step_avg:([\d.]++|nan)ms\s*+$")
 # What the block readers (see `Parser.readers`) match: modded-nanogpt's line, the spine job's.

@@ -7,8 +7,9 @@ without).  A progress bar in a pipe, one line for a whole epoch, NeMo's 1-2 KB l
 metric dicts all reach us cut so.
 
 A labelled line of exactly 1024 bytes after its label is held for its label and goes in front
-of the same label's next line.  A line that is 1024 bytes long by itself is joined with the
-task's next line too: the one case this gets wrong.
+of the same label's next line.  A task's line that is a whole number of pieces long ends so
+too: srun sends its newline as a piece of its own, an empty labelled line (captured: a
+1024-byte line comes as `0: <1024 bytes>` and `0: `).
 """
 from __future__ import annotations
 

@@ -12,22 +12,24 @@ from .test_captured import CAPTURED, TEE_BARS_STEPS, parse_file
 
 LONG = "slurm-22.05.8_srun-label_lines-over-1024-bytes_2rank.log"
 BARS = "slurm-22.05.8_tqdm-4.70.1_srun-label_bars-of-2-ranks_stderr.log"
+EXACT = "slurm-22.05.8_srun-label_lines-of-1023-to-2048-bytes_2rank.log"
 UNBUFFERED = "slurm-22.05.8_srun-label-unbuffered_lines-in-two-writes_3rank.log"
 
 
 def as_srun_writes_it(label: bytes, line: bytes) -> list[bytes]:
-    """A task's line as `srun --label` passes it on: pieces of 1024 bytes, each a line."""
-    return [label + line[i:i + PIECE] + b"\n" for i in range(0, max(len(line), 1), PIECE)]
+    """A task's line as `srun --label` passes it on: pieces of 1024 bytes, each a line, and
+    the newline of a line that is a whole number of pieces long as a piece of its own."""
+    return [label + line[i:i + PIECE] + b"\n" for i in range(0, len(line) + 1, PIECE)]
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from([b"0: ", b"1: ", b" 7: "]), st.integers(0, 3500)),
+@given(st.lists(st.tuples(st.sampled_from([b"0: ", b"1: ", b" 7: "]),
+                          st.one_of(st.integers(0, 3500), st.sampled_from([PIECE - 1, PIECE, PIECE + 1, 2 * PIECE]))),
                 max_size=8), st.integers(1, 3))
 def test_cut_lines_come_back_whole(lines, stride):
-    """Whatever the lengths (pieces of exactly 1024 included, save for a line that is a whole
-    number of pieces long, which srun's output cannot tell from a cut one) and however the
-    tasks' pieces interleave: `stride` pieces of each task in turn."""
-    lines = [(label, bytes([65 + n % 26]) * n) for label, n in lines if n % PIECE or n == 0]
+    """Whatever the lengths (a whole number of pieces included) and however the tasks'
+    pieces interleave: `stride` pieces of each task in turn."""
+    lines = [(label, bytes([65 + n % 26]) * n) for label, n in lines]
     tasks: dict = {}
     for label, text in lines:
         tasks.setdefault(label, []).extend(as_srun_writes_it(label, text))
@@ -62,6 +64,18 @@ def test_srun_label_lines_over_1024_bytes():
     want = [(rank, step, float(1000 * step + rank)) for rank in (0, 1) for step in range(1, 5)]
     for recs in (parse_file(LONG), _by_line(data)):
         assert sorted((r["rank"], r["step"], r["tokens_per_s"]) for r in recs) == want
+
+
+def test_srun_label_lines_at_the_piece_lengths():
+    """Lines of 1023, 1024, 1025 and 2048 bytes, and an empty line after the 1024-byte one:
+    each step read whole, its throughput at the end of the line included, and nothing more."""
+    data = (CAPTURED / EXACT).read_bytes()
+    assert data.count(b"0: \n") == 3      # the 1024 and 2048-byte lines' newlines, and the empty line
+    want = [(rank, step, float(f"2.30{rank}"), float(f"300.{rank}"), float(1000 * step + rank))
+            for rank in (0, 1) for step in range(1, 5)]
+    for recs in (parse_file(EXACT), _by_line(data)):
+        assert sorted((r["rank"], r["step"], r["loss"], r["step_time_ms"], r["tokens_per_s"])
+                      for r in recs) == want
 
 
 def test_srun_label_bars_cut_at_1024_bytes():
