@@ -12,6 +12,8 @@ import os
 import threading
 import time
 
+from ridgescope.probes.ranks import LocalRanks, tee_prefixed
+
 MAX_LINE = 1 << 20
 
 
@@ -67,10 +69,18 @@ def cut_read(pending: bytes, since: int, chunk: bytes, now_ns: int
 
 
 class StreamPump:
-    def __init__(self, fd: int, out, stream: str, on_record, default_rank: int):
+    """One stream of the job: passed through, parsed, its records handed to `on_record(rank,
+    payload, ts_ns)`.  `local_ranks` (see ranks.py) gives the job's rank of a local one, once
+    the stream shows torchrun's `--tee` prefixes."""
+
+    def __init__(self, fd: int, out, stream: str, on_record, default_rank: int,
+                 local_ranks: LocalRanks | None = None):
         self.fd, self.out, self.stream = fd, out, stream
         self.on_record = on_record
         self.default_rank = default_rank
+        self.local_ranks = local_ranks
+        self.tee_prefixed = False
+        """Has a line begun with `[defaultN]:`: are the ranks the parsers give local ranks?"""
         self.lines = 0
         self.parse_errors = 0
         self.framework = ""
@@ -132,6 +142,8 @@ class StreamPump:
         """Emit the records of one call of the dispatcher's `method`."""
         if self.dispatcher is None:
             return
+        if args and not self.tee_prefixed and self.local_ranks is not None:
+            self.tee_prefixed = tee_prefixed(args[0])
         try:
             records = getattr(self.dispatcher, method)(*args)
         except Exception:  # noqa: BLE001 - parsers count garbage; this is the last guard
@@ -145,8 +157,12 @@ class StreamPump:
             if not self.framework and record.get("framework") not in (None, "", "generic"):
                 self.framework = str(record["framework"])
             rank = record.get("rank")
-            self.on_record(rank if isinstance(rank, int) else self.default_rank,
-                           {"record": record, "stream": self.stream}, now)
+            if not isinstance(rank, int):
+                rank = self.default_rank
+            elif self.tee_prefixed and self.local_ranks is not None:
+                rank = self.local_ranks.job_rank(rank)
+                record = dict(record, rank=rank, local_rank=record["rank"])
+            self.on_record(rank, {"record": record, "stream": self.stream}, now)
 
     @property
     def garbage(self) -> int:

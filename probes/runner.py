@@ -15,20 +15,18 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import regex
 
 from ridgescope.probes import env
 from ridgescope.probes import gpu as gpu_probe_mod
 from ridgescope.probes.host import HostProbe
 from ridgescope.probes.logprobe import StreamPump
 from ridgescope.probes.publisher import Publisher, PublishStats
+from ridgescope.probes.ranks import LocalRanks, base_from_cmd, base_from_workers, nnodes, nproc_per_node
 from ridgescope.probes.relay import Relay
 from ridgescope.schemas import envelope
 from ridgescope.schemas.kinds import TOPIC_FOR_KIND
 
 BOOTSTRAP_DIR = Path(__file__).parent / "bootstrap"
-_NPROC = regex.compile(r"^--nproc[-_]per[-_]node(?:=(\d+))?$")
-_NNODES = regex.compile(r"^--nnodes(?:=(\d+))?$")
 
 
 @dataclass
@@ -45,19 +43,7 @@ class RunResult:
 
 def world_size_from_cmd(cmd: list[str]) -> int:
     """World size when the launcher's arguments say it (torchrun), else 0 (unknown)."""
-    nproc, nnodes = 0, 1
-    for i, arg in enumerate(cmd):
-        for pattern in (_NPROC, _NNODES):
-            match = pattern.match(arg)
-            if not match:
-                continue
-            value = match.group(1) or (cmd[i + 1] if i + 1 < len(cmd) else "")
-            if value.isdigit():
-                if pattern is _NPROC:
-                    nproc = int(value)
-                else:
-                    nnodes = int(value)
-    return nproc * nnodes
+    return (nproc_per_node(cmd) or 0) * (nnodes(cmd) or 1)
 
 
 SCHEDULER_VARS = ("SLURM_JOB_ID", "SLURM_STEP_ID", "SLURM_JOB_NAME", "SLURM_ARRAY_JOB_ID",
@@ -131,10 +117,16 @@ def run(cmd: list[str], job: str, broker: str | None, data_dir: Path, *, hooks: 
     # The world size lets the aggregate wait for every rank's stdout record of a step.
     log_event = lambda rank, payload, ts: publish(  # noqa: E731
         "progress", rank, {**payload, "world_size": world}, ts)
+    # torchrun's `--tee` prefixes name local ranks: the job's, on a node past the first, come
+    # from the workers' environment
+    seen_procs: dict[int, dict] = {}
+    local_ranks = LocalRanks(
+        lambda: base_from_workers(gpu_probe_mod.job_processes(proc.pid, seen_procs)),
+        fallback=base_from_cmd(cmd), multi_node=(nnodes(cmd) or 1) > 1)
     pumps = [StreamPump(proc.stdout.fileno(), sys.stdout.buffer, "stdout", log_event,
-                        default_rank).start(),
+                        default_rank, local_ranks).start(),
              StreamPump(proc.stderr.fileno(), sys.stderr.buffer, "stderr", log_event,
-                        default_rank).start()]
+                        default_rank, local_ranks).start()]
     host_probe = HostProbe(proc.pid, lambda rank, payload, ts: publish(
         "host_sample", rank, payload, ts), interval_s=host_interval_s).start()
     notes: list[str] = []

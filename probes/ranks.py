@@ -1,0 +1,97 @@
+"""The job's rank of what a node's log says.
+
+torchrun's `--tee` prefix (`[default3]:`) names a worker's *local* rank: rank 3 of the job only
+on the first node.  torchrun gives a node's workers consecutive ranks (group rank x local world
+size + local rank), so one number per node, the job's rank of its local rank 0 (the node's
+base), turns the one into the other.  The workers' own environment says it (RANK - LOCAL_RANK),
+whatever the rendezvous; a static one's `--node-rank` says it too.
+"""
+from __future__ import annotations
+
+import re
+import threading
+import time
+from typing import Callable, Iterable
+
+TEE_PREFIX = re.compile(rb"(?m)^\[default[0-9]{1,7}+\]:")
+"""torchrun's `--tee` prefix at the start of a line.  Behind another launcher's label
+(`0: [default1]:`) it is not this stream's: that label names the rank (see parsers/prefix.py)."""
+
+
+def tee_prefixed(block: bytes) -> bool:
+    """Does a line of `block` begin with torchrun's `--tee` prefix?"""
+    return b"[default" in block and TEE_PREFIX.search(block) is not None
+
+
+def flag_value(cmd: list[str], *names: str) -> str | None:
+    """The value of the first of `names` on a command line, as `--name V` or `--name=V`."""
+    for i, arg in enumerate(cmd):
+        name, eq, value = arg.partition("=")
+        if name in names:
+            if eq:
+                return value
+            return cmd[i + 1] if i + 1 < len(cmd) else None
+    return None
+
+
+def _count(value: str | None) -> int | None:
+    return int(value) if value is not None and value.isdigit() else None
+
+
+def nproc_per_node(cmd: list[str]) -> int | None:
+    return _count(flag_value(cmd, "--nproc-per-node", "--nproc_per_node"))
+
+
+def nnodes(cmd: list[str]) -> int | None:
+    """torchrun's `--nnodes` when it is one number (not an elastic `MIN:MAX`)."""
+    return _count(flag_value(cmd, "--nnodes"))
+
+
+def base_from_cmd(cmd: list[str]) -> int | None:
+    """Node rank x workers per node, where torchrun's command line gives both."""
+    node, nproc = _count(flag_value(cmd, "--node-rank", "--node_rank")), nproc_per_node(cmd)
+    return node * nproc if node is not None and nproc is not None else None
+
+
+def base_from_workers(procs: Iterable[dict]) -> int | None:
+    """RANK - LOCAL_RANK of the node's workers (``{"rank", "local_rank"}`` read from their
+    environment, rank -1 and local_rank None where unknown), when they agree on one."""
+    bases = {p["rank"] - p["local_rank"] for p in procs
+             if p.get("rank", -1) >= 0 and p.get("local_rank") is not None}
+    return bases.pop() if len(bases) == 1 else None
+
+
+class LocalRanks:
+    """The job's rank of a local rank on this node; shared by the node's stdout and stderr.
+
+    `find_base` is asked (at most once every RETRY_S, until it answers) when a record needs it:
+    a worker that printed a line has started, so its environment can be read.  Until the base
+    is known, the command line's, if it gives one; and on a job of several nodes where neither
+    tells, the rank is unknown (-1) rather than another node's rank."""
+
+    RETRY_S = 1.0
+
+    def __init__(self, find_base: Callable[[], int | None], fallback: int | None = None,
+                 multi_node: bool = False) -> None:
+        self._find, self._fallback, self._multi_node = find_base, fallback, multi_node
+        self.base: int | None = None
+        self._asked = float("-inf")
+        self._lock = threading.Lock()
+
+    def job_rank(self, local_rank: int) -> int:
+        base = self._known_base()
+        if base is None:
+            return -1 if self._multi_node else local_rank
+        return base + local_rank
+
+    def _known_base(self) -> int | None:
+        if self.base is None:
+            with self._lock:
+                now = time.monotonic()
+                if self.base is None and now - self._asked >= self.RETRY_S:
+                    self._asked = now
+                    try:
+                        self.base = self._find()
+                    except Exception:  # noqa: BLE001 - a process gone or unreadable: ask later
+                        self.base = None
+        return self.base if self.base is not None else self._fallback

@@ -1,0 +1,57 @@
+"""Stdout only, the spine's job on two "nodes": two torchruns of 2 workers each, each under its
+own `ridgescope run`, as a Slurm job runs one per node.  `--tee` prefixes each line with the
+worker's local rank (`[default0]:` on both nodes), and the c10d rendezvous gives the nodes their
+places as they join: only the workers' environment tells a node's ranks.  The second node's
+probe gives its lines the job's ranks, so that each step has four ranks, not two ranks each
+printed twice."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import uuid
+
+import pytest
+from support import SPINE_FAULTS, SPINE_STEPS, STRAGGLER_STEP
+
+from ridgescope.pipeline import tansu
+
+pytestmark = [pytest.mark.torch, pytest.mark.slow]
+
+NODES, NPROC = 2, 2
+
+
+@pytest.mark.tansu
+def test_the_second_nodes_local_ranks_become_the_jobs(tansu_stack):
+    job = f"two-nodes-{uuid.uuid4().hex[:6]}"
+    port = str(tansu.free_port())
+    nodes = [subprocess.Popen(
+        [sys.executable, "-m", "ridgescope.cli.main", "run", *tansu_stack.flags, "--job", job,
+         "--no-hooks", "--", sys.executable, "-m", "torch.distributed.run", "--nnodes", str(NODES),
+         "--nproc-per-node", str(NPROC), "--rdzv-backend", "c10d", "--rdzv-endpoint",
+         f"127.0.0.1:{port}", "--rdzv-id", job, "--tee", "3", "-m", "ridgescope.cli.demo_job"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, **SPINE_FAULTS}) for _ in range(NODES)]
+    outs = [node.communicate(timeout=600) for node in nodes]
+    assert [node.returncode for node in nodes] == [0, 0], outs
+    for stdout, stderr in outs:     # each node's workers print their local ranks
+        assert f"[default{NPROC - 1}]:step {SPINE_STEPS}/{SPINE_STEPS}" in stdout
+        assert "NOT delivered" not in stderr
+
+    world = NODES * NPROC
+    steps = tansu_stack.wait_for_steps(job, SPINE_STEPS)
+    rows = tansu_stack.sql(f"SELECT step, groupArray(rank) AS ranks FROM step_rank FINAL "
+                           f"WHERE job = '{job}' GROUP BY step ORDER BY step")
+    assert [(r["step"], sorted(r["ranks"])) for r in rows] == [
+        (s, list(range(world))) for s in range(1, SPINE_STEPS + 1)]
+    assert all(s["rank_count"] == world for s in steps)
+    # A step's ranks finish together (they all wait for the straggler's all-reduce): stdout
+    # alone finds the step slow, and cannot say which rank made it so.
+    assert next(s for s in steps if s["step"] == STRAGGLER_STEP)["slow"]
+
+    # The records keep the local rank the line was printed under.
+    progress = tansu_stack.sql(f"SELECT rank, record FROM progress WHERE job = '{job}' "
+                               f"AND kind = 'progress' AND step = {SPINE_STEPS} ORDER BY rank")
+    assert [(p["rank"], json.loads(p["record"])["local_rank"]) for p in progress] == [
+        (rank, rank % NPROC) for rank in range(world)]

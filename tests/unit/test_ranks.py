@@ -1,0 +1,72 @@
+"""torchrun's `--tee` prefix names a worker's local rank: on a node past the first, the log
+probe gives the job's rank instead (ranks.py)."""
+from __future__ import annotations
+
+import io
+import os
+import queue
+
+from ridgescope.probes.logprobe import StreamPump
+from ridgescope.probes.ranks import (LocalRanks, base_from_cmd, base_from_workers, flag_value,
+                                     tee_prefixed)
+from ridgescope.probes.runner import world_size_from_cmd
+
+TORCHRUN = ["torchrun", "--nnodes", "2", "--node-rank=1", "--nproc-per-node", "4", "train.py",
+            "--node-rank", "7"]
+
+
+def test_the_command_line_gives_the_node_base_of_a_static_rendezvous():
+    assert flag_value(TORCHRUN, "--node-rank") == "1"       # torchrun's, not the script's
+    assert base_from_cmd(TORCHRUN) == 4
+    assert base_from_cmd(["torchrun", "--node_rank", "2", "--nproc_per_node=8", "x.py"]) == 16
+    assert base_from_cmd(["torchrun", "--nproc-per-node", "8", "x.py"]) is None
+    assert base_from_cmd(["torchrun", "--node-rank", "1", "--nproc-per-node", "gpu"]) is None
+    assert world_size_from_cmd(TORCHRUN) == 8
+    assert world_size_from_cmd(["torchrun", "--nnodes=1:4", "--nproc-per-node=2"]) == 2
+
+
+def test_the_workers_environment_gives_the_node_base():
+    workers = [{"pid": 1, "rank": -1, "local_rank": None},      # torchrun itself
+               {"pid": 2, "rank": 6, "local_rank": 2}, {"pid": 3, "rank": 4, "local_rank": 0}]
+    assert base_from_workers(workers) == 4
+    assert base_from_workers(workers[:1]) is None
+    assert base_from_workers(workers + [{"pid": 4, "rank": 1, "local_rank": 0}]) is None
+
+
+def test_an_unknown_base_is_asked_again_and_never_guessed_on_several_nodes():
+    answers = [None, 8]
+    ranks = LocalRanks(lambda: answers.pop(0), multi_node=True)
+    ranks.RETRY_S = 0.0
+    assert ranks.job_rank(3) == -1          # not rank 3 of the first node
+    assert ranks.job_rank(3) == 11
+    assert ranks.job_rank(0) == 8 and not answers           # asked no more once known
+    assert LocalRanks(lambda: None, fallback=4, multi_node=True).job_rank(1) == 5
+    assert LocalRanks(lambda: None).job_rank(1) == 1         # one node: local is the job's rank
+
+
+def _pump(data: bytes, local_ranks: LocalRanks) -> list:
+    read_fd, write_fd = os.pipe()
+    got: queue.Queue = queue.Queue()
+    pump = StreamPump(read_fd, io.BytesIO(), "stdout", lambda rank, p, ts: got.put((rank, p["record"])),
+                      -1, local_ranks).start()
+    os.write(write_fd, data)
+    os.close(write_fd)
+    pump.join(20)
+    return [got.get_nowait() for _ in range(got.qsize())]
+
+
+def test_tee_prefixed_lines_of_the_second_node_carry_the_jobs_ranks():
+    lines = b"".join(b"[default%d]:step %d/2 loss 2.0 step_time_ms 100\n" % (r, s)
+                     for s in (1, 2) for r in (0, 1))
+    assert tee_prefixed(lines) and not tee_prefixed(b"0: [default1]:step 1/2\n")
+    got = _pump(lines, LocalRanks(lambda: 2, multi_node=True))
+    assert sorted((rank, r["rank"], r["local_rank"], r["step"]) for rank, r in got) == [
+        (2, 2, 0, 1), (2, 2, 0, 2), (3, 3, 1, 1), (3, 3, 1, 2)]
+
+
+def test_other_launchers_ranks_are_the_jobs_already():
+    """srun's label, mpirun's tag and torch's own `[rankN]:` name the job's rank."""
+    lines = (b"1: step 1/2 loss 2.0 step_time_ms 100\n"
+             b"[1,3]<stdout>:step 1/2 loss 2.0 step_time_ms 100\n")
+    got = _pump(lines, LocalRanks(lambda: 40, multi_node=True))
+    assert sorted((rank, r["rank"], "local_rank" in r) for rank, r in got) == [(1, 1, False), (3, 3, False)]
