@@ -28,6 +28,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ridgescope.cli.cmd_parse import workers_per_node
 from ridgescope.cli.cmd_run import parse_tags
 from ridgescope.cli.common import add_stack_args, settings_from
 from ridgescope.parsers import PARSERS, Dispatcher
@@ -126,7 +127,7 @@ def default_rank(path: str) -> int:
 
 def read_file(path: str, log_format: str | None) -> FileResult:
     result = FileResult(path)
-    disp = Dispatcher(log_format)
+    disp = Dispatcher(log_format, workers_per_node(path))
     fallback = default_rank(path)
     items = result.items
     name = f"ingest:{Path(path).name}"

@@ -10,6 +10,7 @@ import json
 import sys
 
 from ridgescope.parsers import PARSERS, Dispatcher
+from ridgescope.parsers.srun import widest_node
 
 _COLUMNS = ("kind", "rank", "step", "framework")
 _SHOWN = ("total_steps", "step_time_ms", "loss", "lr", "grad_norm", "it_per_s", "tokens_per_s",
@@ -47,6 +48,23 @@ def read_blocks(stream):
         yield pending
 
 
+SCAN_FOR_NODES = 64 << 20
+
+
+def workers_per_node(path: str) -> int | None:
+    """For a log of `srun --label torchrun --tee`: the most workers that one node's lines show
+    in the file's first SCAN_FOR_NODES bytes, so that each node's ranks are known from its
+    first line on (see `srun.flatten`); None for stdin or another log."""
+    if path == "-":
+        return None
+    widest = 0
+    with open(path, "rb") as stream:
+        for _, block in zip(range(SCAN_FOR_NODES // BLOCK), read_blocks(stream)):
+            if b": [default" in block:
+                widest = max(widest, widest_node(block))
+    return widest or None
+
+
 def iter_records(path: str, disp: Dispatcher):
     """Yield each record that `disp` finds in the file, then what its flush gives."""
     stream = sys.stdin.buffer if path == "-" else open(path, "rb")
@@ -74,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
     rc = 0
     for path in args.files:
         try:
-            disp = Dispatcher(getattr(args, "log_format", None))
+            disp = Dispatcher(getattr(args, "log_format", None), workers_per_node(path))
             if fmt == "table" and len(args.files) > 1:
                 out.write(f"== {path}\n")
             for rec in iter_records(path, disp):

@@ -19,7 +19,7 @@ from .nanogpt import NanoGPTParser
 from .nccl import NcclParser, chatter
 from .prefix import RayWorkers, split_rank_prefix
 from .scan import candidate_lines, interesting
-from .srun import PIECE, SrunPieces, cut_inside, labelled
+from .srun import PIECE, SrunPieces, cut_inside, flatten, labelled, widest_node
 from .tee import TeeParts, per_write_prefix, split_inside
 from .torchtitan import TorchtitanParser
 
@@ -96,7 +96,7 @@ class Dispatcher:
     """Use the fast paths: the active parser's `fast` hook, its block readers and runs, and the
     NCCL chatter drop (tests turn them off to compare with the full regex path)."""
 
-    def __init__(self, log_format: str | None = None) -> None:
+    def __init__(self, log_format: str | None = None, nproc_per_node: int | None = None) -> None:
         if log_format is not None and log_format not in PARSERS:
             raise ValueError(f"unknown log format {log_format!r}; one of {', '.join(PARSERS)}")
         self.forced = log_format
@@ -119,6 +119,10 @@ class Dispatcher:
         self.srun = SrunPieces()
         self._srun_line = b""
         """The redraws of a labelled line that `feed_redraws` holds for `feed_chunk`"""
+        self.nproc_per_node = nproc_per_node
+        """Workers per node under `srun --label torchrun --tee` (see `srun.flatten`); where
+        not told, the most that one node's lines have shown so far."""
+        self._widest_node = 0
         self._tee_line_parts: dict[bytes | None, tuple] = {}
         """prefix -> the `_line_part` of its rank's line, where the launcher prefixes each write
         (see `_tee_redraws`)"""
@@ -182,7 +186,10 @@ class Dispatcher:
                 split = (b"[default" in line and line.find(b"[default", 1) > 0) or (
                     b"]<std" in line and split_inside(line))
             if (split or self.tee.open) and rank is None:
-                return self._feed_joined(_as_bytes(line))
+                data = _as_bytes(line)
+                if b": [default" in data and b"\n" not in data[:-1]:
+                    return self.feed_chunk(data)    # srun's label around torchrun's prefix
+                return self._feed_joined(data)
             if rank is None and (self.srun.held or (
                     len(line) > PIECE and labelled(line) and cut_inside(_as_bytes(line)))):
                 return self._feed_srun(_as_bytes(line))
@@ -493,6 +500,8 @@ class Dispatcher:
             data = self.srun.join(data)
             if not data:
                 return []
+        if b": [default" in data:
+            data = self._flatten(data)
         if self.tee.open and CLOCK.now_ns is not None:
             # read as it comes (the log probe): a held part is read with the time it came
             out: list = []
@@ -505,6 +514,12 @@ class Dispatcher:
             data = self._join(data)
             return self._feed_block(data) if data else []
         return self._feed_block(data)
+
+    def _flatten(self, data: bytes) -> bytes:
+        """srun's label and torchrun's `--tee` prefix as one prefix of the job's rank."""
+        if self.nproc_per_node is None:
+            self._widest_node = max(self._widest_node, widest_node(data))
+        return flatten(data, self.nproc_per_node or self._widest_node)
 
     def _whole_text(self, data: str) -> bool:
         """Is `data` text whose lines need no launcher's pieces put back together (`tee`,

@@ -86,3 +86,42 @@ class SrunPieces:
         lines = [label + text for label, text in self.held.items()]
         self.held.clear()
         return lines
+
+
+# `srun --label torchrun --tee 3 ...`: one torchrun per node, its workers' lines behind both the
+# node's label and the worker's local rank (`1: [default0]:step ...`).
+_NESTED = re.compile(rb"^ {0,7}([0-9]{1,7}): \[default([0-9]{1,7})\]:", re.M)
+_TEE = re.compile(rb"\[default([0-9]{1,7})\]:")
+
+
+def nested(data: bytes) -> bool:
+    """Does a line of `data` carry torchrun's `--tee` prefix behind srun's label?"""
+    return b": [default" in data and _NESTED.search(data) is not None
+
+
+def widest_node(data: bytes) -> int:
+    """1 + the highest local rank behind a label in `data` (0 where there is none)."""
+    return max((int(m.group(2)) + 1 for m in _NESTED.finditer(data)), default=0)
+
+
+def flatten(data: bytes, nproc_per_node: int) -> bytes:
+    """`data` with each labelled line of a worker, `L: [defaultM]:...`, as `[defaultR]:...`,
+    R = L x nproc_per_node + M; likewise each `[defaultM]:` inside such a line, where torchrun
+    passed on a part of another worker of the node (see tee.py).  The rest of the stream's
+    parsing then reads one prefix, as it does torchrun's alone.
+
+    R is torch's rank where torchrun's node rank is srun's task id (a static rendezvous with
+    `--node-rank $SLURM_PROCID`, and what a c10d rendezvous on one node gave in the capture);
+    a c10d rendezvous may number the nodes otherwise, and then R is still one rank per
+    worker, not torch's number for it."""
+    if not nested(data):
+        return data
+    lines = data.split(b"\n")
+    for i, line in enumerate(lines):
+        m = _NESTED.match(line)
+        if m is not None:
+            base = int(m.group(1)) * nproc_per_node
+            lines[i] = _TEE.sub(lambda t: b"[default%d]:" % (base + int(t.group(1))),
+                                line[m.start(2) - len(b"[default"):])
+    return b"\n".join(lines)
+

@@ -71,10 +71,11 @@ def cut_read(pending: bytes, since: int, chunk: bytes, now_ns: int
 class StreamPump:
     """One stream of the job: passed through, parsed, its records handed to `on_record(rank,
     payload, ts_ns)`.  `local_ranks` (see ranks.py) gives the job's rank of a local one, once
-    the stream shows torchrun's `--tee` prefixes."""
+    the stream shows torchrun's `--tee` prefixes; `nproc_per_node`, torchrun's, the job's ranks
+    of the lines of `srun --label torchrun --tee` (see parsers/srun.py)."""
 
     def __init__(self, fd: int, out, stream: str, on_record, default_rank: int,
-                 local_ranks: LocalRanks | None = None):
+                 local_ranks: LocalRanks | None = None, nproc_per_node: int | None = None):
         self.fd, self.out, self.stream = fd, out, stream
         self.on_record = on_record
         self.default_rank = default_rank
@@ -87,7 +88,7 @@ class StreamPump:
         """The first framework other than the generic fallback that the parsers recognised."""
         try:
             from ridgescope.parsers import Dispatcher
-            self.dispatcher = Dispatcher()
+            self.dispatcher = Dispatcher(nproc_per_node=nproc_per_node)
         except Exception:  # noqa: BLE001 - without parsers the output still passes through
             self.dispatcher = None
         self._thread = threading.Thread(target=self._run, name=f"ridgescope-{stream}",

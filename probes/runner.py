@@ -124,9 +124,9 @@ def run(cmd: list[str], job: str, broker: str | None, data_dir: Path, *, hooks: 
         lambda: base_from_workers(gpu_probe_mod.job_processes(proc.pid, seen_procs)),
         fallback=base_from_cmd(cmd), multi_node=(nnodes(cmd) or 1) > 1)
     pumps = [StreamPump(proc.stdout.fileno(), sys.stdout.buffer, "stdout", log_event,
-                        default_rank, local_ranks).start(),
+                        default_rank, local_ranks, nproc_per_node(cmd)).start(),
              StreamPump(proc.stderr.fileno(), sys.stderr.buffer, "stderr", log_event,
-                        default_rank, local_ranks).start()]
+                        default_rank, local_ranks, nproc_per_node(cmd)).start()]
     host_probe = HostProbe(proc.pid, lambda rank, payload, ts: publish(
         "host_sample", rank, payload, ts), interval_s=host_interval_s).start()
     notes: list[str] = []

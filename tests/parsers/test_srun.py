@@ -5,14 +5,20 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import argparse
+import json
+import random
+
+from ridgescope.cli import cmd_parse
 from ridgescope.parsers import Dispatcher
-from ridgescope.parsers.srun import PIECE, SrunPieces, cut_inside
+from ridgescope.parsers.srun import PIECE, SrunPieces, cut_inside, flatten
 
 from .test_captured import CAPTURED, TEE_BARS_STEPS, parse_file
 
 LONG = "slurm-22.05.8_srun-label_lines-over-1024-bytes_2rank.log"
 BARS = "slurm-22.05.8_tqdm-4.70.1_srun-label_bars-of-2-ranks_stderr.log"
 EXACT = "slurm-22.05.8_srun-label_lines-of-1023-to-2048-bytes_2rank.log"
+NESTED = "slurm-22.05.8_torch-2.15_srun-label-around-torchrun-tee3_lines-in-two-writes_2x2rank.log"
 UNBUFFERED = "slurm-22.05.8_srun-label-unbuffered_lines-in-two-writes_3rank.log"
 
 
@@ -103,3 +109,54 @@ def test_srun_unbuffered_passes_each_write_on_as_a_line():
 def _by_line(data: bytes) -> list[dict]:
     d = Dispatcher()
     return [r for line in data.split(b"\n") if line for r in d.feed(line + b"\n")] + d.flush()
+
+
+def _nested_steps(recs: list[dict]) -> list[tuple]:
+    return sorted((r["rank"], r["step"], r["loss"], r["step_time_ms"]) for r in recs
+                  if r["kind"] == "progress")
+
+
+NESTED_STEPS = [(rank, step, float(f"2.30{rank}"), float(f"300.{rank}"))
+                for rank in range(4) for step in range(1, 5)]
+
+
+def test_srun_label_around_torchrun_tee():
+    """`srun --label torchrun --tee 3` on two nodes of two workers: each line carries the
+    node's label and the worker's local rank (`1: [default0]:`), and torchrun's parts of a line
+    written in two, behind the label of the node (`0: [default0]:step ... 300.0[default1]:step
+    3/4 lo[default0]:`).  Each worker's steps go to its own rank, node x 2 + local rank, read
+    whole, line by line, and in blocks of whole lines of any size."""
+    data = (CAPTURED / NESTED).read_bytes()
+    assert b"0: [default0]:step 2/4 loss 2.300 step_time_ms 300.0[default1]:step 3/4 lo" in data
+    assert _nested_steps(parse_file(NESTED)) == NESTED_STEPS
+    assert _nested_steps(_by_line(data)) == NESTED_STEPS
+    lines = data.splitlines(keepends=True)
+    for seed in range(20):
+        rng, d, recs, i = random.Random(seed), Dispatcher(nproc_per_node=2), [], 0
+        while i < len(lines):
+            n = rng.randint(1, 6)
+            recs += d.feed_chunk(b"".join(lines[i:i + n]))
+            i += n
+        assert _nested_steps(recs + d.flush()) == NESTED_STEPS
+
+
+def test_the_second_nodes_ranks_from_its_first_line(tmp_path, capsys):
+    """A node whose lines come first: `parse` reads how many workers a node has from the
+    whole file, and the log probe from torchrun's `--nproc-per-node`."""
+    lines = [b"1: [default0]:step 1/2 loss 2.5 step_time_ms 90.5\n",
+             b"0: [default0]:step 1/2 loss 2.5 step_time_ms 90.5\n",
+             b"  1: [default3]:step 1/2 loss 2.5 step_time_ms 90.5\n"]
+    assert flatten(lines[2], 4) == b"[default7]:step 1/2 loss 2.5 step_time_ms 90.5\n"
+    d = Dispatcher(nproc_per_node=4)
+    assert [r["rank"] for line in lines for r in d.feed(line)] == [4, 0, 7]
+    log = tmp_path / "nodes.log"
+    log.write_bytes(b"".join(lines))
+    assert cmd_parse.run(_parse_args([str(log), "--format", "json"])) == 0
+    assert [json.loads(row)["rank"] for row in capsys.readouterr().out.splitlines()] == [4, 0, 7]
+
+
+def _parse_args(argv: list[str]) -> argparse.Namespace:
+    p = argparse.ArgumentParser()
+    cmd_parse.register(p)
+    return p.parse_args(argv)
+
