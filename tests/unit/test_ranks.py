@@ -44,11 +44,11 @@ def test_an_unknown_base_is_asked_again_and_never_guessed_on_several_nodes():
     assert LocalRanks(lambda: None).job_rank(1) == 1         # one node: local is the job's rank
 
 
-def _pump(data: bytes, local_ranks: LocalRanks) -> list:
+def _pump(data: bytes, local_ranks: LocalRanks, nproc_per_node: int | None = None) -> list:
     read_fd, write_fd = os.pipe()
     got: queue.Queue = queue.Queue()
     pump = StreamPump(read_fd, io.BytesIO(), "stdout", lambda rank, p, ts: got.put((rank, p["record"])),
-                      -1, local_ranks).start()
+                      -1, local_ranks, nproc_per_node).start()
     os.write(write_fd, data)
     os.close(write_fd)
     pump.join(20)
@@ -70,3 +70,13 @@ def test_other_launchers_ranks_are_the_jobs_already():
              b"[1,3]<stdout>:step 1/2 loss 2.0 step_time_ms 100\n")
     got = _pump(lines, LocalRanks(lambda: 40, multi_node=True))
     assert sorted((rank, r["rank"], "local_rank" in r) for rank, r in got) == [(1, 1, False), (3, 3, False)]
+
+
+def test_srun_label_around_tee_takes_the_workers_per_node_from_torchrun():
+    """`ridgescope run -- srun --label torchrun --nproc-per-node 4 --tee 3 ...`: one stream
+    for all nodes, each line behind the node's label and the local rank."""
+    lines = (b"1: [default0]:step 1/2 loss 2.0 step_time_ms 100\n"
+             b"0: [default1]:step 1/2 loss 2.0 step_time_ms 100\n")
+    got = _pump(lines, LocalRanks(lambda: None, multi_node=True), nproc_per_node=4)
+    assert sorted(rank for rank, _ in got) == [1, 4]
+
