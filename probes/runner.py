@@ -15,7 +15,6 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-
 from ridgescope.probes import env
 from ridgescope.probes import gpu as gpu_probe_mod
 from ridgescope.probes.host import HostProbe
