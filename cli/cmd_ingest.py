@@ -28,10 +28,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ridgescope.cli.cmd_parse import workers_per_node
+from ridgescope.cli.cmd_parse import add_prefix_template, tee_prefix, workers_per_node
 from ridgescope.cli.cmd_run import parse_tags
 from ridgescope.cli.common import add_stack_args, settings_from
 from ridgescope.parsers import PARSERS, Dispatcher
+from ridgescope.parsers.template import TeePrefix
 from ridgescope.probes.publisher import Publisher
 from ridgescope.schemas import envelope
 from ridgescope.schemas.kinds import TOPIC_FOR_KIND
@@ -125,9 +126,9 @@ def default_rank(path: str) -> int:
     return int(m.group(1)) if m else 0
 
 
-def read_file(path: str, log_format: str | None) -> FileResult:
+def read_file(path: str, log_format: str | None, prefix: TeePrefix | None = None) -> FileResult:
     result = FileResult(path)
-    disp = Dispatcher(log_format, workers_per_node(path))
+    disp = Dispatcher(log_format, workers_per_node(path), prefix)
     fallback = default_rank(path)
     items = result.items
     name = f"ingest:{Path(path).name}"
@@ -275,6 +276,7 @@ def register(parser: argparse.ArgumentParser) -> None:
                         help="ranks of the job (default: the ranks found in the logs)")
     parser.add_argument("--host", default="",
                         help="host name stored with the records (default: none)")
+    add_prefix_template(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -287,7 +289,7 @@ def run(args: argparse.Namespace) -> int:
     results = []
     for path in args.files:
         try:
-            results.append(read_file(path, args.log_format))
+            results.append(read_file(path, args.log_format, tee_prefix(args)))
         except OSError as exc:
             print(f"ridgescope ingest: {path}: {exc.strerror or exc}", file=sys.stderr)
             return 1

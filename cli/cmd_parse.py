@@ -11,6 +11,7 @@ import sys
 
 from ridgescope.parsers import PARSERS, Dispatcher
 from ridgescope.parsers.srun import widest_node
+from ridgescope.parsers.template import TeePrefix
 
 _COLUMNS = ("kind", "rank", "step", "framework")
 _SHOWN = ("total_steps", "step_time_ms", "loss", "lr", "grad_norm", "it_per_s", "tokens_per_s",
@@ -25,6 +26,19 @@ def register(parser: argparse.ArgumentParser) -> None:
                         help="force one parser instead of auto-detection")
     parser.add_argument("--format", choices=("table", "json"), default="table",
                         help="table (default) or json: one JSON object per line per record")
+    add_prefix_template(parser)
+
+
+def add_prefix_template(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--prefix-template", default=None, metavar="TEMPLATE",
+                        help="torchrun's line prefix where it is not its default [defaultN]: "
+                             "its --log-line-prefix-template (e.g. '${hostname}:${rank}: '), "
+                             "or '[ROLE${local_rank}]:' for --role ROLE")
+
+
+def tee_prefix(args: argparse.Namespace) -> TeePrefix | None:
+    template = getattr(args, "prefix_template", None)
+    return TeePrefix(template) if template else None
 
 
 BLOCK = 65536
@@ -92,7 +106,8 @@ def run(args: argparse.Namespace) -> int:
     rc = 0
     for path in args.files:
         try:
-            disp = Dispatcher(getattr(args, "log_format", None), workers_per_node(path))
+            disp = Dispatcher(getattr(args, "log_format", None), workers_per_node(path),
+                              tee_prefix(args))
             if fmt == "table" and len(args.files) > 1:
                 out.write(f"== {path}\n")
             for rec in iter_records(path, disp):

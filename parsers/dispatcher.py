@@ -21,6 +21,7 @@ from .prefix import RayWorkers, split_rank_prefix
 from .scan import candidate_lines, interesting
 from .srun import PIECE, SrunPieces, cut_inside, flatten, labelled, widest_node
 from .tee import TeeParts, per_write_prefix, split_inside
+from .template import TeePrefix
 from .torchtitan import TorchtitanParser
 
 # Detection order: most specific first; `generic` is the fallback and never claims a stream.
@@ -96,7 +97,8 @@ class Dispatcher:
     """Use the fast paths: the active parser's `fast` hook, its block readers and runs, and the
     NCCL chatter drop (tests turn them off to compare with the full regex path)."""
 
-    def __init__(self, log_format: str | None = None, nproc_per_node: int | None = None) -> None:
+    def __init__(self, log_format: str | None = None, nproc_per_node: int | None = None,
+                 tee_prefix: TeePrefix | None = None) -> None:
         if log_format is not None and log_format not in PARSERS:
             raise ValueError(f"unknown log format {log_format!r}; one of {', '.join(PARSERS)}")
         self.forced = log_format
@@ -123,6 +125,8 @@ class Dispatcher:
         """Workers per node under `srun --label torchrun --tee` (see `srun.flatten`); where
         not told, the most that one node's lines have shown so far."""
         self._widest_node = 0
+        self.tee_prefix = tee_prefix
+        """torchrun's prefix where its role or template is not the default (see `template`)"""
         self._tee_line_parts: dict[bytes | None, tuple] = {}
         """prefix -> the `_line_part` of its rank's line, where the launcher prefixes each write
         (see `_tee_redraws`)"""
@@ -178,6 +182,8 @@ class Dispatcher:
         line that a parser fails on is counted as garbage and skipped, like a garbled one.
         Lines that a launcher passed on in parts are put back together (see `tee`, `srun`)."""
         try:
+            if self.tee_prefix is not None:
+                line = self.tee_prefix.as_default(_as_bytes(line))
             if isinstance(line, str):
                 split = ("[default" in line and line.find("[default", 1) > 0) or (
                     "]<std" in line and split_inside(_as_bytes(line)))
@@ -388,6 +394,8 @@ class Dispatcher:
         While no framework claims the stream, the parts that gave nothing are kept (up to
         MAX_LINE): a framework that a later part names reads them again first, as it would
         the whole line (HF prints its first log dict after its bar's first redraws)."""
+        if self.tee_prefix is not None:
+            data = self.tee_prefix.as_default(data)
         if self._srun_line or (self._line_part is None and not self.tee.open and labelled(data)):
             # srun, which passes a labelled line on 1024 bytes at a time, has already held
             # these redraws back: they are read when the line ends, behind any it cut before
@@ -488,7 +496,7 @@ class Dispatcher:
             return []
         part = self._line_part
         if type(data) is not bytes:
-            if isinstance(data, str) and part is None and self._whole_text(data):
+            if isinstance(data, str) and part is None and self.tee_prefix is None and self._whole_text(data):
                 return self._feed_lines(data)
             data = _as_bytes(data)
         if part is not None:
@@ -500,6 +508,8 @@ class Dispatcher:
             data = self.srun.join(data)
             if not data:
                 return []
+        if self.tee_prefix is not None:
+            data = self.tee_prefix.as_default(data)
         if b": [default" in data:
             data = self._flatten(data)
         if self.tee.open and CLOCK.now_ns is not None:

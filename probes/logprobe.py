@@ -72,23 +72,27 @@ class StreamPump:
     """One stream of the job: passed through, parsed, its records handed to `on_record(rank,
     payload, ts_ns)`.  `local_ranks` (see ranks.py) gives the job's rank of a local one, once
     the stream shows torchrun's `--tee` prefixes; `nproc_per_node`, torchrun's, the job's ranks
-    of the lines of `srun --label torchrun --tee` (see parsers/srun.py)."""
+    of the lines of `srun --label torchrun --tee` (see parsers/srun.py); `tee_prefix`, the
+    prefix torchrun's `--role` or template gives, where not its default (parsers/template.py)."""
 
     def __init__(self, fd: int, out, stream: str, on_record, default_rank: int,
-                 local_ranks: LocalRanks | None = None, nproc_per_node: int | None = None):
+                 local_ranks: LocalRanks | None = None, nproc_per_node: int | None = None,
+                 tee_prefix=None):
         self.fd, self.out, self.stream = fd, out, stream
         self.on_record = on_record
         self.default_rank = default_rank
         self.local_ranks = local_ranks
+        self.tee_prefix = tee_prefix
         self.tee_prefixed = False
-        """Has a line begun with `[defaultN]:`: are the ranks the parsers give local ranks?"""
+        """Has a line begun with torchrun's prefix of a local rank (`[defaultN]:`, or
+        `tee_prefix`'s): are the ranks the parsers give local ranks?"""
         self.lines = 0
         self.parse_errors = 0
         self.framework = ""
         """The first framework other than the generic fallback that the parsers recognised."""
         try:
             from ridgescope.parsers import Dispatcher
-            self.dispatcher = Dispatcher(nproc_per_node=nproc_per_node)
+            self.dispatcher = Dispatcher(nproc_per_node=nproc_per_node, tee_prefix=tee_prefix)
         except Exception:  # noqa: BLE001 - without parsers the output still passes through
             self.dispatcher = None
         self._thread = threading.Thread(target=self._run, name=f"ridgescope-{stream}",
@@ -144,7 +148,8 @@ class StreamPump:
         if self.dispatcher is None:
             return
         if args and not self.tee_prefixed and self.local_ranks is not None:
-            self.tee_prefixed = tee_prefixed(args[0])
+            self.tee_prefixed = tee_prefixed(args[0]) if self.tee_prefix is None else (
+                self.tee_prefix.local and self.tee_prefix.found(args[0]))
         try:
             records = getattr(self.dispatcher, method)(*args)
         except Exception:  # noqa: BLE001 - parsers count garbage; this is the last guard

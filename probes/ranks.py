@@ -11,7 +11,10 @@ from __future__ import annotations
 import re
 import threading
 import time
-from typing import Callable, Iterable
+from typing import TYPE_CHECKING, Callable, Iterable
+
+if TYPE_CHECKING:
+    from ridgescope.parsers.template import TeePrefix
 
 TEE_PREFIX = re.compile(rb"(?m)^\[default[0-9]{1,7}+\]:")
 """torchrun's `--tee` prefix at the start of a line.  Behind another launcher's label
@@ -51,6 +54,19 @@ def base_from_cmd(cmd: list[str]) -> int | None:
     """Node rank x workers per node, where torchrun's command line gives both."""
     node, nproc = _count(flag_value(cmd, "--node-rank", "--node_rank")), nproc_per_node(cmd)
     return node * nproc if node is not None and nproc is not None else None
+
+
+def tee_prefix_from_cmd(cmd: list[str], env: dict[str, str], hostname: str) -> TeePrefix | None:
+    """The prefix torchrun's command line gives its workers' lines where it is not the default
+    `[defaultN]:` (`--role`, `--log-line-prefix-template`, or their PET_ environment variables);
+    None where it is."""
+    template = flag_value(cmd, "--log-line-prefix-template", "--log_line_prefix_template") or env.get(
+        "PET_LOG_LINE_PREFIX_TEMPLATE")
+    role = flag_value(cmd, "--role") or env.get("PET_ROLE")
+    if not template and (not role or role == "default"):
+        return None
+    from ridgescope.parsers.template import TeePrefix
+    return TeePrefix(template or "[${role_name}${local_rank}]:", role or "default", hostname)
 
 
 def base_from_workers(procs: Iterable[dict]) -> int | None:

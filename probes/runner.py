@@ -20,7 +20,8 @@ from ridgescope.probes import gpu as gpu_probe_mod
 from ridgescope.probes.host import HostProbe
 from ridgescope.probes.logprobe import StreamPump
 from ridgescope.probes.publisher import Publisher, PublishStats
-from ridgescope.probes.ranks import LocalRanks, base_from_cmd, base_from_workers, nnodes, nproc_per_node
+from ridgescope.probes.ranks import (LocalRanks, base_from_cmd, base_from_workers, nnodes, nproc_per_node,
+                                     tee_prefix_from_cmd)
 from ridgescope.probes.relay import Relay
 from ridgescope.schemas import envelope
 from ridgescope.schemas.kinds import TOPIC_FOR_KIND
@@ -122,10 +123,11 @@ def run(cmd: list[str], job: str, broker: str | None, data_dir: Path, *, hooks: 
     local_ranks = LocalRanks(
         lambda: base_from_workers(gpu_probe_mod.job_processes(proc.pid, seen_procs)),
         fallback=base_from_cmd(cmd), multi_node=(nnodes(cmd) or 1) > 1)
+    launcher = (local_ranks, nproc_per_node(cmd), tee_prefix_from_cmd(cmd, dict(os.environ), host))
     pumps = [StreamPump(proc.stdout.fileno(), sys.stdout.buffer, "stdout", log_event,
-                        default_rank, local_ranks, nproc_per_node(cmd)).start(),
+                        default_rank, *launcher).start(),
              StreamPump(proc.stderr.fileno(), sys.stderr.buffer, "stderr", log_event,
-                        default_rank, local_ranks, nproc_per_node(cmd)).start()]
+                        default_rank, *launcher).start()]
     host_probe = HostProbe(proc.pid, lambda rank, payload, ts: publish(
         "host_sample", rank, payload, ts), interval_s=host_interval_s).start()
     notes: list[str] = []

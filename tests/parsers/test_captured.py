@@ -2,12 +2,14 @@
 (tests/data/captured/README.md says how each was made)."""
 from __future__ import annotations
 
+import random
 import re
 from pathlib import Path
 
 import pytest
 
 from ridgescope.parsers import Dispatcher
+from ridgescope.parsers.template import TeePrefix
 
 CAPTURED = Path(__file__).resolve().parents[1] / "data" / "captured"
 
@@ -178,6 +180,38 @@ def test_lines_written_in_two_parts(name, glued):
     assert _steps(d.feed_chunk(data.decode()) + d.flush()) == want
 
 
+TEE_ROLE = "torch-2.15_torchrun-tee3-role-trainer_lines-in-two-writes_3rank.log"
+TEE_HOST = "torch-2.15_torchrun-tee3-prefix-hostname-rank_lines-in-two-writes_3rank.log"
+
+
+@pytest.mark.parametrize("name, template, glued", [
+    (TEE_ROLE, "[trainer${local_rank}]:", b"[trainer1]:step 3/4 lo[trainer2]:step 3/4"),
+    (TEE_ROLE, "[${role_name}${local_rank}]:", b"[trainer1]:step 3/4 lo[trainer2]:step 3/4"),
+    (TEE_HOST, "${hostname}:${rank}: ", b"vm:1: step 3/4 lovm:0: \n")])
+def test_torchrun_prefix_of_another_role_or_template(name, template, glued):
+    """torchrun `--role trainer`, and the template its docs give for a job of several nodes
+    (`--log-line-prefix-template '${hostname}:${rank}: '`): told the template (`parse
+    --prefix-template`), the parsers read each worker's lines as they read `[defaultN]:`, the
+    parts of lines written in two included, whole, line by line and in blocks of any size."""
+    data = (CAPTURED / name).read_bytes()
+    assert glued in data
+    want = [(rank, step, float(f"2.30{rank}"), float(f"300.{rank}"))
+            for rank in range(3) for step in range(1, 5)]
+    d = Dispatcher(tee_prefix=TeePrefix(template))
+    assert _steps(d.feed_chunk(data) + d.flush()) == want
+    d = Dispatcher(tee_prefix=TeePrefix(template))
+    assert _steps([r for line in data.splitlines(keepends=True) for r in d.feed(line)] + d.flush()) == want
+    for seed in range(10):
+        d, recs = Dispatcher(tee_prefix=TeePrefix(template)), []
+        lines = data.splitlines(keepends=True)
+        cuts = sorted(random.Random(seed).sample(range(1, len(lines)), 4))
+        for a, b in zip([0] + cuts, cuts + [len(lines)]):
+            recs += d.feed_chunk(b"".join(lines[a:b]))
+        assert _steps(recs + d.flush()) == want
+    # not told, the workers' lines are read without their ranks
+    assert {r["rank"] for r in parse_file(name) if r["kind"] == "progress"} == {None}
+
+
 def test_torchrun_tee_part_of_a_line_the_stream_ended_in():
     """A rank whose last line never got its newline: the held part is read at the end."""
     d = Dispatcher()
@@ -211,8 +245,6 @@ def test_torchrun_tee_bars_of_two_ranks_at_once():
 def test_torchrun_tee_bars_of_two_ranks_read_as_the_probe_reads(seed):
     """The same bytes in reads of random sizes, cut into lines and redraws as the log probe
     cuts them (`cut_read`): the same records."""
-    import random
-
     from ridgescope.probes.logprobe import cut_read
 
     data = (CAPTURED / TEE_BARS).read_bytes()
@@ -283,8 +315,6 @@ def test_mpirun_bars_read_as_the_probe_reads():
 
 
 def _random_cuts(data: bytes, seed: int) -> list[bytes]:
-    import random
-
     rng, out, pos = random.Random(seed), [], 0
     while pos < len(data):
         size = rng.randint(1, 300)

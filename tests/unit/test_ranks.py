@@ -8,7 +8,7 @@ import queue
 
 from ridgescope.probes.logprobe import StreamPump
 from ridgescope.probes.ranks import (LocalRanks, base_from_cmd, base_from_workers, flag_value,
-                                     tee_prefixed)
+                                     tee_prefix_from_cmd, tee_prefixed)
 from ridgescope.probes.runner import world_size_from_cmd
 
 TORCHRUN = ["torchrun", "--nnodes", "2", "--node-rank=1", "--nproc-per-node", "4", "train.py",
@@ -44,11 +44,12 @@ def test_an_unknown_base_is_asked_again_and_never_guessed_on_several_nodes():
     assert LocalRanks(lambda: None).job_rank(1) == 1         # one node: local is the job's rank
 
 
-def _pump(data: bytes, local_ranks: LocalRanks, nproc_per_node: int | None = None) -> list:
+def _pump(data: bytes, local_ranks: LocalRanks, nproc_per_node: int | None = None,
+          tee_prefix=None) -> list:
     read_fd, write_fd = os.pipe()
     got: queue.Queue = queue.Queue()
     pump = StreamPump(read_fd, io.BytesIO(), "stdout", lambda rank, p, ts: got.put((rank, p["record"])),
-                      -1, local_ranks, nproc_per_node).start()
+                      -1, local_ranks, nproc_per_node, tee_prefix).start()
     os.write(write_fd, data)
     os.close(write_fd)
     pump.join(20)
@@ -79,4 +80,24 @@ def test_srun_label_around_tee_takes_the_workers_per_node_from_torchrun():
              b"0: [default1]:step 1/2 loss 2.0 step_time_ms 100\n")
     got = _pump(lines, LocalRanks(lambda: None, multi_node=True), nproc_per_node=4)
     assert sorted(rank for rank, _ in got) == [1, 4]
+
+
+def test_torchruns_role_and_template_from_its_command_line():
+    assert tee_prefix_from_cmd(["torchrun", "--nproc-per-node", "2", "x.py"], {}, "vm") is None
+    assert tee_prefix_from_cmd(["torchrun", "--role", "default", "x.py"], {}, "vm") is None
+    role = tee_prefix_from_cmd(["torchrun", "--role=trainer", "x.py"], {}, "vm")
+    assert role.local and role.as_default(b"[trainer3]:x\n") == b"[default3]:x\n"
+    host = tee_prefix_from_cmd(["torchrun", "x.py"], {"PET_LOG_LINE_PREFIX_TEMPLATE": "${hostname}:${rank}: "},
+                               "r12i0n8")
+    assert not host.local               # ${rank} is the job's rank already
+    assert host.as_default(b"r12i0n8:11: a 1.0r12i0n8:9: b\n") == b"[default11]:a 1.0[default9]:b\n"
+
+
+def test_a_trainer_roles_lines_on_the_second_node():
+    """`torchrun --role trainer --tee 3` on the second node of two, 2 workers each."""
+    lines = (b"[trainer1]:step 1/2 loss 2.0 step_time_ms 100\n"
+             b"[trainer0]:step 1/2 loss 2.0 step_time_ms 100\n")
+    prefix = tee_prefix_from_cmd(["torchrun", "--role", "trainer"], {}, "vm")
+    got = _pump(lines, LocalRanks(lambda: 2, multi_node=True), tee_prefix=prefix)
+    assert sorted((rank, r["local_rank"]) for rank, r in got) == [(2, 0), (3, 1)]
 

@@ -1,0 +1,75 @@
+"""torchrun's console prefix under another role or template than its default `[default3]:`.
+
+torchrun's `--tee` writes `[${role_name}${local_rank}]:` before each write of a worker
+(`--role trainer`: `[trainer3]:`), or what `--log-line-prefix-template` says, from the macros
+`${role_name}`, `${local_rank}`, `${rank}` and `${hostname}` (torchrun's own example for a job of
+several nodes: `${hostname}:${rank}: `, `r12i0n8:3: `).  Such a prefix is rewritten to the
+default one, `[defaultN]:`, N being the number it gives, so that the rest of the parsing
+(`prefix`, `tee`'s joins) reads it as it does torchrun's default.
+"""
+from __future__ import annotations
+
+import re
+
+_NUMBER = r"[0-9]{1,7}"
+_NAME = r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}"
+_MACRO = re.compile(r"\$\{(\w+)\}|\$(\w+)")
+
+
+class TeePrefix:
+    """One torchrun prefix template.  Where the role's or the host's name is not given (a log
+    read later), the names are learnt from the prefixes that begin lines: a prefix inside a
+    line (a part of a worker's line that torchrun passed on before the rest, see `tee`) is
+    found only once its names are known, so that no text that merely looks like one is."""
+
+    MAX_SHAPES = 1024
+
+    def __init__(self, template: str, role: str | None = None, hostname: str | None = None) -> None:
+        self.local = "${rank}" not in template and "${local_rank}" in template
+        """Does the prefix name a local rank (the job's rank only on the first node)?"""
+        number = "rank" if "${rank}" in template else "local_rank"
+        names = {"role_name": re.escape(role) if role else _NAME,
+                 "hostname": re.escape(hostname) if hostname else _NAME}
+        parts, pos = [], 0
+        for m in _MACRO.finditer(template):
+            macro = m.group(1) or m.group(2)
+            parts.append(re.escape(template[pos:m.start()]))
+            parts.append(f"(?P<n>{_NUMBER})" if macro == number else
+                         names.get(macro, _NUMBER if macro.endswith("rank") else re.escape(m.group())))
+            pos = m.end()
+        parts.append(re.escape(template[pos:]))
+        pattern = "".join(parts).encode()
+        learn = (role is None and "role_name" in template) or (hostname is None and "hostname" in template)
+        self._at_start = re.compile(b"^" + pattern, re.M) if learn else None
+        self._anywhere = None if learn else re.compile(pattern)
+        self._shapes: set[tuple[bytes, bytes]] = set()
+        """(what comes before the number, what after) of each prefix learnt so far"""
+
+    def found(self, data: bytes) -> bool:
+        """Does a prefix of this template begin a line of `data`?"""
+        pattern = self._at_start if self._at_start is not None else self._anywhere
+        return pattern is not None and pattern.search(data) is not None
+
+    def as_default(self, data: bytes) -> bytes:
+        """`data` with each of its prefixes as torchrun's default one, `[defaultN]:`."""
+        if self._at_start is not None:
+            self._learn(data)
+        if self._anywhere is None:
+            return data
+        return self._anywhere.sub(_as_default, data)
+
+    def _learn(self, data: bytes) -> None:
+        shapes = self._shapes
+        before = len(shapes)
+        for m in self._at_start.finditer(data) if self._at_start is not None else ():
+            if len(shapes) >= self.MAX_SHAPES:
+                break
+            shapes.add((data[m.start():m.start("n")], data[m.end("n"):m.end()]))
+        if len(shapes) > before:
+            heads = b"|".join(re.escape(head) for head in sorted({h for h, _ in shapes}))
+            tails = b"|".join(re.escape(tail) for tail in sorted({t for _, t in shapes}))
+            self._anywhere = re.compile(b"(?:" + heads + b")(?P<n>[0-9]{1,7})(?:" + tails + b")")
+
+
+def _as_default(m: re.Match) -> bytes:
+    return b"[default" + m.group("n") + b"]:"
