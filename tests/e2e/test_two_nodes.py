@@ -23,20 +23,23 @@ NODES, NPROC = 2, 2
 
 
 @pytest.mark.tansu
-def test_the_second_nodes_local_ranks_become_the_jobs(tansu_stack):
-    job = f"two-nodes-{uuid.uuid4().hex[:6]}"
+@pytest.mark.parametrize("role", ["default", "trainer"])
+def test_the_second_nodes_local_ranks_become_the_jobs(tansu_stack, role):
+    """`--role trainer` prefixes `[trainer0]:`, which the run process reads off torchrun's
+    command line."""
+    job = f"two-nodes-{role}-{uuid.uuid4().hex[:6]}"
     port = str(tansu.free_port())
     nodes = [subprocess.Popen(
         [sys.executable, "-m", "ridgescope.cli.main", "run", *tansu_stack.flags, "--job", job,
          "--no-hooks", "--", sys.executable, "-m", "torch.distributed.run", "--nnodes", str(NODES),
-         "--nproc-per-node", str(NPROC), "--rdzv-backend", "c10d", "--rdzv-endpoint",
+         "--nproc-per-node", str(NPROC), "--role", role, "--rdzv-backend", "c10d", "--rdzv-endpoint",
          f"127.0.0.1:{port}", "--rdzv-id", job, "--tee", "3", "-m", "ridgescope.cli.demo_job"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         env={**os.environ, **SPINE_FAULTS}) for _ in range(NODES)]
     outs = [node.communicate(timeout=600) for node in nodes]
     assert [node.returncode for node in nodes] == [0, 0], outs
     for stdout, stderr in outs:     # each node's workers print their local ranks
-        assert f"[default{NPROC - 1}]:step {SPINE_STEPS}/{SPINE_STEPS}" in stdout
+        assert f"[{role}{NPROC - 1}]:step {SPINE_STEPS}/{SPINE_STEPS}" in stdout
         assert "NOT delivered" not in stderr
 
     world = NODES * NPROC
