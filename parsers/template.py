@@ -25,9 +25,10 @@ class TeePrefix:
     MAX_SHAPES = 1024
 
     def __init__(self, template: str, role: str | None = None, hostname: str | None = None) -> None:
-        self.local = "${rank}" not in template and "${local_rank}" in template
+        macros = {m.group(1) or m.group(2) for m in _MACRO.finditer(template)}
+        self.local = "rank" not in macros and "local_rank" in macros
         """Does the prefix name a local rank (the job's rank only on the first node)?"""
-        number = "rank" if "${rank}" in template else "local_rank"
+        number = "rank" if "rank" in macros else "local_rank"
         names = {"role_name": re.escape(role) if role else _NAME,
                  "hostname": re.escape(hostname) if hostname else _NAME}
         parts, pos = [], 0
@@ -39,14 +40,15 @@ class TeePrefix:
             pos = m.end()
         parts.append(re.escape(template[pos:]))
         pattern = "".join(parts).encode()
-        learn = (role is None and "role_name" in template) or (hostname is None and "hostname" in template)
+        learn = (role is None and "role_name" in macros) or (hostname is None and "hostname" in macros)
         self._at_start = re.compile(b"^" + pattern, re.M) if learn else None
         self._anywhere = None if learn else re.compile(pattern)
         self._shapes: set[tuple[bytes, bytes]] = set()
         """(what comes before the number, what after) of each prefix learnt so far"""
 
     def found(self, data: bytes) -> bool:
-        """Does a prefix of this template begin a line of `data`?"""
+        """Does `data` hold a prefix of this template (where names are learnt, at a line's
+        start)?"""
         pattern = self._at_start if self._at_start is not None else self._anywhere
         return pattern is not None and pattern.search(data) is not None
 
