@@ -91,13 +91,18 @@ class LocalRanks:
                  multi_node: bool = False) -> None:
         self._find, self._fallback, self._multi_node = find_base, fallback, multi_node
         self.base: int | None = None
+        self.unplaced = 0
+        """Records given rank -1: their node's base was never known."""
         self._asked = float("-inf")
         self._lock = threading.Lock()
 
     def job_rank(self, local_rank: int) -> int:
         base = self._known_base()
         if base is None:
-            return -1 if self._multi_node else local_rank
+            if not self._multi_node:
+                return local_rank
+            self.unplaced += 1
+            return -1
         return base + local_rank
 
     def _known_base(self) -> int | None:

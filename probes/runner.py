@@ -153,6 +153,9 @@ def run(cmd: list[str], job: str, broker: str | None, data_dir: Path, *, hooks: 
             signal.signal(sig, handler)
     for pump in pumps:
         pump.join()
+    if local_ranks.unplaced:
+        note(f"{local_ranks.unplaced} log records of torchrun's local ranks stored as rank -1: "
+             f"neither the workers' RANK/LOCAL_RANK nor --node-rank told this node's ranks")
     host_probe.stop()
     relay.drain()
     if gpu_probe is not None:

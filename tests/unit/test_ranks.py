@@ -38,6 +38,7 @@ def test_an_unknown_base_is_asked_again_and_never_guessed_on_several_nodes():
     ranks = LocalRanks(lambda: answers.pop(0), multi_node=True)
     ranks.RETRY_S = 0.0
     assert ranks.job_rank(3) == -1          # not rank 3 of the first node
+    assert ranks.unplaced == 1              # the run process says so at the end
     assert ranks.job_rank(3) == 11
     assert ranks.job_rank(0) == 8 and not answers           # asked no more once known
     assert LocalRanks(lambda: None, fallback=4, multi_node=True).job_rank(1) == 5
