@@ -526,7 +526,10 @@ class Dispatcher:
         return self._feed_block(data)
 
     def _flatten(self, data: bytes) -> bytes:
-        """srun's label and torchrun's `--tee` prefix as one prefix of the job's rank."""
+        """srun's label and torchrun's `--tee` prefix as one prefix of the job's rank.  Where
+        torchrun's template gives the job's rank itself (`${rank}`), the label adds nothing."""
+        if self.tee_prefix is not None and not self.tee_prefix.local:
+            return flatten(data, 0)
         if self.nproc_per_node is None:
             self._widest_node = max(self._widest_node, widest_node(data))
         return flatten(data, self.nproc_per_node or self._widest_node)

@@ -14,13 +14,16 @@ import re
 _NUMBER = r"[0-9]{1,7}"
 _NAME = r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}"
 _MACRO = re.compile(r"\$\{(\w+)\}|\$(\w+)")
+_LABEL = rb"^(?: {0,7}[0-9]{1,7}: )?"
+"""A line's start, behind srun's label where there is one (`srun --label torchrun ...`)."""
 
 
 class TeePrefix:
     """One torchrun prefix template.  Where the role's or the host's name is not given (a log
-    read later), the names are learnt from the prefixes that begin lines: a prefix inside a
-    line (a part of a worker's line that torchrun passed on before the rest, see `tee`) is
-    found only once its names are known, so that no text that merely looks like one is."""
+    read later), the names are learnt from the prefixes that begin lines (behind srun's label,
+    where there is one): a prefix inside a line (a part of a worker's line that torchrun passed
+    on before the rest, see `tee`) is found only once its names are known, so that no text that
+    merely looks like one is."""
 
     MAX_SHAPES = 1024
 
@@ -41,7 +44,7 @@ class TeePrefix:
         parts.append(re.escape(template[pos:]))
         pattern = "".join(parts).encode()
         learn = (role is None and "role_name" in macros) or (hostname is None and "hostname" in macros)
-        self._at_start = re.compile(b"^" + pattern, re.M) if learn else None
+        self._at_start = re.compile(_LABEL + b"(?P<p>" + pattern + b")", re.M) if learn else None
         self._anywhere = None if learn else re.compile(pattern)
         self._shapes: set[tuple[bytes, bytes]] = set()
         """(what comes before the number, what after) of each prefix learnt so far"""
@@ -66,7 +69,7 @@ class TeePrefix:
         for m in self._at_start.finditer(data) if self._at_start is not None else ():
             if len(shapes) >= self.MAX_SHAPES:
                 break
-            shapes.add((data[m.start():m.start("n")], data[m.end("n"):m.end()]))
+            shapes.add((data[m.start("p"):m.start("n")], data[m.end("n"):m.end("p")]))
         if len(shapes) > before:
             heads = b"|".join(re.escape(head) for head in sorted({h for h, _ in shapes}))
             tails = b"|".join(re.escape(tail) for tail in sorted({t for _, t in shapes}))

@@ -49,3 +49,13 @@ def test_parse_takes_the_template(capsys):
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert sorted((r["rank"], r["step"]) for r in rows if r["kind"] == "progress") == [
         (rank, step) for rank in range(3) for step in range(1, 5)]
+
+
+def test_a_template_of_the_jobs_rank_behind_srun_s_label():
+    """`srun --label torchrun --log-line-prefix-template '${hostname}:${rank}: '`: the number
+    is the job's rank already, whichever node's label is in front."""
+    d = Dispatcher(nproc_per_node=2, tee_prefix=TeePrefix("${hostname}:${rank}: "))
+    recs = d.feed_chunk(b"1: n1:3: step 1/2 loss 2.0 step_time_ms 100\n"
+                        b"0: n0:1: step 1/2 loss 2.0 step_time_ms 100\n")
+    assert [r["rank"] for r in recs] == [3, 1]
+
