@@ -8,6 +8,7 @@ whatever the rendezvous; a static one's `--node-rank` says it too.
 """
 from __future__ import annotations
 
+import os
 import re
 import threading
 import time
@@ -56,7 +57,7 @@ def base_from_cmd(cmd: list[str]) -> int | None:
     return node * nproc if node is not None and nproc is not None else None
 
 
-def tee_prefix_from_cmd(cmd: list[str], env: dict[str, str], hostname: str) -> TeePrefix | None:
+def tee_prefix_from_cmd(cmd: list[str], env: dict[str, str], hostname: str | None) -> TeePrefix | None:
     """The prefix torchrun's command line gives its workers' lines where it is not the default
     `[defaultN]:` (`--role`, `--log-line-prefix-template`, or their PET_ environment variables);
     None where it is."""
@@ -66,6 +67,8 @@ def tee_prefix_from_cmd(cmd: list[str], env: dict[str, str], hostname: str) -> T
     if not template and (not role or role == "default"):
         return None
     from ridgescope.parsers.template import TeePrefix
+    if cmd and os.path.basename(cmd[0]) in ("srun", "mpirun", "mpiexec"):
+        hostname = None     # torchruns on other nodes too: their names are learnt from the lines
     return TeePrefix(template or "[${role_name}${local_rank}]:", role or "default", hostname)
 
 

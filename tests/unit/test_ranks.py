@@ -92,6 +92,9 @@ def test_torchruns_role_and_template_from_its_command_line():
                                "r12i0n8")
     assert not host.local               # ${rank} is the job's rank already
     assert host.as_default(b"r12i0n8:11: a 1.0r12i0n8:9: b\n") == b"[default11]:a 1.0[default9]:b\n"
+    srun = tee_prefix_from_cmd(["srun", "--label", "torchrun", "--log-line-prefix-template=${hostname}:${rank}: ",
+                                "x.py"], {}, "login1")     # the other nodes' names, from their lines
+    assert srun.as_default(b"0: n7:4: a 1.0n7:5: b\n") == b"0: [default4]:a 1.0[default5]:b\n"
 
 
 def test_a_trainer_roles_lines_on_the_second_node():
