@@ -7,10 +7,12 @@ from pathlib import Path
 from pytest import approx
 
 from ridgescope.cli.cmd_ingest import Item, add_clock, read_file, record_time
+from ridgescope.parsers.template import TeePrefix
 
 MLPERF = Path(__file__).resolve().parents[1] / "data" / "corpus" / "multirank_prefixed"
 BERT = MLPERF / "mlperf-v0.7_nvidia_bert_32node-512gpu_srun-labelled.log"
 GNMT = MLPERF / "mlperf-v0.7_nvidia_gnmt_2node-16gpu_slurm_rank0-prefix.log"
+CAPTURED = Path(__file__).resolve().parents[1] / "data" / "captured"
 
 
 def test_record_time():
@@ -67,3 +69,16 @@ def test_gnmt_is_dated_by_its_mlperf_events():
     assert first.record["step"] == 1 and first.record["step_time_ms"] == 387.0
     # the last event before it, `epoch_start` at 1593112691812 ms, and its step time after
     assert first.ts == 1593112691812 * 10**6 + 387_000_000
+
+
+def test_ingest_reads_torchruns_other_prefixes_and_srun_around_torchrun():
+    """`ingest --prefix-template` (torchrun `--role trainer`) and, unasked, `srun --label`
+    around torchrun's `--tee`, whose workers per node it reads from the file."""
+    role = read_file(str(CAPTURED / "torch-2.15_torchrun-tee3-role-trainer_lines-in-two-writes_3rank.log"),
+                     None, TeePrefix("[trainer${local_rank}]:"))
+    assert sorted((it.rank, it.record["step"]) for it in role.items if it.record["kind"] == "progress") == [
+        (rank, step) for rank in range(3) for step in range(1, 5)]
+    nested = read_file(str(CAPTURED / "slurm-22.05.8_torch-2.15_srun-label-around-torchrun-tee3_"
+                                      "lines-in-two-writes_2x2rank.log"), None)
+    assert sorted((it.rank, it.record["step"]) for it in nested.items if it.record["kind"] == "progress") == [
+        (rank, step) for rank in range(4) for step in range(1, 5)]
