@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 
-from .base import (READ_LINE, Parser, Pattern, is_decimal, is_digits, num, parse_timer_list, printable_ascii,
+from .base import (CLOCK, READ_LINE, Parser, Pattern, is_decimal, is_digits, num, parse_timer_list, printable_ascii,
                    record, seconds_to_ms, to_ms)
 from .megatron import timer_records
 from .scan import interesting
@@ -128,7 +128,9 @@ class DeepSpeedParser(Parser):
         step's timers (`fwd`, `bwd`, `bwd_allreduce`, `step`: the micro-batches' sums) at each
         accumulation boundary.  The step's line gives the record; its step is the count of
         such lines, since DeepSpeed 0.17 and later print no step line at their default log
-        level.  A `step=N` line far from the count says the run was resumed (see `_step`)."""
+        level.  A `step=N` line far from the count says the run was resumed (see `_step`).
+        The line is printed as the step ends, and carries no step time: read live (the log
+        probe's clock), it says when its step ended (`drawn_ns`, as a bar's redraw does)."""
         if not timers or all(k.endswith("_microstep") for k in timers):
             return []
         n = self.breakdowns.get(rank, 0) + 1
@@ -137,6 +139,8 @@ class DeepSpeedParser(Parser):
                              n, timers)
         for r in recs:
             r["step_inferred"] = True
+            if CLOCK.now_ns is not None:
+                r["drawn_ns"] = CLOCK.now_ns
         return recs
 
     def _chat_step(self, epoch: str, printed_step: str, text: str, rank) -> list[dict]:

@@ -120,6 +120,8 @@ def judge(step: int, rows: list[dict], history: dict, cfg: VerdictConfig) -> tup
     culprit, cause, skew_ms = -1, "none", 0.0
     if slow:
         culprit, cause, skew_ms = pick_culprit(rows, excess, cfg)
+        if cause == "communication" and _waited_for_the_unseen(rows):
+            culprit = -1
     sources = {r["source"] for r in rows}
     confidence = 0.9 if sources == {"hook"} else 0.3
     if cause == "unknown":
@@ -132,6 +134,14 @@ def judge(step: int, rows: list[dict], history: dict, cfg: VerdictConfig) -> tup
         "confidence": confidence, "phase": phase,
     }
     return verdict, _remember(history, duration, phase, cfg)
+
+
+def _waited_for_the_unseen(rows: list[dict]) -> bool:
+    """Stdout where only some ranks print their timers (DeepSpeed's breakdown: rank 0 alone):
+    a printing rank's communication time may be its wait for a rank that prints nothing, so
+    the rank that held the step up is not known, and is not the one that waited."""
+    world = max((r.get("world_size") or 0 for r in rows), default=0)
+    return len(rows) < world and all(r.get("source") == "log" for r in rows)
 
 
 def _remember(history: dict, duration: float, phase: str, cfg: VerdictConfig) -> dict:

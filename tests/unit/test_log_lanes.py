@@ -5,7 +5,10 @@ log windows (correlate) and the verdict (aggregate), with no Kafka.
 """
 from __future__ import annotations
 
+from pytest import approx
+
 from ridgescope.parsers import Dispatcher
+from ridgescope.parsers.base import CLOCK
 from ridgescope.pipeline import windows
 from ridgescope.pipeline.verdict import VerdictConfig
 
@@ -31,8 +34,10 @@ def megatron_lines(timers: bool = True) -> list[str]:
     return lines
 
 
-def judge_log(lines: list[str]) -> dict[int, dict]:
-    """Parse the lines as `ridgescope run` would, one second apart, and judge each step."""
+def judge_log(lines: list[str], gaps_ms: list[float] | None = None, world_size: int = 1) -> dict[int, dict]:
+    """Parse the lines as `ridgescope run` would, each read `gaps_ms` after the one before
+    (one second apart by default) with the probe's clock set, and judge each step; rank 0 is
+    the one rank that prints, of `world_size`."""
     disp = Dispatcher()
     rank_state, job_state = windows.new_rank_state(), windows.new_job_state()
     pending_rows: dict = {}
@@ -40,14 +45,19 @@ def judge_log(lines: list[str]) -> dict[int, dict]:
     ts = 0
     seq = 0
     msgs = []
-    for line in lines:
-        ts += 1000 * MS
-        for rec in disp.feed(line + "\n"):
+    for i, line in enumerate(lines):
+        ts += int((gaps_ms[i] if gaps_ms else 1000) * MS)
+        CLOCK.now_ns = ts
+        try:
+            recs = disp.feed_chunk(line + "\n")
+        finally:
+            CLOCK.now_ns = None
+        for rec in recs:
             seq += 1
             msgs.append({"v": 1, "kind": "progress", "job": "j", "rank": 0, "host": "h",
-                         "ts_ns": ts, "seq": seq, "p": {"record": rec, "world_size": 1}})
+                         "ts_ns": ts, "seq": seq, "p": {"record": rec, "world_size": world_size}})
     msgs.append({"v": 1, "kind": "job_end", "job": "j", "rank": 0, "host": "h", "ts_ns": ts,
-                 "seq": seq + 1, "p": {"exit_code": 0, "world_size": 1}})
+                 "seq": seq + 1, "p": {"exit_code": 0, "world_size": world_size}})
     for msg in msgs:
         rank_state, rows = windows.correlate(rank_state, msg)
         for row in rows:
@@ -55,7 +65,9 @@ def judge_log(lines: list[str]) -> dict[int, dict]:
                                                   pending_rows)
             verdicts.update({v["step"]: v for v in out})
     job_state, out, _ = windows.aggregate(job_state, {"job_end": True, "rank": 0,
-                                                      "world_size": 1}, CFG, 0, pending_rows)
+                                                      "world_size": world_size}, CFG, 0, pending_rows)
+    job_state, out2, _ = windows.aggregate(job_state, {"tick": True}, CFG, windows.GRACE_NS, pending_rows)
+    out += out2
     verdicts.update({v["step"]: v for v in out})
     return verdicts
 
@@ -81,3 +93,36 @@ def test_step_times_alone_find_the_slow_step_but_not_its_cause():
     slow = verdicts[SLOW]
     assert slow["cause"] == "unknown" and slow["confidence"] <= 0.5
     assert slow["lanes_ms"]["idle"] == slow["duration_ms"]
+
+
+def deepspeed_breakdown(slow_step: int) -> tuple[list[str], list[float]]:
+    """DeepSpeed's `wall_clock_breakdown` as rank 0 prints it (the only rank that does) at
+    its default log level, 250 ms steps; at `slow_step` rank 0 waits 1.5 s in the gradient
+    all-reduce for another rank.  Each step's lines are read as it ends."""
+    lines, gaps = [], []
+    for step in range(1, 31):
+        wait = 1500.0 if step == slow_step else 1.2
+        timers = f"fwd_microstep: 250.40 | bwd_microstep: {wait + 0.2:.2f} | bwd_inner_microstep: 0.12 | " \
+                 f"bwd_allreduce_microstep: {wait:.2f} | step_microstep: 1.10"
+        lines += [f"[Rank 0] time (ms) | {timers}", f"[Rank 0] time (ms) | {timers.replace('_microstep', '')}"]
+        gaps += [250.4 + wait + 1.3 + 1.0, 0.1]
+    return lines, gaps
+
+
+def test_deepspeed_breakdown_times_its_steps_and_blames_no_rank_it_cannot_see():
+    """Stdout only, a job of 2 ranks whose rank 0 alone prints DeepSpeed's breakdown: the
+    lines' read times give the windows and the timers their lanes.  Rank 0's long all-reduce
+    is the step's cause, and the rank it waited for prints nothing: the culprit is not known,
+    rather than rank 0, which only waited."""
+    lines, gaps = deepspeed_breakdown(slow_step=20)
+    verdicts = judge_log(lines, gaps, world_size=2)
+    assert sorted(verdicts) == list(range(2, 31))      # step 1 has no step ended before it
+    assert [s for s, v in verdicts.items() if v["slow"]] == [20]
+    slow = verdicts[20]
+    assert slow["cause"] == "communication" and slow["culprit_rank"] == -1, slow
+    assert slow["rank_count"] == 1
+    assert 1750 < slow["duration_ms"] < 1760
+    assert verdicts[10]["lanes_ms"]["compute"] == approx(250.4 + 0.12 + 1.1)
+    # with every rank printing (world size 1 here), the rank that waited is the only one seen
+    assert judge_log(lines, gaps, world_size=1)[20]["culprit_rank"] == 0
+
