@@ -5,6 +5,8 @@ median lanes over the job's normal steps.
 """
 from __future__ import annotations
 
+from ridgescope.schemas.kinds import LANES
+
 
 def _worst(ranks: list[dict], key) -> dict:
     return max(ranks, key=key)
@@ -63,7 +65,10 @@ def answers(step: dict, ranks: list[dict], baselines: dict[int, dict],
     out = []
     hooked = any(r["source"] == "hook" for r in ranks)
     if not hooked:
-        out.append(("Probes", "only stdout saw this step: its time cannot be split into lanes"))
+        timed = any(r[f"{lane}_ms"] > 0 for r in ranks for lane in LANES)
+        out.append(("Probes", "only stdout saw this step: its lanes are the timers the framework "
+                              "printed" if timed else
+                              "only stdout saw this step: its time cannot be split into lanes"))
 
     r = _worst(ranks, lambda r: _over(r, base(r), "input"))
     out.append(("1. Was the next batch ready?",
@@ -119,9 +124,11 @@ def headline(step: dict) -> str:
     if not step["slow"]:
         return (f"step {step['step']}: {step['duration_ms']:.1f} ms, baseline "
                 f"{step['baseline_ms']:.1f} ms: not slow ({step['phase']})")
+    culprit = (f"culprit rank {step['culprit_rank']}" if step["culprit_rank"] >= 0 else
+               "no culprit rank known (the ranks waited for printed nothing)")
     return (f"step {step['step']}: {step['duration_ms']:.1f} ms, {step['excess_ms']:.1f} ms over "
-            f"the {step['baseline_ms']:.1f} ms baseline. Cause: {step['cause']}, culprit rank "
-            f"{step['culprit_rank']} (confidence {step['confidence']:.1f})")
+            f"the {step['baseline_ms']:.1f} ms baseline. Cause: {step['cause']}, {culprit} "
+            f"(confidence {step['confidence']:.1f})")
 
 
 def _median(values: list[float]) -> float:

@@ -40,3 +40,7 @@ for _ in range(STEPS):
     x, y = torch.randn(8, 64, generator=g), torch.randn(8, 1, generator=g)
     engine.backward(nn.functional.mse_loss(engine(x), y))
     engine.step()
+# gloo's threads must end before the interpreter does (otherwise `terminate called without an
+# active exception`, now and then, at exit)
+torch.distributed.barrier()
+torch.distributed.destroy_process_group()

@@ -52,3 +52,7 @@ def test_deepspeed_timers_give_the_slow_step_its_cause(tansu_stack):
         assert r["compute_ms"] > STEP_MS - 10, (step, r)
         if step not in (SLOW_STEP, SLOW_STEP + 1):
             assert abs(r["duration_ms"] - STEP_MS) < STEP_MS / 2, (step, r)
+
+    text = cli("explain", *tansu_stack.flags, "--job", job, "--step", str(SLOW_STEP)).stdout
+    assert "Cause: communication, no culprit rank known" in text, text
+    assert "its lanes are the timers the framework printed" in text, text
