@@ -11,8 +11,12 @@ from __future__ import annotations
 import os
 import threading
 import time
+from typing import TYPE_CHECKING
 
 from ridgescope.probes.ranks import LocalRanks, tee_prefixed
+
+if TYPE_CHECKING:
+    from ridgescope.parsers.template import TeePrefix
 
 MAX_LINE = 1 << 20
 
@@ -77,7 +81,7 @@ class StreamPump:
 
     def __init__(self, fd: int, out, stream: str, on_record, default_rank: int,
                  local_ranks: LocalRanks | None = None, nproc_per_node: int | None = None,
-                 tee_prefix=None):
+                 tee_prefix: TeePrefix | None = None):
         self.fd, self.out, self.stream = fd, out, stream
         self.on_record = on_record
         self.default_rank = default_rank
