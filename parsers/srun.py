@@ -19,10 +19,11 @@ import numpy as np
 
 PIECE = 1024
 """The most bytes srun writes behind a label as one line."""
-_LABEL = re.compile(rb" {0,7}[0-9]{1,7}: ")
+LABEL = rb" {0,7}(?P<task>[0-9]{1,7}): "
 """srun's label, right-aligned to the widest task id (what `prefix._srun` reads)."""
-_LABEL_TEXT = re.compile(_LABEL.pattern.decode())
-_PIECE_LINE = re.compile(rb"\n {0,7}[0-9]{1,7}: [^\n]{%d}(?:\n|\Z)" % PIECE)
+_LABEL = re.compile(LABEL)
+_LABEL_TEXT = re.compile(LABEL.decode())
+_PIECE_LINE = re.compile(rb"\n" + LABEL + rb"[^\n]{%d}(?:\n|\Z)" % PIECE)
 """A labelled line after the first whose text is exactly one piece long.  Scanned for the
 newline first, then each line once: linear, no time-out needed."""
 
@@ -90,7 +91,7 @@ class SrunPieces:
 
 # `srun --label torchrun --tee 3 ...`: one torchrun per node, its workers' lines behind both the
 # node's label and the worker's local rank (`1: [default0]:step ...`).
-_NESTED = re.compile(rb"^ {0,7}([0-9]{1,7}): \[default([0-9]{1,7})\]:", re.M)
+_NESTED = re.compile(rb"^" + LABEL + rb"\[default(?P<local>[0-9]{1,7})\]:", re.M)
 _TEE = re.compile(rb"\[default([0-9]{1,7})\]:")
 
 
@@ -101,7 +102,7 @@ def nested(data: bytes) -> bool:
 
 def widest_node(data: bytes) -> int:
     """1 + the highest local rank behind a label in `data` (0 where there is none)."""
-    return max((int(m.group(2)) + 1 for m in _NESTED.finditer(data)), default=0)
+    return max((int(m.group("local")) + 1 for m in _NESTED.finditer(data)), default=0)
 
 
 def flatten(data: bytes, nproc_per_node: int) -> bytes:
@@ -120,8 +121,8 @@ def flatten(data: bytes, nproc_per_node: int) -> bytes:
     for i, line in enumerate(lines):
         m = _NESTED.match(line)
         if m is not None:
-            base = int(m.group(1)) * nproc_per_node
+            base = int(m.group("task")) * nproc_per_node
             lines[i] = _TEE.sub(lambda t: b"[default%d]:" % (base + int(t.group(1))),
-                                line[m.start(2) - len(b"[default"):])
+                                line[m.end("task") + 2:])
     return b"\n".join(lines)
 

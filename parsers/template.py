@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import re
 
+from .srun import LABEL
+
 _NUMBER = r"[0-9]{1,7}"
 _NAME = r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}"
 _MACRO = re.compile(r"\$\{(\w+)\}|\$(\w+)")
-_LABEL = rb"^(?: {0,7}[0-9]{1,7}: )?"
+_LINE_START = rb"^(?:" + LABEL + rb")?"
 """A line's start, behind srun's label where there is one (`srun --label torchrun ...`)."""
 
 
@@ -44,7 +46,7 @@ class TeePrefix:
         parts.append(re.escape(template[pos:]))
         pattern = "".join(parts).encode()
         learn = (role is None and "role_name" in macros) or (hostname is None and "hostname" in macros)
-        self._at_start = re.compile(_LABEL + b"(?P<p>" + pattern + b")", re.M) if learn else None
+        self._at_start = re.compile(_LINE_START + b"(?P<p>" + pattern + b")", re.M) if learn else None
         self._anywhere = None if learn else re.compile(pattern)
         self._shapes: set[tuple[bytes, bytes]] = set()
         """(what comes before the number, what after) of each prefix learnt so far"""
