@@ -28,6 +28,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ridgescope.cli import node_logs
 from ridgescope.cli.cmd_parse import add_prefix_template, tee_prefix, workers_per_node
 from ridgescope.cli.cmd_run import parse_tags
 from ridgescope.cli.common import add_stack_args, settings_from
@@ -126,10 +127,12 @@ def default_rank(path: str) -> int:
     return int(m.group(1)) if m else 0
 
 
-def read_file(path: str, log_format: str | None, prefix: TeePrefix | None = None) -> FileResult:
+def read_file(path: str, log_format: str | None, prefix: TeePrefix | None = None,
+              node: node_logs.NodeLog | None = None) -> FileResult:
+    """`node`: where the file sits in the job, where it is one node's log (`--node-logs`)."""
     result = FileResult(path)
     disp = Dispatcher(log_format, workers_per_node(path), prefix)
-    fallback = default_rank(path)
+    fallback = default_rank(path) if node is None else node.base
     items = result.items
     name = f"ingest:{Path(path).name}"
     stream = sys.stdin.buffer if path == "-" else open(path, "rb")
@@ -139,6 +142,8 @@ def read_file(path: str, log_format: str | None, prefix: TeePrefix | None = None
             if raw[:1] not in (b"\n", b""):
                 stamp = line_timestamp(raw[:HEAD].decode("utf-8", "replace"))
             recs = disp.feed(raw)
+            if node is not None:
+                recs = [node_logs.as_job_rank(rec, node) for rec in recs]
             for rec in recs:
                 rank = rec.get("rank")
                 own = stamp or record_time(rec)
@@ -147,6 +152,7 @@ def read_file(path: str, log_format: str | None, prefix: TeePrefix | None = None
             if stamp and not recs:
                 add_clock(items, Item(fallback, None, stamp[0], stamp[1], name))
         for rec in disp.flush():
+            rec = node_logs.as_job_rank(rec, node)
             rank = rec.get("rank")
             items.append(Item(rank if isinstance(rank, int) and rank >= 0 else fallback, rec,
                               None, False, name))
@@ -277,6 +283,7 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--host", default="",
                         help="host name stored with the records (default: none)")
     add_prefix_template(parser)
+    node_logs.add_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -287,9 +294,17 @@ def run(args: argparse.Namespace) -> int:
         print(f"ridgescope ingest: {exc}", file=sys.stderr)
         return 2
     results = []
-    for path in args.files:
+    try:
+        nodes = node_logs.places(args, lambda: tee_prefix(args))
+    except OSError as exc:
+        print(f"ridgescope ingest: {exc.filename}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    except ValueError as exc:
+        print(f"ridgescope ingest: {exc}", file=sys.stderr)
+        return 2
+    for path, node in zip(args.files, nodes):
         try:
-            results.append(read_file(path, args.log_format, tee_prefix(args)))
+            results.append(read_file(path, args.log_format, tee_prefix(args), node))
         except OSError as exc:
             print(f"ridgescope ingest: {path}: {exc.strerror or exc}", file=sys.stderr)
             return 1

@@ -9,6 +9,8 @@ import argparse
 import json
 import sys
 
+from ridgescope.cli import node_logs
+from ridgescope.cli.log_blocks import head_blocks, read_blocks
 from ridgescope.parsers import PARSERS, Dispatcher
 from ridgescope.parsers.srun import widest_node
 from ridgescope.parsers.template import TeePrefix
@@ -27,6 +29,7 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=("table", "json"), default="table",
                         help="table (default) or json: one JSON object per line per record")
     add_prefix_template(parser)
+    node_logs.add_arguments(parser)
 
 
 def add_prefix_template(parser: argparse.ArgumentParser) -> None:
@@ -41,41 +44,16 @@ def tee_prefix(args: argparse.Namespace) -> TeePrefix | None:
     return TeePrefix(template) if template else None
 
 
-BLOCK = 65536
-
-
-def read_blocks(stream):
-    """The stream's whole lines in blocks of about BLOCK bytes, as the log probe reads a pipe:
-    `feed_chunk` takes a block at a time, several times faster than `feed` a line at a time,
-    with the same records and counts."""
-    pending = b""
-    while True:
-        chunk = stream.read(BLOCK)
-        if not chunk:
-            break
-        pending += chunk
-        cut = pending.rfind(b"\n") + 1
-        if cut:
-            yield pending[:cut]
-            pending = pending[cut:]
-    if pending:
-        yield pending
-
-
-SCAN_FOR_NODES = 64 << 20
-
-
 def workers_per_node(path: str) -> int | None:
     """For a log of `srun --label torchrun --tee`: the most workers that one node's lines show
-    in the file's first SCAN_FOR_NODES bytes, so that each node's ranks are known from its
-    first line on (see `srun.flatten`); None for stdin or another log."""
+    in the file's head, so that each node's ranks are known from its first line on (see
+    `srun.flatten`); None for stdin or another log."""
     if path == "-":
         return None
     widest = 0
-    with open(path, "rb") as stream:
-        for _, block in zip(range(SCAN_FOR_NODES // BLOCK), read_blocks(stream)):
-            if b": [default" in block:
-                widest = max(widest, widest_node(block))
+    for block in head_blocks(path):
+        if b": [default" in block:
+            widest = max(widest, widest_node(block))
     return widest or None
 
 
@@ -104,13 +82,22 @@ def run(args: argparse.Namespace) -> int:
     out = sys.stdout
     fmt = getattr(args, "format", "table") or "table"
     rc = 0
-    for path in args.files:
+    try:
+        nodes = node_logs.places(args, lambda: tee_prefix(args))
+    except OSError as exc:
+        print(f"ridgescope parse: {exc.filename}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    except ValueError as exc:
+        print(f"ridgescope parse: {exc}", file=sys.stderr)
+        return 2
+    for path, node in zip(args.files, nodes):
         try:
             disp = Dispatcher(getattr(args, "log_format", None), workers_per_node(path),
                               tee_prefix(args))
             if fmt == "table" and len(args.files) > 1:
                 out.write(f"== {path}\n")
             for rec in iter_records(path, disp):
+                rec = node_logs.as_job_rank(rec, node)
                 if fmt == "json":
                     row = dict(rec)
                     if len(args.files) > 1:

@@ -17,6 +17,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.tansu]
 CORPUS = REPO / "tests" / "data" / "corpus"
 TITAN = CORPUS / "torchtitan_nemo_nanogpt_etc" / "torchtitan_qwen3-14b_8xgpu_rank0_slow-step10_ansi.log"
 NANOGPT = CORPUS / "torchtitan_nemo_nanogpt_etc" / "modded-nanogpt_2025-10-24_NorMuon_8xH100.log"
+CAPTURED = REPO / "tests" / "data" / "captured"
+NODE_LOGS = [CAPTURED / f"torch-2.15_torchrun-tee3_node-rank-{node}-of-2_2x2rank.log" for node in (0, 1)]
 TITAN_STEP_TS = {  # '[rank0]:[titan] 2026-05-22 18:27:36,466 ... step:  2' and so on, as UTC
     1: 1779474453939000000, 2: 1779474456466000000, 10: 1779474502905000000}
 
@@ -102,6 +104,32 @@ def test_ingest_a_log_without_timestamps(tansu_stack, tmp_path):
     evals = tansu_stack.sql(f"SELECT step, record FROM progress WHERE job = '{job}' "
                             f"AND kind = 'eval' AND step = 500")
     assert json.loads(evals[0]["record"])["loss"] == pytest.approx(3.8098)
+
+
+def test_ingest_node_logs(tansu_stack, tmp_path):
+    """Two nodes' torchrun `--tee` logs (static rendezvous, 2 workers each, rank 3 straggling at
+    step 20), both printing `[default0]:` and `[default1]:`: with `--node-logs` each step has the
+    job's four ranks, and the straggler's step is found slow."""
+    logs = []
+    for path in NODE_LOGS:  # no timestamps: each file's times end at its modification time
+        logs.append(tmp_path / path.name)
+        logs[-1].write_bytes(path.read_bytes())
+        os.utime(logs[-1], ns=(time.time_ns(), os.stat(logs[0]).st_mtime_ns))
+    job = f"ingest-nodes-{uuid.uuid4().hex[:6]}"
+    report = ingest(tansu_stack, job, *map(str, logs), "--node-logs").stderr
+    assert "node 1, ranks 2-3" in report and "NOT delivered" not in report
+
+    steps = tansu_stack.wait_for_steps(job, 30)
+    rows = tansu_stack.sql(f"SELECT step, groupArray(rank) AS ranks FROM step_rank FINAL "
+                           f"WHERE job = '{job}' GROUP BY step ORDER BY step")
+    assert [(r["step"], sorted(r["ranks"])) for r in rows] == [(s, [0, 1, 2, 3]) for s in range(1, 31)]
+    assert [s["step"] for s in steps if s["slow"]] == [20]
+    jobs = tansu_stack.sql(f"SELECT world_size FROM jobs FINAL WHERE job = '{job}'")
+    assert jobs == [{"world_size": 4}]
+    straggler = tansu_stack.sql(f"SELECT rank, record FROM progress WHERE job = '{job}' "
+                                f"AND kind = 'progress' AND step = 20 AND rank = 3")
+    assert json.loads(straggler[0]["record"])["step_time_ms"] == 742.5
+    assert json.loads(straggler[0]["record"])["local_rank"] == 1
 
 
 def test_ingest_rejects_missing_files_and_empty_logs(tmp_path):

@@ -3,9 +3,16 @@ from __future__ import annotations
 import argparse
 import json
 
-from ridgescope.cli import cmd_parse
+from pathlib import Path
+
+import pytest
+
+from ridgescope.cli import cmd_parse, log_blocks
 
 from .conftest import CORPUS
+
+CAPTURED = Path(__file__).resolve().parents[1] / "data" / "captured"
+NODE_LOGS = [str(CAPTURED / f"torch-2.15_torchrun-tee3_node-rank-{node}-of-2_2x2rank.log") for node in (0, 1)]
 
 
 def _args(argv):
@@ -57,7 +64,7 @@ def test_blocks_give_what_lines_give(capsys, monkeypatch):
     a line at a time, in order (checked with a small block, so that lines straddle reads)."""
     from .conftest import feed_all
     rel = "deepspeed/dschat_step1_sft_opt-1.3b_16proc.log"
-    monkeypatch.setattr(cmd_parse, "BLOCK", 4099)
+    monkeypatch.setattr(log_blocks, "BLOCK", 4099)
     assert cmd_parse.run(_args([str(CORPUS / rel), "--format", "json"])) == 0
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     want, _ = feed_all((CORPUS / rel).read_bytes().split(b"\n")[:-1])
@@ -70,3 +77,70 @@ def test_a_log_without_records_still_gets_its_summary(capsys, tmp_path):
     log.write_bytes(b"hello\n\xff\xfe garbage\nbye")
     assert cmd_parse.run(_args([str(log)])) == 0
     assert capsys.readouterr().out == f"-- {log}: 3 lines, 0 records, 1 garbage, 0 timeouts\n"
+
+
+def _progress(capsys) -> dict[int, dict[int, dict]]:
+    """step -> rank -> the progress record `parse --format json` printed."""
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    steps: dict[int, dict[int, dict]] = {}
+    for r in rows:
+        if r["kind"] == "progress":
+            assert r["rank"] not in steps.setdefault(r["step"], {}), r
+            steps[r["step"]][r["rank"]] = r
+    return steps
+
+
+def test_node_logs_give_each_node_its_ranks(capsys):
+    """Two torchruns (static rendezvous, `--node-rank 0` and `1`, 2 workers each), each node's
+    `--tee` output in a file of its own: both print `[default0]:` and `[default1]:`.  Read as
+    node logs, node 1's workers are ranks 2 and 3, and rank 3's straggling step 20 is its own."""
+    assert cmd_parse.run(_args([*NODE_LOGS, "--node-logs", "--format", "json"])) == 0
+    steps = _progress(capsys)
+    assert sorted(steps) == list(range(1, 31))
+    assert all(sorted(ranks) == [0, 1, 2, 3] for ranks in steps.values())
+    assert [steps[1][rank]["local_rank"] for rank in range(4)] == [0, 1, 0, 1]
+    # the captured values: rank 3 (node 1, local 1) printed 742.5 ms at step 20, the others
+    # waited for it in the all-reduce
+    assert steps[20][3]["step_time_ms"] == 742.5 and steps[20][2]["step_time_ms"] == 746.4
+    assert steps[19][3]["step_time_ms"] == 139.0
+
+
+def test_without_node_logs_the_nodes_ranks_collide(capsys):
+    """What `--node-logs` is for: read alone, each file gives local ranks 0 and 1."""
+    for path in NODE_LOGS:
+        assert cmd_parse.run(_args([path, "--format", "json"])) == 0
+        assert all(sorted(ranks) == [0, 1] for ranks in _progress(capsys).values())
+
+
+def test_node_logs_take_the_workers_per_node_given(capsys):
+    """A node whose last workers printed nothing shows fewer local ranks than it ran: the
+    count given places node 1 after all of node 0's workers, and a count too small is refused."""
+    assert cmd_parse.run(_args([*NODE_LOGS, "--node-logs", "--nproc-per-node", "8", "--format", "json"])) == 0
+    out = capsys.readouterr()
+    rows = [json.loads(line) for line in out.out.splitlines()]
+    assert {r["rank"] for r in rows if r["kind"] == "progress"} == {0, 1, 8, 9}
+    assert "ranks 8-15" in out.err
+    assert cmd_parse.run(_args([*NODE_LOGS, "--node-logs", "--nproc-per-node", "1"])) == 2
+    assert "more than --nproc-per-node 1" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("template, line, rank", [
+    ("[${role_name}${local_rank}]:", "[trainer1]:step 5/9 loss 2.0 step_time_ms 100.0\n", 3),
+    ("${hostname}:${rank}: ", "vm:1: step 5/9 loss 2.0 step_time_ms 100.0\n", 1)])
+def test_node_logs_under_a_prefix_template(capsys, tmp_path, template, line, rank):
+    """A role's prefix names local ranks, as the default does; a template of `${rank}` names the
+    job's, which stay as they are."""
+    logs = []
+    for node in (0, 1):
+        log = tmp_path / f"node{node}.log"
+        log.write_text(line.replace("[trainer1]", f"[trainer{node}]") if node == 0 else line)
+        logs.append(str(log))
+    assert cmd_parse.run(_args([*logs, "--node-logs", "--prefix-template", template,
+                                "--format", "json"])) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert rows[-1]["rank"] == rank and rows[-1]["step"] == 5
+
+
+def test_node_logs_are_files(capsys):
+    assert cmd_parse.run(_args(["-", "--node-logs"])) == 2
+    assert "not standard input" in capsys.readouterr().err

@@ -1,0 +1,100 @@
+"""Logs of one node each: `ridgescope parse|ingest --node-logs node0.log node1.log ...`.
+
+torchrun's `--tee` prefix names a worker's local rank, so on a job of several nodes every
+node's log has its `[default0]:`.  Given the logs in node order, the Kth log's local rank N is
+the job's rank K x workers per node + N: torch's own numbering where the node ranks were given
+(a static rendezvous's `--node-rank K`).  A c10d rendezvous numbers nodes as they join, which no
+log says; there the ranks are still one per worker, not necessarily torch's number for it.
+"""
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from dataclasses import dataclass
+from typing import Callable
+
+from ridgescope.cli.log_blocks import head_blocks
+from ridgescope.parsers.template import TeePrefix
+
+LOCAL_PREFIX = re.compile(rb"(?m)^\[default([0-9]{1,7})\]:")
+"""torchrun's default prefix at a line's start (behind srun's label it is not a node log's)."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--node-logs", action="store_true",
+                        help="each FILE is one node's torchrun --tee output, in node order: its "
+                             "[defaultN] are local ranks, and the Kth file's are the job's ranks "
+                             "K x workers per node + N")
+    parser.add_argument("--nproc-per-node", type=int, default=None, metavar="N",
+                        help="workers per node, for --node-logs (default: the most local ranks "
+                             "that one file's lines show)")
+
+
+def local_ranks_shown(path: str, prefix: TeePrefix | None) -> int:
+    """1 + the highest local rank that begins a line in the file's first SCAN_HEAD bytes (0
+    where none does).  `prefix`: torchrun's template, where it is not the default."""
+    shown = 0
+    for block in head_blocks(path):
+        if prefix is not None:
+            block = prefix.as_default(block)
+        if b"[default" in block:
+            shown = max(shown, max((int(m.group(1)) + 1 for m in LOCAL_PREFIX.finditer(block)),
+                                   default=0))
+    return shown
+
+
+@dataclass(frozen=True)
+class NodeLog:
+    """Where one node's log sits in the job: `base` is the job's rank of its local rank 0 (and
+    of its lines without a prefix), and `local` says whether its prefixes name local ranks."""
+    base: int
+    local: bool
+
+
+def _say(text: str) -> None:
+    print(f"[ridgescope] {text}", file=sys.stderr)
+
+
+def places(args: argparse.Namespace, tee_prefix: Callable[[], TeePrefix | None]) -> list[NodeLog | None]:
+    """Each file's NodeLog under `--node-logs`, else None for each.  `tee_prefix` gives a fresh
+    parser of the prefix template the command was given.  Raises ValueError for what cannot be
+    a node's log, OSError for a file that cannot be read."""
+    paths = args.files
+    if not args.node_logs:
+        return [None] * len(paths)
+    if "-" in paths:
+        raise ValueError("--node-logs reads files, not standard input: each one is a node")
+    nproc = args.nproc_per_node
+    if nproc is not None and nproc < 1:
+        raise ValueError("--nproc-per-node must be at least 1")
+    probe = tee_prefix()
+    if probe is not None and not probe.local:
+        _say("the prefix template names the job's ranks, not local ones: --node-logs changes nothing")
+        return [None] * len(paths)
+    shown = [local_ranks_shown(path, tee_prefix()) for path in paths]
+    workers = nproc or max(shown) or 1
+    if nproc is None:
+        _say(f"{workers} worker(s) per node: the most local ranks one file shows "
+             f"(--nproc-per-node if a node ran more, whose ranks printed nothing)")
+    elif max(shown) > nproc:
+        raise ValueError(f"a file shows local rank {max(shown) - 1}, more than --nproc-per-node "
+                         f"{nproc} allows")
+    out: list[NodeLog | None] = []
+    for node, (path, count) in enumerate(zip(paths, shown)):
+        base = node * workers
+        if count:
+            _say(f"{path}: node {node}, ranks {base}-{base + workers - 1}")
+        else:
+            _say(f"{path}: node {node}: no line begins with torchrun's prefix; its ranks are the "
+                 f"log's own, and its lines without one rank {base}'s")
+        out.append(NodeLog(base, bool(count)))
+    return out
+
+
+def as_job_rank(record: dict, node: NodeLog | None) -> dict:
+    """The record with its local rank turned into the job's (and kept as `local_rank`)."""
+    rank = record.get("rank")
+    if node is None or not node.local or not isinstance(rank, int) or rank < 0:
+        return record
+    return dict(record, rank=node.base + rank, local_rank=rank)
