@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ridgescope.cli import node_logs
-from ridgescope.cli.cmd_parse import add_prefix_template, tee_prefix, workers_per_node
+from ridgescope.cli.cmd_parse import add_prefix_template, note, tee_prefix, workers_per_node
 from ridgescope.cli.cmd_run import parse_tags
 from ridgescope.cli.common import add_stack_args, settings_from
 from ridgescope.parsers import PARSERS, Dispatcher
@@ -295,7 +295,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     results = []
     try:
-        nodes = node_logs.places(args, lambda: tee_prefix(args))
+        nodes = node_logs.places(args, lambda path: tee_prefix(args, path), note)
     except OSError as exc:
         print(f"ridgescope ingest: {exc.filename}: {exc.strerror or exc}", file=sys.stderr)
         return 1
@@ -304,7 +304,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     for path, node in zip(args.files, nodes):
         try:
-            results.append(read_file(path, args.log_format, tee_prefix(args), node))
+            results.append(read_file(path, args.log_format, tee_prefix(args, path, note), node))
         except OSError as exc:
             print(f"ridgescope ingest: {path}: {exc.strerror or exc}", file=sys.stderr)
             return 1

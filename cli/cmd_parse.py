@@ -8,12 +8,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import Callable
 
 from ridgescope.cli import node_logs
-from ridgescope.cli.log_blocks import head_blocks, read_blocks
+from ridgescope.cli.log_blocks import BLOCK, head_blocks, read_blocks
 from ridgescope.parsers import PARSERS, Dispatcher
 from ridgescope.parsers.srun import widest_node
-from ridgescope.parsers.template import TeePrefix
+from ridgescope.parsers.template import TeePrefix, guess
 
 _COLUMNS = ("kind", "rank", "step", "framework")
 _SHOWN = ("total_steps", "step_time_ms", "loss", "lr", "grad_norm", "it_per_s", "tokens_per_s",
@@ -36,12 +37,29 @@ def add_prefix_template(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--prefix-template", default=None, metavar="TEMPLATE",
                         help="torchrun's line prefix where it is not its default [defaultN]: "
                              "its --log-line-prefix-template (e.g. '${hostname}:${rank}: '), "
-                             "or '[ROLE${local_rank}]:' for --role ROLE")
+                             "or '[ROLE${local_rank}]:' for --role ROLE (default: either of "
+                             "these two where most of the file's first lines begin with it)")
 
 
-def tee_prefix(args: argparse.Namespace) -> TeePrefix | None:
+GUESS_HEAD = 1 << 20
+"""How much of a file `tee_prefix` looks at for the prefix of another torchrun template."""
+
+
+def tee_prefix(args: argparse.Namespace, path: str, say: Callable[[str], None] | None = None) -> TeePrefix | None:
+    """A parser of the prefix template given, or else of the one most of the file's first lines
+    begin with (`template.guess`; `say` tells the user so)."""
     template = getattr(args, "prefix_template", None)
+    if not template and path != "-":
+        head = b"".join(block for _, block in zip(range(GUESS_HEAD // BLOCK), head_blocks(path)))
+        template = guess(head)
+        if template and say is not None:
+            say(f"{path}: its lines begin with another torchrun prefix than [defaultN]: read "
+                f"as --prefix-template '{template}'")
     return TeePrefix(template) if template else None
+
+
+def note(text: str) -> None:
+    print(f"[ridgescope] {text}", file=sys.stderr)
 
 
 def workers_per_node(path: str) -> int | None:
@@ -83,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
     fmt = getattr(args, "format", "table") or "table"
     rc = 0
     try:
-        nodes = node_logs.places(args, lambda: tee_prefix(args))
+        nodes = node_logs.places(args, lambda path: tee_prefix(args, path), note)
     except OSError as exc:
         print(f"ridgescope parse: {exc.filename}: {exc.strerror or exc}", file=sys.stderr)
         return 1
@@ -93,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
     for path, node in zip(args.files, nodes):
         try:
             disp = Dispatcher(getattr(args, "log_format", None), workers_per_node(path),
-                              tee_prefix(args))
+                              tee_prefix(args, path, note))
             if fmt == "table" and len(args.files) > 1:
                 out.write(f"== {path}\n")
             for rec in iter_records(path, disp):

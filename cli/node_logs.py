@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import re
-import sys
 from dataclasses import dataclass
 from typing import Callable
 
@@ -52,14 +51,12 @@ class NodeLog:
     local: bool
 
 
-def _say(text: str) -> None:
-    print(f"[ridgescope] {text}", file=sys.stderr)
-
-
-def places(args: argparse.Namespace, tee_prefix: Callable[[], TeePrefix | None]) -> list[NodeLog | None]:
+def places(args: argparse.Namespace, tee_prefix: Callable[[str], TeePrefix | None],
+           say: Callable[[str], None]) -> list[NodeLog | None]:
     """Each file's NodeLog under `--node-logs`, else None for each.  `tee_prefix` gives a fresh
-    parser of the prefix template the command was given.  Raises ValueError for what cannot be
-    a node's log, OSError for a file that cannot be read."""
+    parser of a file's torchrun prefix template, where it is not the default; `say` tells the
+    user where each file was placed.  Raises ValueError for what cannot be a node's log,
+    OSError for a file that cannot be read."""
     paths = args.files
     if not args.node_logs:
         return [None] * len(paths)
@@ -68,14 +65,12 @@ def places(args: argparse.Namespace, tee_prefix: Callable[[], TeePrefix | None])
     nproc = args.nproc_per_node
     if nproc is not None and nproc < 1:
         raise ValueError("--nproc-per-node must be at least 1")
-    probe = tee_prefix()
-    if probe is not None and not probe.local:
-        _say("the prefix template names the job's ranks, not local ones: --node-logs changes nothing")
-        return [None] * len(paths)
-    shown = [local_ranks_shown(path, tee_prefix()) for path in paths]
+    prefixes = [tee_prefix(path) for path in paths]
+    shown = [local_ranks_shown(path, prefix) if prefix is None or prefix.local else 0
+             for path, prefix in zip(paths, prefixes)]
     workers = nproc or max(shown) or 1
     if nproc is None:
-        _say(f"{workers} worker(s) per node: the most local ranks one file shows "
+        say(f"{workers} worker(s) per node: the most local ranks one file shows "
              f"(--nproc-per-node if a node ran more, whose ranks printed nothing)")
     elif max(shown) > nproc:
         raise ValueError(f"a file shows local rank {max(shown) - 1}, more than --nproc-per-node "
@@ -84,10 +79,10 @@ def places(args: argparse.Namespace, tee_prefix: Callable[[], TeePrefix | None])
     for node, (path, count) in enumerate(zip(paths, shown)):
         base = node * workers
         if count:
-            _say(f"{path}: node {node}, ranks {base}-{base + workers - 1}")
+            say(f"{path}: node {node}, ranks {base}-{base + workers - 1}")
         else:
-            _say(f"{path}: node {node}: no line begins with torchrun's prefix; its ranks are the "
-                 f"log's own, and its lines without one rank {base}'s")
+            say(f"{path}: node {node}: no line begins with torchrun's prefix of a local rank; its "
+                 f"ranks are the log's own, and its lines without one rank {base}'s")
         out.append(NodeLog(base, bool(count)))
     return out
 

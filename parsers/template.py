@@ -78,5 +78,25 @@ class TeePrefix:
             self._anywhere = re.compile(b"(?:" + heads + b")(?P<n>[0-9]{1,7})(?:" + tails + b")")
 
 
+_ROLE_PREFIX = re.compile(_LINE_START + rb"\[(?P<name>[A-Za-z][A-Za-z0-9_.-]{0,62}?)[0-9]{1,7}\]:", re.M)
+_HOST_RANK_PREFIX = re.compile(_LINE_START + rb"(?P<name>" + _NAME.encode() + rb"):[0-9]{1,7}: ", re.M)
+GUESSES = ((_ROLE_PREFIX, "[${role_name}${local_rank}]:"), (_HOST_RANK_PREFIX, "${hostname}:${rank}: "))
+"""The prefixes of torchrun's other templates that a log is read with unasked: a role's
+(`--role trainer`: `[trainer3]:`) and the one torchrun's docs give for a job of several nodes
+(`${hostname}:${rank}: `)."""
+
+
+def guess(head: bytes) -> str | None:
+    """The template of GUESSES whose prefix begins at least half of the lines of `head` (a
+    log's first lines) that hold anything, if one does.  A shape as loose as `[word3]:` is taken
+    only when most of the log is written so: a line or two of it proves nothing."""
+    lines = sum(1 for line in head.split(b"\n") if line.strip())
+    for pattern, template in GUESSES:
+        found = sum(1 for m in pattern.finditer(head) if m.group("name") not in (b"default", b"rank"))
+        if found and 2 * found >= lines:
+            return template
+    return None
+
+
 def _as_default(m: re.Match) -> bytes:
     return b"[default" + m.group("n") + b"]:"

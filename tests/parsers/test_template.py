@@ -3,14 +3,17 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ridgescope.cli import cmd_parse
 from ridgescope.parsers import Dispatcher
-from ridgescope.parsers.template import TeePrefix
+from ridgescope.parsers.template import TeePrefix, guess
 
-from .test_captured import CAPTURED, TEE_HOST
+from .conftest import CORPUS
+from .test_captured import CAPTURED, TEE_HOST, TEE_ROLE
 from .test_cli_parse import _args
 
 TEMPLATES = ["[${role_name}${local_rank}]:", "${hostname}:${rank}: ", "[${rank}|${local_rank}] ",
@@ -59,3 +62,37 @@ def test_a_template_of_the_jobs_rank_behind_srun_s_label():
                         b"0: n0:1: step 1/2 loss 2.0 step_time_ms 100\n")
     assert [r["rank"] for r in recs] == [3, 1]
 
+
+
+@pytest.mark.parametrize("capture, template", [(TEE_ROLE, "[${role_name}${local_rank}]:"),
+                                               (TEE_HOST, "${hostname}:${rank}: ")])
+def test_parse_guesses_the_template_most_lines_begin_with(capsys, capture, template):
+    """torchrun's own warning lines come first, without a prefix; the workers' lines, most of
+    the log, carry the role's or the host's prefix: `parse` reads them as the flag would, and
+    says so."""
+    assert cmd_parse.run(_args([str(CAPTURED / capture), "--format", "json"])) == 0
+    out = capsys.readouterr()
+    rows = [json.loads(line) for line in out.out.splitlines()]
+    assert sorted((r["rank"], r["step"]) for r in rows if r["kind"] == "progress") == [
+        (rank, step) for rank in range(3) for step in range(1, 5)]
+    assert f"read as --prefix-template '{template}'" in out.err
+
+
+@pytest.mark.parametrize("head, template", [
+    (b"[trainer0]:step 1\n[trainer1]:step 1\nnoise\n", "[${role_name}${local_rank}]:"),
+    (b"0: [trainer1]:step 1\n1: [trainer0]:x\n", "[${role_name}${local_rank}]:"),  # behind srun's label
+    (b"r12i0n8:3: a\nr12i0n9:4: b\n\n\n", "${hostname}:${rank}: "),
+    (b"[trainer0]:step 1\nnoise\nmore noise\nand more\n", None),        # a line in four
+    (b"[default0]:a\n[default1]:b\n", None),                              # torchrun's default
+    (b"[rank0]:a\n[rank1]:b\n", None),                                    # torch's logger
+    (b"[INFO]: a\n[Epoch]: b\n", None),                                   # no number
+    (b"host:1:2 [0] NCCL INFO a\nhost:1:2 [0] NCCL INFO b\n", None),      # NCCL's own prefix
+    (b"", None)])
+def test_guess(head, template):
+    assert guess(head) == template
+
+
+def test_no_log_of_the_corpus_is_taken_for_another_template():
+    for path in sorted(CORPUS.rglob("*.log")):
+        with open(path, "rb") as fh:
+            assert guess(fh.read(cmd_parse.GUESS_HEAD)) is None, path
