@@ -19,6 +19,10 @@ CHAT_LAT = Pattern(
 CHAT_STEP = Pattern(r"epoch: (\d++)\|step: (\d++)\|(.{0,1000}+)")
 CHAT_E2E = Pattern(r"\|E2E latency=([\d.]++)s (.{0,1000}+)")
 _E2E_ITEM = Pattern(r"\|?\s*+([A-Za-z][\w ]{0,40}?)\s*+=\s*+([\d.]++)s?")
+# PipelineEngine.train_batch, every steps_per_print steps on rank 0: the loss, any additional
+# losses (`name: x`), and the mean time of the steps since the last such line
+PIPE_STEP = Pattern(r"steps: (\d++) loss: ([-\d.eE+]++|nan|inf) (.{0,400}?)iter time \(s\): ([\d.]++) "
+                    r"samples/sec: ([\d.]++|inf)")
 EVAL_HDR = Pattern(r"\*{3,}+ Evaluating (\w++)(?:, Epoch (\d++)/(\d++))?")
 PPL = Pattern(r"ppl: ([\d.]++|inf|nan)")
 # What the block readers (see `Parser.readers`) match, from the line's start or the anchor on.
@@ -73,6 +77,7 @@ class DeepSpeedParser(Parser):
                 or ("[Rank " in line and ("step=" in line or "] time (ms)" in line))
                 or "Model Parameters:" in line
                 or line.startswith("ppl:") or "chosen_last_scores" in line
+                or ("iter time (s): " in line and "steps: " in line)
                 or "DeepSpeed" in line and "info" in line.lower())
 
     def _step(self, g, rank) -> list[dict]:
@@ -142,6 +147,20 @@ class DeepSpeedParser(Parser):
             if CLOCK.now_ns is not None:
                 r["drawn_ns"] = CLOCK.now_ns
         return recs
+
+    def _pipe_step(self, g, rank) -> list[dict]:
+        """PipelineEngine's line: its step time is the mean of the steps since the last one
+        (`steps_per_print`), as Megatron's is over its log interval."""
+        step = int(g[0])
+        self.last_step[rank] = step
+        losses = {}
+        words = g[2].split()
+        for name, value in zip(words[::2], words[1::2]):
+            v = num(value)
+            if name.endswith(":") and v is not None:
+                losses[name[:-1]] = v
+        return [record("progress", self.name, rank, step, loss=num(g[1]), step_time_ms=to_ms(num(g[3]), "s"),
+                       samples_per_s=num(g[4]), losses=losses or None)]
 
     def _chat_step(self, epoch: str, printed_step: str, text: str, rank) -> list[dict]:
         step = int(printed_step) + 1      # printed 0-based
@@ -344,6 +363,10 @@ class DeepSpeedParser(Parser):
             m = CHAT_LAT.search(line)
             if m:
                 return self._latency(m.groups(), rank)
+        if "iter time (s): " in line:
+            m = PIPE_STEP.search(line)
+            if m:
+                return self._pipe_step(m.groups(), rank)
         if "|step:" in line:
             m = CHAT_STEP.match(line)
             if m:

@@ -119,6 +119,18 @@ def test_deepspeed_breakdown_with_step_lines():
     assert (timing[2]["timers_ms"]["bwd_allreduce"], timing[2]["lanes_ms"]["communication"]) == (4.13, 4.13)
 
 
+def test_deepspeed_pipeline_engine():
+    """A two-stage pipeline (DeepSpeed 0.19.8 on the CPU): rank 0 prints PipelineEngine's line
+    every step; the last stage's forward sleeps 0.5 s in all at step 6."""
+    recs = parse_file("deepspeed-0.19.8_pipeline-engine_2stage-cpu.log")
+    prog = [r for r in recs if r["kind"] == "progress"]
+    assert [r["step"] for r in prog] == list(range(1, 11))
+    assert {r["framework"] for r in prog} == {"deepspeed"}
+    six = prog[5]
+    assert (six["loss"], six["step_time_ms"], six["samples_per_s"]) == (3.0669, 512.0, 15.622)
+    assert max(r["step_time_ms"] for r in prog if r["step"] != 6) == 22.0
+
+
 def test_torchrun_crash_culprit_then_victim():
     """The rank that raised, and the rank that failed because of it, each give one traceback
     event with its rank, in the order they were written; torchrun names the failed rank."""

@@ -138,6 +138,17 @@ def test_torchtitan_line():
     assert recs[0]["kind"] == "checkpoint" and recs[0]["duration_ms"] == approx(12340.0)
 
 
+def test_deepspeed_pipeline_engine_line():
+    """PipelineEngine's line, with the additional losses a model may return between the loss
+    and the time (`f'{loss_name}: {value:0.4f} '`); the time is the mean over steps_per_print."""
+    r = one("steps: 200 loss: 2.3951 moe_loss: 0.0100 aux: nan iter time (s): 0.457 samples/sec: 35.011")
+    assert (r["framework"], r["step"], r["loss"], r["step_time_ms"], r["samples_per_s"]) == (
+        "deepspeed", 200, 2.3951, 457.0, 35.011)
+    assert r["losses"] == {"moe_loss": 0.01}       # nan, as everywhere, is no value
+    r = one("[default0]:steps: 7 loss: 0.6439 iter time (s): 0.009 samples/sec: 855.544")
+    assert (r["rank"], r["step"], r["step_time_ms"]) == (0, 7, 9.0)
+
+
 def test_deepspeed_wall_clock_breakdown():
     """One record per optimizer step, from the step's own timers line; the micro-batches' lines
     give none.  Steps are counted; a `step=N` line moves the count only when far from it (a
