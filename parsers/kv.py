@@ -5,10 +5,12 @@ import re
 
 from .base import Pattern, num, to_gb, to_ms
 
-# key, separator, number, unit.  Keys may hold '/', '.', '-' and up to two inner spaces
-# ('max mem', 'train loss'); every quantifier is bounded or possessive.
+# key, its unit in brackets, separator, number, unit.  Keys may hold '/', '.', '-' and up to two
+# inner spaces ('max mem', 'train loss'), and be followed by their unit ('time (ms): 153.2',
+# 'throughput (samples/s): 55'); every quantifier is bounded or possessive.
 _PAIR = Pattern(
     r"(?P<key>[A-Za-z_][\w/.@-]{0,48}+(?: [a-z_][\w/]{0,20}+){0,2}?)"
+    r"(?: ?\((?P<kunit>ms|s|sec|GiB|GB|MiB|MB|it/s|s/it|tok/s|tokens/s|samples/s)\))?"
     r"(?:\s{0,3}+[:=]\s{0,8}+|\s{1,8}+)"
     r"(?P<val>[-+]?(?:\d[\d,]{0,30}+(?:\.\d*+)?|\.\d++)(?:[eE][-+]?\d{1,3}+)?|nan|inf|N/A)"
     r"(?P<unit>ms|s|sec|%|GiB|GB|MiB|MB|it/s|s/it|tok/s|K)?(?![\w.])")
@@ -20,7 +22,7 @@ LOSS_KEYS = {"loss", "train_loss", "lm_loss", "lm loss", "train loss", "training
              "train_loss_step", "loss_step"}
 LR_KEYS = {"lr", "learning_rate", "learning rate", "train/learning_rate", "lr-adamw", "train_learning_rate"}
 GN_KEYS = {"grad_norm", "gnorm", "norm", "grad norm", "gradnorm", "grad_norm/total", "train/grad_norm"}
-TIME_KEYS = {"time", "dt", "step_time", "iter_time", "batch_time", "elapsed", "step time", "iter time",
+TIME_KEYS = {"time", "dt", "step_time", "iter_time", "batch_time", "elapsed", "step time", "iter time", "batch time",
              "time/step", "train_step_timing in s", "step_time_s", "time_per_step"}
 TIME_MS_KEYS = {"step_time_ms", "time_ms", "dt_ms", "iter_time_ms", "batch_time_ms", "elapsed_ms"}
 TOK_KEYS = {"tok/s", "tok/sec", "tokens/s", "tokens/sec", "tps", "tokens_per_sec", "tokens_per_s",
@@ -96,7 +98,7 @@ def _fast_pairs(text: str, limit: int):
 def regex_pairs(text: str, limit: int = 64) -> list[tuple[str, str, str | None]]:
     out = []
     for m in _PAIR.finditer(text):
-        out.append((m.group("key"), m.group("val"), m.group("unit")))
+        out.append((m.group("key"), m.group("val"), m.group("unit") or m.group("kunit")))
         if len(out) >= limit:
             break
     return out
@@ -161,7 +163,9 @@ def normalise(items, fields: dict | None = None) -> tuple[dict, dict]:
         if v is None:
             continue
         k, tag, name = known(key) or _key(key)
-        if tag is None:
+        if unit in ("tok/s", "tokens/s") and tag in (None, "samples_per_s"):    # throughput (tokens/s)
+            fields.setdefault("tokens_per_s", v)
+        elif tag is None:
             if name is None:        # `_ms`: an extra under its own name
                 extra[k] = v
             elif unit == "it/s":

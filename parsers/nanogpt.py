@@ -241,7 +241,10 @@ class NanoGPTParser(Parser):
                 if not m:
                     return []
                 step, rest = int(m.group(1)), m.group(2)
-            fields, extra = normalise(pairs(rest.replace("(", " ").replace(")", " ")))
+            items = pairs(rest)
+            if "(" in rest:     # `time (ms): 153.2` first; then llm.c's `(1233.64 ms | 425 tok/s)` unbracketed
+                items += pairs(rest.replace("(", " ").replace(")", " "))
+            fields, extra = normalise(items)
             fields.pop("step", None)
             if "step_time_ms" not in fields:
                 # llm.c prints '(1233.64 ms | 425 tok/s)': a bare ms value is the step time

@@ -436,6 +436,24 @@ def test_nanogpt_variants():
     assert r["kind"] == "eval" and r["loss"] == 3.1
 
 
+@pytest.mark.parametrize("line, want", [
+    ("epoch 1 iter 10 time (ms): 153.2 loss 2.0", {"step": 10, "step_time_ms": 153.2, "loss": 2.0}),
+    ("Iter 30/100 | loss: 1.93 | throughput (samples/s): 55.1 | batch time (s) 0.42",
+     {"step": 30, "samples_per_s": 55.1, "step_time_ms": 420.0}),
+    ("Iter 31/100 | loss: 1.93 | throughput (tokens/s): 5500 | time (sec): 0.42 | max mem (MiB): 2048",
+     {"step": 31, "tokens_per_s": 5500.0, "step_time_ms": 420.0, "mem_gb": 2.0}),
+    ("step 5 | loss 2.0 | step time (s): 1.25 | mem (GB): 12.5", {"step": 5, "step_time_ms": 1250.0, "mem_gb": 12.5}),
+    ("step 6/10 | loss 2.0 | time (ms) 153.2 | throughput (tokens/s): 12000",
+     {"step": 6, "step_time_ms": 153.2, "tokens_per_s": 12000.0}),
+    ("step 7 | loss (train): 2.0 | time: 1.5", {"step": 7, "step_time_ms": 1500.0}),     # no unit: no pair
+])
+def test_a_unit_in_brackets_after_the_key(line, want):
+    """`time (ms): 153.2`: the unit comes between the key and its value, as hand-written loops
+    print it (and DeepSpeed's PipelineEngine, `iter time (s): 0.457`)."""
+    r = one(line)
+    assert {k: r.get(k) for k in want} == want, r
+
+
 def test_accelerate_epoch_metrics():
     recs, _ = feed_all(["Accelerate launch config loaded from accelerate.yaml",
                         "epoch 2: {'accuracy': 0.85, 'f1': 0.9}"], "accelerate")
