@@ -30,6 +30,7 @@ from pathlib import Path
 
 from ridgescope.cli import node_logs
 from ridgescope.cli.cmd_parse import add_prefix_template, note, tee_prefix, workers_per_node
+from ridgescope.cli.log_blocks import CUT_SHORT, cut_short, open_log
 from ridgescope.cli.cmd_run import parse_tags
 from ridgescope.cli.common import add_stack_args, settings_from
 from ridgescope.parsers import PARSERS, Dispatcher
@@ -135,7 +136,7 @@ def read_file(path: str, log_format: str | None, prefix: TeePrefix | None = None
     fallback = default_rank(path) if node is None else node.base
     items = result.items
     name = f"ingest:{Path(path).name}"
-    stream = sys.stdin.buffer if path == "-" else open(path, "rb")
+    stream = sys.stdin.buffer if path == "-" else open_log(path)
     try:
         for raw in stream:
             stamp = None
@@ -156,6 +157,8 @@ def read_file(path: str, log_format: str | None, prefix: TeePrefix | None = None
             rank = rec.get("rank")
             items.append(Item(rank if isinstance(rank, int) and rank >= 0 else fallback, rec,
                               None, False, name))
+        if cut_short(stream):
+            note(f"{path}: {CUT_SHORT}")
     finally:
         if stream is not sys.stdin.buffer:
             stream.close()

@@ -11,7 +11,7 @@ import sys
 from typing import Callable
 
 from ridgescope.cli import node_logs
-from ridgescope.cli.log_blocks import BLOCK, head_blocks, read_blocks
+from ridgescope.cli.log_blocks import BLOCK, CUT_SHORT, cut_short, head_blocks, open_log, read_blocks
 from ridgescope.parsers import PARSERS, Dispatcher
 from ridgescope.parsers.srun import widest_node
 from ridgescope.parsers.template import TeePrefix, guess
@@ -77,11 +77,13 @@ def workers_per_node(path: str) -> int | None:
 
 def iter_records(path: str, disp: Dispatcher):
     """Yield each record that `disp` finds in the file, then what its flush gives."""
-    stream = sys.stdin.buffer if path == "-" else open(path, "rb")
+    stream = sys.stdin.buffer if path == "-" else open_log(path)
     try:
         for block in read_blocks(stream):
             yield from disp.feed_chunk(block)
         yield from disp.flush()
+        if cut_short(stream):
+            note(f"{path}: {CUT_SHORT}")
     finally:
         if stream is not sys.stdin.buffer:
             stream.close()

@@ -144,3 +144,56 @@ def test_node_logs_under_a_prefix_template(capsys, tmp_path, template, line, ran
 def test_node_logs_are_files(capsys):
     assert cmd_parse.run(_args(["-", "--node-logs"])) == 2
     assert "not standard input" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("compress", ["gzip", "bz2", "lzma"])
+def test_compressed_logs_read_as_their_text(capsys, tmp_path, compress):
+    """Old logs are kept compressed: told by their first bytes, whatever their names."""
+    import importlib
+    plain = Path(NODE_LOGS[1])
+    packed = tmp_path / "node1.log.old"
+    packed.write_bytes(importlib.import_module(compress).compress(plain.read_bytes()))
+    assert cmd_parse.run(_args([str(plain), "--format", "json"])) == 0
+    want = capsys.readouterr().out
+    assert cmd_parse.run(_args([str(packed), "--format", "json"])) == 0
+    assert capsys.readouterr().out == want and want.count("\n") == 60
+
+
+def test_a_compressed_log_cut_short_gives_its_whole_lines(capsys, tmp_path):
+    """A gzip file copied while it was written: every whole line up to the cut is read, the
+    line the cut fell in is not (a number cut in two is another number), and `parse` says so.
+    Two members one after the other (appended rotations) read as one file."""
+    import gzip
+    text = b"".join(b"step %d/9 loss 2.0 step_time_ms 1234.5\n" % step for step in range(1, 10))
+    whole = gzip.compress(text, mtime=0)
+    for cut in range(20, len(whole) - 8, 7):
+        log = tmp_path / "cut.log.gz"
+        log.write_bytes(whole[:cut])
+        assert cmd_parse.run(_args([str(log), "--format", "json"])) == 0
+        out = capsys.readouterr()
+        rows = [json.loads(line) for line in out.out.splitlines()]
+        assert all(r["step_time_ms"] == 1234.5 for r in rows)
+        assert [r["step"] for r in rows] == list(range(1, len(rows) + 1))
+        assert "cut short" in out.err
+    log.write_bytes(whole + whole)
+    assert cmd_parse.run(_args([str(log), "--format", "json"])) == 0
+    out = capsys.readouterr()
+    assert out.out.count("\n") == 18 and "cut short" not in out.err
+
+
+def test_ingest_reads_a_compressed_log(tmp_path):
+    import gzip
+
+    from ridgescope.cli.cmd_ingest import read_file
+    log = tmp_path / "node1.log.gz"
+    log.write_bytes(gzip.compress(Path(NODE_LOGS[1]).read_bytes()))
+    result = read_file(str(log), None)
+    assert (result.lines, result.records) == (64, 60)
+    assert sorted({it.record["step"] for it in result.items}) == list(range(1, 31))
+
+
+def test_a_zstd_log_is_refused_with_what_to_do(capsys, tmp_path):
+    log = tmp_path / "a.log.zst"
+    log.write_bytes(b"\x28\xb5\x2f\xfd" + b"\0" * 16)
+    assert cmd_parse.run(_args([str(log)])) == 1
+    assert "zstd -d" in capsys.readouterr().err
