@@ -1,71 +1,120 @@
-"""MosaicML Composer console logger: `[epoch=1][batch=16/625]:` headers and `Train key: value` lines."""
+"""MosaicML Composer's console logger: a header per logged batch, then one `Train key: value`
+line per metric; at the end of an evaluation, `[Eval batch=N/N] Eval on LABEL data:` and its
+`Eval key: value` lines.
+
+The header names the batch in the unit of the run's `max_duration`: `[batch=12/1000]` (the
+run's batch), `[epoch=2][batch=3/8]` (the batch within the epoch, of the epoch's 8) or
+`[token=12288/100000]`.  The step is the run's batch: `time/batch`, which the logger prints
+(the batches done before this one), + 1; where it is not printed, the header's batch, counted
+on across epochs.  `time/*` values are counters (`time/sample`) or SpeedMonitor's wall clock in
+a unit of its choice (hours by default), so none is taken for a duration."""
 from __future__ import annotations
 
 from .base import Parser, Pattern, num, record
 
-HEADER = Pattern(r"(?:\[epoch=(\d++)\])?\[batch=(\d++)(?:/(\d++))?\]:(.{0,4000}+)")
+HEADER = Pattern(r"(?:\[epoch=(\d++)\])?\[(batch|sample|token|iteration)=(\d++)(?:/(\d++))?\]:(.{0,4000}+)")
+EVAL_HEADER = Pattern(r"\[Eval batch=(\d++)/(\d++)\] Eval on (.{1,200}?) data(:?)\s*+$")
 ITEM = Pattern(r"\s*+(Train|Eval)\s++([\w/.@-]{1,120}+):\s*+(-?[\d.]++(?:[eE][-+]?\d++)?|nan|inf)")
 _INLINE = Pattern(r"\s*+([\w/.@-]{1,120}+):\s*+(-?[\d.]++(?:[eE][-+]?\d++)?)")
 _MAP = {"loss/train/total": "loss", "throughput/batches_per_sec": "it_per_s",
         "throughput/samples_per_sec": "samples_per_s", "throughput/tokens_per_sec": "tokens_per_s",
         "throughput/device/mfu": "mfu", "throughput/device/tokens_per_sec": "tokens_per_s_per_gpu",
-        "memory/peak_allocated_mem": "mem_gb", "time/epoch": "epoch", "time/batch": "batch"}
+        "memory/peak_allocated_mem": "mem_gb"}
 
 
 class ComposerParser(Parser):
     name = "composer"
 
     def __init__(self) -> None:
-        self.open: dict = {}
+        self.open: dict = {}        # rank -> the record whose lines are being read
+        self.done: dict = {}        # rank -> batches done, the last record's step
+        self.in_eval: set = set()   # ranks whose evaluation has begun and not yet given its result
 
     def detect(self, line: str) -> bool:
-        return line.startswith("[batch=") or line.startswith("[epoch=")
+        return line.startswith(("[batch=", "[epoch=", "[token=", "[sample=", "[iteration="))
 
-    def _add(self, rec: dict, key: str, v: float, kind: str) -> None:
-        if kind == "Eval":
-            rec.setdefault("eval", {})[key] = v
+    def _add(self, rec: dict, key: str, v: float) -> None:
+        if rec["kind"] == "eval":
+            rec.setdefault("metrics", {})[key] = v
             return
         name = _MAP.get(key)
         if name == "mfu":
             v = v * 100 if v <= 1 else v
         if name:
             rec.setdefault(name, v)
+        elif key == "time/batch":
+            rec["_done"] = int(v)
         elif key.startswith("lr-"):
             rec.setdefault("lr", v)
         elif key.startswith("loss/train"):
             rec.setdefault("losses", {})[key] = v
-        elif key.startswith("time/") or key.startswith("wall_clock/"):
+        elif key.startswith("wall_clock/"):      # older SpeedMonitors: seconds
             rec.setdefault("timers_s", {})[key] = v
+
+    def _close(self, rank) -> dict:
+        """The record of `rank` whose lines are read, with the step its lines told."""
+        rec = self.open.pop(rank)
+        if rec["kind"] != "progress":
+            return rec
+        done, header = rec.pop("_done", None), rec.pop("_header")
+        unit, printed, of, epoch = header
+        if done is not None:
+            rec["step"] = done + 1
+        elif unit == "batch" and epoch is None:
+            rec["step"] = printed
+        elif unit == "batch" and of is not None:
+            rec["step"] = (epoch - 1) * of + printed
+        elif unit == "batch" and printed == 1:       # a new epoch of unknown length
+            rec["step"] = self.done.get(rank, 0) + 1
+        if rec["step"] is not None:
+            self.done[rank] = rec["step"]
+        return rec
 
     def parse(self, line: str, rank: int | None) -> list[dict]:
         out = []
         s = line.strip()
-        if s.startswith(("[batch=", "[epoch=")):
+        if s.startswith(("[batch=", "[epoch=", "[token=", "[sample=", "[iteration=")):
             m = HEADER.match(s)
             if m:
                 if rank in self.open:
-                    out.append(self.open.pop(rank))
-                rec = record("progress", self.name, rank, int(m.group(2)),
-                             total_steps=int(m.group(3)) if m.group(3) else None,
-                             epoch=int(m.group(1)) if m.group(1) else None)
-                for im in _INLINE.finditer(m.group(4)):
+                    out.append(self._close(rank))
+                self.in_eval.discard(rank)
+                epoch, unit, of = m.group(1), m.group(2), m.group(4)
+                # the header's total: the run's steps where it counts the run's batches
+                rec = record("progress", self.name, rank, None,
+                             total_steps=int(of) if of and unit == "batch" and not epoch else None,
+                             epoch=int(epoch) if epoch else None)
+                rec["_header"] = (unit, int(m.group(3)), int(of) if of else None, int(epoch) if epoch else None)
+                for im in _INLINE.finditer(m.group(5)):
                     v = num(im.group(2))
                     if v is not None:
-                        self._add(rec, im.group(1), v, "Train")
+                        self._add(rec, im.group(1), v)
                 self.open[rank] = rec
+                return out
+        if s.startswith("[Eval batch="):
+            m = EVAL_HEADER.match(s)
+            if m:
+                if rank in self.open:
+                    out.append(self._close(rank))
+                if rank not in self.in_eval:
+                    self.in_eval.add(rank)
+                    out.append(record("eval", self.name, rank, self.done.get(rank), phase="start",
+                                      label=m.group(3)))
+                if m.group(4):      # the evaluation's end: its metrics follow
+                    self.in_eval.discard(rank)
+                    self.open[rank] = record("eval", self.name, rank, self.done.get(rank),
+                                             phase="result", label=m.group(3))
                 return out
         if rank in self.open and (s.startswith("Train ") or s.startswith("Eval ")):
             m = ITEM.match(s)
             if m:
                 v = num(m.group(3))
                 if v is not None:
-                    self._add(self.open[rank], m.group(2), v, m.group(1))
+                    self._add(self.open[rank], m.group(2), v)
                 return out
         if rank in self.open:
-            out.append(self.open.pop(rank))
+            out.append(self._close(rank))
         return out
 
     def flush(self) -> list[dict]:
-        out = list(self.open.values())
-        self.open.clear()
-        return out
+        return [self._close(rank) for rank in list(self.open)]

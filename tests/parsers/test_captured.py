@@ -131,6 +131,36 @@ def test_deepspeed_pipeline_engine():
     assert max(r["step_time_ms"] for r in prog if r["step"] != 6) == 22.0
 
 
+def test_composer_epochs_count_the_runs_batches():
+    """Composer 0.32 with `max_duration="2ep"` heads each record with the batch *within* the
+    epoch (`[epoch=2][batch=1/8]`): the step is the run's batch (`time/batch` + 1), so epoch 2
+    goes on at step 9 instead of giving steps 1-8 again.  Each evaluation is a start and a
+    result with its metrics."""
+    recs = parse_file("composer-0.32.1_console-logger_max-duration-epochs.log")
+    prog = [r for r in recs if r["kind"] == "progress"]
+    assert [r["step"] for r in prog] == list(range(1, 17))
+    assert [r["epoch"] for r in prog] == [1] * 8 + [2] * 8
+    assert (prog[8]["loss"], prog[15]["loss"]) == (1.323, 1.3267)
+    assert all("total_steps" not in r and "timers_s" not in r for r in prog)   # 8 is the epoch's
+    evals = [(r["step"], r["phase"]) for r in recs if r["kind"] == "eval"]
+    assert evals == [(8, "start"), (8, "result"), (16, "start"), (16, "result")]
+    last = recs[-1]
+    assert last["metrics"] == {"metrics/eval/CrossEntropy": 1.274, "metrics/eval/MulticlassAccuracy": 0.4375}
+    assert last["label"] == "eval"
+
+
+def test_composer_batches_with_speed_monitor():
+    """`max_duration="16ba"` heads the run's batch (`[batch=11/16]`); SpeedMonitor adds the
+    throughput and its wall clock (`time/train`, in hours), which is no step time.  Batch 11
+    took 0.5 s more: 1.63 batches/s against ~18."""
+    recs = parse_file("composer-0.32.1_console-logger_max-duration-batches.log")
+    prog = [r for r in recs if r["kind"] == "progress"]
+    assert [(r["step"], r["total_steps"]) for r in prog] == [(n, 16) for n in range(1, 17)]
+    assert prog[10]["it_per_s"] == 1.6304 and prog[10]["samples_per_s"] == 13.0432
+    assert min(r["it_per_s"] for r in prog[1:] if r["step"] != 11) > 14
+    assert "it_per_s" not in prog[0] and all("step_time_ms" not in r for r in prog)
+
+
 def test_torchrun_crash_culprit_then_victim():
     """The rank that raised, and the rank that failed because of it, each give one traceback
     event with its rank, in the order they were written; torchrun names the failed rank."""

@@ -405,6 +405,18 @@ def test_composer_console():
     assert recs[0]["samples_per_s"] == 512.5 and recs[0]["lr"] == 0.0006 and recs[0]["total_steps"] == 100
 
 
+@pytest.mark.parametrize("header, step", [
+    ("[epoch=3][batch=2/8]:", 18),       # no time/batch printed: counted on across the epochs
+    ("[token=12288/100000]:", None),     # a run counted in tokens, no time/batch: no step
+    ("[sample=64/960]:", None)])
+def test_composer_headers_of_other_units(header, step):
+    recs, d = feed_all([header, "\t Train loss/train/total: 2.5"])
+    assert d.framework == "composer"
+    assert [(r["step"], r["loss"]) for r in recs] == [(step, 2.5)]
+    recs, _ = feed_all([header, "\t Train time/batch: 41", "\t Train loss/train/total: 2.5"])
+    assert recs[0]["step"] == 42
+
+
 def test_the_line_that_closes_a_composer_record_is_read_too():
     recs, _ = feed_all([
         "[batch=1/100]:",
