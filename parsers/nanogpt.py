@@ -224,8 +224,9 @@ class NanoGPTParser(Parser):
         if s.startswith("iter "):
             m = KARPATHY.match(s)
             if m:
+                mfu = num(m.group(4))       # -100.00% until nanoGPT has measured it (5 iterations)
                 return [record("progress", self.name, rank, int(m.group(1)), loss=num(m.group(2)),
-                               step_time_ms=num(m.group(3)), mfu=num(m.group(4)))]
+                               step_time_ms=num(m.group(3)), mfu=mfu if mfu is not None and mfu >= 0 else None)]
             return []
         if s.startswith("step "):
             m = KARPATHY_EVAL.match(s) if ": train loss" in s else None

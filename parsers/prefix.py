@@ -56,7 +56,7 @@ def _torchrun(line: str) -> tuple[int | None, str]:
 
 def _srun(line: str) -> tuple[int | None, str]:
     """`  3: ` (srun --label, right-aligned: up to 7 spaces, up to 7 digits) without a regex; the
-    regex decides whatever this does not take (a non-ASCII digit, say)."""
+    regex decides whatever this declines."""
     body = line.lstrip(" ")
     colon = body.find(": ", 1, 9)
     digits = body[:colon]

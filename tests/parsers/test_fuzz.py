@@ -61,6 +61,10 @@ FRAGMENTS = [
     "Epoch 1: val_loss improved from None to 0.68, saving model to /c/best.keras", "finished saving model to ",
     # srun's label around torchrun's prefix, and a line of exactly one srun piece
     "1: [default2]:", "  0: [default0]:", "0: " + "x" * 1024,
+    # Composer's other headers and its evaluation, DeepSpeed's pipeline line, a unit in brackets
+    "[epoch=2][batch=1/8]:", "[token=12288/100000]:", "\t Train time/batch: ", "[Eval batch=2/2] Eval on eval data:",
+    "\t Eval metrics/eval/CrossEntropy: ", "steps: 7 loss: ", " iter time (s): ", " samples/sec: ", "time (ms): ",
+    "throughput (tokens/s): ", "[trainer1]:", "vm:2: ",
 ]
 
 lines = st.lists(st.sampled_from(FRAGMENTS) | st.text(max_size=20), max_size=40).map("".join)
@@ -145,6 +149,17 @@ def test_each_parser_direct(line, name):
     rank, rest = split_rank_prefix(line)
     assert rank is None or rank >= 0
     assert line.endswith(rest)
+
+
+@pytest.mark.parametrize("line", ["saving checkpoint at iteration \U00016130", "step \U00016131/9 loss 2.0",
+                                  "[rank\U00016132]: x", "iteration 1/ 9 | lm loss: \U00016133.5 |"])
+def test_digits_that_python_cannot_read_are_no_numbers(line):
+    """`regex`'s Unicode `\\d` takes digits newer than Python 3.11's tables (Gurung Khema,
+    Unicode 16), which `int()` refuses: the patterns take ASCII digits only."""
+    for name in sorted(PARSERS):
+        _check(PARSERS[name]().parse(line, None))
+    _check(EventParser().parse(line, None, "generic"))
+    assert split_rank_prefix(line)[0] is None
 
 
 def test_pathological_lines_finish():
