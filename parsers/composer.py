@@ -7,10 +7,12 @@ run's batch), `[epoch=2][batch=3/8]` (the batch within the epoch, of the epoch's
 `[token=12288/100000]`.  The step is the run's batch: `time/batch`, which the logger prints
 (the batches done before this one), + 1; where it is not printed, the header's batch, counted
 on across epochs.  `time/*` values are counters (`time/sample`) or SpeedMonitor's wall clock in
-a unit of its choice (hours by default), so none is taken for a duration."""
+a unit of its choice (hours by default), so none is taken for a duration.  The logger prints a
+batch's record as the batch ends: read live, the record says when (`drawn_ns`, as a bar's
+redraw does), which times the steps of a run that prints no time."""
 from __future__ import annotations
 
-from .base import Parser, Pattern, num, record
+from .base import CLOCK, Parser, Pattern, num, record
 
 HEADER = Pattern(r"(?:\[epoch=(\d++)\])?\[(batch|sample|token|iteration)=(\d++)(?:/(\d++))?\]:(.{0,4000}+)")
 EVAL_HEADER = Pattern(r"\[Eval batch=(\d++)/(\d++)\] Eval on (.{1,200}?) data(:?)\s*+$")
@@ -85,6 +87,8 @@ class ComposerParser(Parser):
                              total_steps=int(of) if of and unit == "batch" and not epoch else None,
                              epoch=int(epoch) if epoch else None)
                 rec["_header"] = (unit, int(m.group(3)), int(of) if of else None, int(epoch) if epoch else None)
+                if CLOCK.now_ns is not None:     # read live: the batch ended as its record was printed
+                    rec["drawn_ns"] = CLOCK.now_ns
                 for im in _INLINE.finditer(m.group(5)):
                     v = num(im.group(2))
                     if v is not None:

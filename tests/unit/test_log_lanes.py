@@ -5,6 +5,8 @@ log windows (correlate) and the verdict (aggregate), with no Kafka.
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 from pytest import approx
 
 from ridgescope.parsers import Dispatcher
@@ -126,3 +128,21 @@ def test_deepspeed_breakdown_times_its_steps_and_blames_no_rank_it_cannot_see():
     # with every rank printing (world size 1 here), the rank that waited is the only one seen
     assert judge_log(lines, gaps, world_size=1)[20]["culprit_rank"] == 0
 
+
+
+COMPOSER = Path(__file__).resolve().parents[1] / "data" / "captured" / "composer-0.32.1_console-logger_max-duration-epochs.log"
+
+
+def test_composer_records_read_live_time_the_steps():
+    """Composer prints no time of its own (no SpeedMonitor): each batch's record is printed as
+    the batch ends, so the time it is read at times the step.  The captured log, its records
+    read 60 ms apart and batch 11's 560 ms after batch 10's: step 11 is found slow, with no
+    cause, since nothing printed one."""
+    lines = COMPOSER.read_text().splitlines()
+    gaps = [(560.0 if line == "[epoch=2][batch=3/8]:" else 60.0) if line.startswith("[epoch=") else 0.0
+            for line in lines]
+    verdicts = judge_log(lines, gaps)
+    assert sorted(verdicts) == list(range(2, 17))
+    assert [s for s, v in verdicts.items() if v["slow"]] == [11]
+    assert verdicts[11]["cause"] == "unknown" and verdicts[11]["duration_ms"] == approx(560.0)
+    assert verdicts[5]["duration_ms"] == approx(60.0)
