@@ -66,3 +66,28 @@ def test_a_bars_steps_carry_when_the_bar_drew_them():
     assert [r["step"] for r in steps] == [1, 2, 3, 4, 5]
     for record, wrote, read in zip(steps, written, seen):
         assert wrote <= record["drawn_ns"] <= read
+
+
+def test_lines_without_a_step_time_carry_when_they_were_read():
+    """A loop that prints `step N loss X` and no time, one line per step through a real pipe:
+    each record says when its line was read; a record with a step time of its own, and the
+    lines read at the stream's end (not live), say nothing of the kind."""
+    read_fd, write_fd = os.pipe()
+    records: queue.Queue = queue.Queue()
+    pump = StreamPump(read_fd, io.BytesIO(), "stdout", lambda rank, payload, ts: records.put(payload), 0).start()
+    stamps = []
+    for step, line in enumerate([b"step 1/3 loss 2.5\n", b"step 2/3 loss 2.4\n",
+                                 b"step 3/3 loss 2.3 step_time_ms 150.0\n"], start=1):
+        before = time.time_ns()
+        os.write(write_fd, line)
+        record = records.get(timeout=20)["record"]
+        assert record["step"] == step
+        stamps.append(record.get("drawn_ns"))
+        if step < 3:
+            assert before <= record["drawn_ns"] <= time.time_ns()
+    assert stamps[0] < stamps[1] and stamps[2] is None
+    os.write(write_fd, b"step 4/4 loss 2.2")       # no newline: read when the stream ends
+    os.close(write_fd)
+    pump.join(20)
+    last = records.get(timeout=5)["record"]
+    assert last["step"] == 4 and "drawn_ns" not in last

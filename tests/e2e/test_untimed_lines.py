@@ -1,0 +1,34 @@
+"""Stdout only, a loop whose lines carry its step and no time: each step is timed by when the
+log probe read its line (the step's end), and the slow one is found.  See untimed_loop.py."""
+from __future__ import annotations
+
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+from support import cli
+
+JOB = Path(__file__).with_name("untimed_loop.py")
+STEPS, SLOW_STEP = 24, 12
+
+pytestmark = [pytest.mark.slow]
+
+
+@pytest.mark.tansu
+def test_a_loop_that_prints_no_time_has_its_slow_step_found(tansu_stack):
+    job = f"untimed-{uuid.uuid4().hex[:6]}"
+    result = cli("run", *tansu_stack.flags, "--job", job, "--no-hooks", "--", sys.executable,
+                 str(JOB), timeout=120)
+    assert "NOT delivered" not in result.stderr and f"step {STEPS}/{STEPS}" in result.stdout
+
+    # Step 1 has no step read before it; every later one is timed by the lines' read times.
+    steps = tansu_stack.wait_for_steps(job, STEPS - 1)
+    assert [s["step"] for s in steps] == list(range(2, STEPS + 1))
+    by_step = {s["step"]: s for s in steps}
+    assert by_step[SLOW_STEP]["slow"] and by_step[SLOW_STEP]["cause"] == "unknown"
+    assert 800 < by_step[SLOW_STEP]["duration_ms"] < 1500, by_step[SLOW_STEP]
+    flagged = [s["step"] for s in steps if s["slow"] and s["step"] not in (SLOW_STEP, SLOW_STEP + 1)]
+    assert len(flagged) <= 1, f"false alarms at steps {flagged}"
+    rows = tansu_stack.sql(f"SELECT step, source FROM step_rank FINAL WHERE job = '{job}' ORDER BY step")
+    assert {r["source"] for r in rows} == {"log"} and len(rows) == STEPS - 1
