@@ -1,6 +1,7 @@
 """Fallback: `key: value` / `key=value` lines, printed dicts, ImageNet-example meters
 (`Epoch: [0][ 10/391]\tTime 0.2 (0.3)\tLoss ...`), MXNet `Epoch[0] Batch [20-40]\tSpeed: ...`,
-and fairseq `| train_inner | {json}` lines."""
+fairseq `| train_inner | {json}` lines, MMEngine's `Epoch(train) [1][ 50/1000]  ...` and timm's
+`Train: 0 [  50/1251 (  4%)]  Loss: ...`."""
 from __future__ import annotations
 
 import json
@@ -59,6 +60,21 @@ def stepish(s: str) -> bool:
                 i = s.find(word, i + 1)
     return False
 
+
+# MMEngine (MMDetection, MMSegmentation, MMPretrain, ...): `Epoch(train)  [2][ 50/1000]  lr: ..
+# eta: 1:23:45  time: 0.4567  data_time: 0.0123  memory: 3456  loss: 1.2345` (the iteration
+# within the epoch), `Iter(train) [  150/90000]  ...` (the run's), and `Epoch(val) [1][500/500]
+# accuracy/top1: 76.5 ...` at an evaluation's end.  `time` and `data_time` are seconds, `memory`
+# MB.
+MMENGINE = Pattern(r"(?:Epoch\((\w{1,10}+)\)\s*+\[(\d++)\]|Iter\((\w{1,10}+)\)\s*+)\[\s*+(\d++)/(\d++)\](.{0,4000}+)")
+# timm's train.py: `Train: 3 [  50/1251 (  4%)]  Loss: 6.912 (6.92)  Time: 0.412s, 1242.72/s  (0.450s,
+# 1137.78/s)  LR: 1.000e-05  Data: 0.012 (0.051)` (epoch and update from 0, of 1251 updates an
+# epoch), and `Test: [ 389/389]  Time: ..  Loss: 0.89 (0.91)  Acc@1: 78.1 (76.5)` at the
+# evaluation's last batch (its batches counted from 0 to the last).
+TIMM = Pattern(r"(Train|Test): (?:(\d++) )?\[\s*+(\d++)/(\d++)(?: \(\s*+\d++%\))?\](.{0,4000}+)")
+_TIMM_ITEM = Pattern(r"([A-Za-z@][\w@]{0,30}+):\s*+(-?[\d.]++(?:[eE][-+]?\d++)?)(s?)(?:, +([\d.]++)/s)?"
+                     r"(?:\s*+\(\s*+(-?[\d.]++(?:[eE][-+]?\d++)?)s?(?:, +[\d.]++/s)?\))?")
+_MM_NOT_METRICS = ("eta", "time", "data_time", "memory", "lr", "base_lr", "grad_norm", "loss")
 
 # CLU's LoggingWriter, behind absl's prefix: `I0919 14:15:27.775955 1401 logging_writer.py:35] [100] k=v, ...`
 CLU = Pattern(r"logging_writer\.py:\d{1,6}+\] \[(\d{1,12}+)\] (.{1,4000}+)")
@@ -125,6 +141,8 @@ class GenericParser(Parser):
 
     def __init__(self) -> None:
         self.loop_bars = LoopBars(self.name)
+        self.last_step: dict = {}
+        """rank -> its last MMEngine or timm step: the step an evaluation's result comes after"""
         self.mxnet_epochs: dict = {}
         """rank -> [epoch, its first step - 1, the last batch it printed]: MXNet counts its
         batches from 0 in each epoch."""
@@ -163,6 +181,14 @@ class GenericParser(Parser):
             m = CLU.search(s)
             if m:
                 return self._clu(int(m.group(1)), m.group(2), rank)
+        if ")" in s and ("Epoch(" in s or "Iter(" in s):
+            m = MMENGINE.search(s)
+            if m:
+                return self._mmengine(m, rank)
+        if "Train: " in s or "Test: " in s:
+            m = TIMM.search(s)
+            if m:
+                return self._timm(m, rank)
         if not stepish(s):
             return []
         items = pairs(SOURCE_LOCATION.sub("", s) if "]" in s and ":" in s else s)
@@ -238,6 +264,67 @@ class GenericParser(Parser):
         if not any(k in fields for k in _PROGRESS_FIELDS) and _EVAL_WORDS.search(text):
             kind = "eval"
         return [record(kind, self.name, rank, step, **fields, **({"metrics": extra} if extra else {}))]
+
+    def _mmengine(self, m, rank) -> list[dict]:
+        mode = m.group(1) or m.group(3)
+        i, total = int(m.group(4)), int(m.group(5))
+        epoch = int(m.group(2)) if m.group(2) else None
+        items = pairs(m.group(6))
+        fields, extra = normalise([it for it in items if it[0] != "memory"])
+        fields.pop("step", None)
+        fields.pop("mem_gb", None)
+        memory = next((num(v) for k, v, _ in items if k == "memory"), None)
+        if mode != "train":     # an evaluation: its result once its last batch is done
+            metrics = {k: v for k, v in extra.items() if k not in _MM_NOT_METRICS}
+            if i != total or not metrics:
+                return []
+            return [record("eval", "mmengine", rank, self.last_step.get(rank), phase="result",
+                           epoch=epoch, metrics=metrics)]
+        data = extra.pop("data_time", None)
+        if data is not None:
+            fields["timers_ms"] = {"data": seconds_to_ms(data)}
+            fields["lanes_ms"] = {"input": seconds_to_ms(data)}
+        extra.pop("eta", None)
+        step = self.last_step[rank] = (epoch - 1) * total + i if epoch is not None else i
+        return [record("progress", "mmengine", rank, step, epoch=epoch,
+                       iter_in_epoch=i if epoch is not None else None,
+                       iters_per_epoch=total if epoch is not None else None,
+                       total_steps=None if epoch is not None else total,
+                       mem_gb=round(memory / 1024, 6) if memory is not None else None, **fields,
+                       **({"metrics": extra} if extra else {}))]
+
+    def _timm(self, m, rank) -> list[dict]:
+        i, of = int(m.group(3)), int(m.group(4))
+        values: dict = {}
+        for im in _TIMM_ITEM.finditer(m.group(5)):
+            values[im.group(1)] = (im.group(2), im.group(3), im.group(4), im.group(5))
+        if m.group(1) == "Test":    # the evaluation's last batch (of 0..`of`): its means, in brackets
+            if i != of:
+                return []
+            metrics = {k: num(v[3] or v[0]) for k, v in values.items() if k not in ("Time", "Data")}
+            return [record("eval", "timm", rank, self.last_step.get(rank), phase="result",
+                           metrics={k: v for k, v in metrics.items() if v is not None} or None)]
+        if m.group(2) is None:
+            return []
+        epoch = int(m.group(2))
+        fields: dict = {}
+        if "Loss" in values:
+            fields["loss"] = num(values["Loss"][0])
+        if "LR" in values:
+            fields["lr"] = num(values["LR"][0])
+        if "Time" in values:
+            t, _, rate, _ = values["Time"]
+            fields["step_time_ms"] = to_ms(num(t), "s")
+            fields["samples_per_s"] = num(rate)
+        if "Data" in values:
+            data = to_ms(num(values["Data"][0]), "s")
+            if data is not None:
+                fields["timers_ms"] = {"data": data}
+                fields["lanes_ms"] = {"input": data}
+        # timm numbers its updates from 0 in each epoch, of `of` updates an epoch
+        step = self.last_step[rank] = epoch * of + i + 1
+        return [record("progress", "timm", rank, step, epoch=epoch,
+                       iter_in_epoch=i, iters_per_epoch=of, **fields)]
 
     def _mxnet(self, m, rank) -> list[dict]:
         r = rank if rank is not None or not m.group(1) else int(m.group(1))

@@ -161,6 +161,34 @@ def test_composer_batches_with_speed_monitor():
     assert "it_per_s" not in prog[0] and all("step_time_ms" not in r for r in prog)
 
 
+def test_mmengine_by_epoch():
+    """MMEngine 0.10.7's Runner, `by_epoch`, logged every iteration: `Epoch(train) [2][3/8]`
+    is the 3rd iteration of epoch 2, the run's 11th, which slept 0.5 s more; `time` and
+    `data_time` are seconds, the evaluation's result comes after its last batch."""
+    recs = parse_file("mmengine-0.10.7_logger-hook_by-epochs.log")
+    prog = [r for r in recs if r["kind"] == "progress"]
+    assert [r["step"] for r in prog] == list(range(1, 17))
+    assert {r["framework"] for r in prog} == {"mmengine"}
+    eleven = prog[10]
+    assert (eleven["epoch"], eleven["iter_in_epoch"], eleven["step_time_ms"], eleven["loss"]) == (2, 3, 555.4, 1.2784)
+    assert eleven["lanes_ms"] == {"input": 1.1}
+    assert max(r["step_time_ms"] for r in prog if r["step"] != 11) < 80
+    evals = [(r["step"], r["metrics"]) for r in recs if r["kind"] == "eval"]
+    assert evals == [(8, {"accuracy": 39.0625}), (16, {"accuracy": 39.0625})]
+    assert [(r["step"], r["action"]) for r in recs if r["kind"] == "checkpoint"] == [(8, "save"), (16, "save")]
+
+
+def test_mmengine_by_iteration():
+    """`by_epoch=False`: `Iter(train) [ 9/16]` is the run's iteration; after the evaluation at
+    8, iteration 9 waited 2.0 s of its 2.05 for its batch (the data loader starting again)."""
+    recs = parse_file("mmengine-0.10.7_logger-hook_by-iters.log")
+    prog = [r for r in recs if r["kind"] == "progress"]
+    assert [(r["step"], r["total_steps"]) for r in prog] == [(n, 16) for n in range(1, 17)]
+    nine = prog[8]
+    assert (nine["step_time_ms"], nine["lanes_ms"]) == (2053.5, {"input": 2001.6})
+    assert [r["step"] for r in recs if r["kind"] == "eval"] == [8, 16]
+
+
 def test_torchrun_crash_culprit_then_victim():
     """The rank that raised, and the rank that failed because of it, each give one traceback
     event with its rank, in the order they were written; torchrun names the failed rank."""

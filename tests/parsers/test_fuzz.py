@@ -65,6 +65,10 @@ FRAGMENTS = [
     "[epoch=2][batch=1/8]:", "[token=12288/100000]:", "\t Train time/batch: ", "[Eval batch=2/2] Eval on eval data:",
     "\t Eval metrics/eval/CrossEntropy: ", "steps: 7 loss: ", " iter time (s): ", " samples/sec: ", "time (ms): ",
     "throughput (tokens/s): ", "[trainer1]:", "vm:2: ",
+    # MMEngine and timm
+    "Epoch(train) [2][ 3/8]  ", "Iter(train) [ 9/16]  ", "Epoch(val) [1][4/4]    ", "data_time: ", "memory: ",
+    "Train: 2 [  50/1251 (  4%)]  ", "Test: [ 389/389]  ", "Loss: 6.9 (6.92)  ", "Time: 0.412s, 1242.72/s  ",
+    "Acc@1: ",
 ]
 
 lines = st.lists(st.sampled_from(FRAGMENTS) | st.text(max_size=20), max_size=40).map("".join)

@@ -417,6 +417,24 @@ def test_composer_headers_of_other_units(header, step):
     assert recs[0]["step"] == 42
 
 
+def test_timm_train_and_validate_lines():
+    """timm's train.py, as its `_logger.info` f-strings print them (epoch and update from 0, of
+    `updates_per_epoch`; `validate` counts its batches to the last one)."""
+    recs, d = feed_all([
+        "Train: 2 [  50/1251 (  4%)]  Loss: 6.912 (6.92)  Time: 0.412s, 1242.72/s  (0.450s, 1137.78/s)  "
+        "LR: 1.000e-05  Data: 0.012 (0.051)",
+        "Test: [   0/389]  Time: 0.512 (0.512)  Loss:  0.8906 (0.8906)  Acc@1:  78.1250 (78.1250)  "
+        "Acc@5:  93.7500 (93.7500)",
+        "Test: [ 389/389]  Time: 0.112 (0.130)  Loss:  0.9906 (0.9123)  Acc@1:  75.0000 (76.4500)  "
+        "Acc@5:  92.5000 (93.0100)"])
+    train, result = recs
+    assert (train["framework"], train["step"], train["epoch"], train["iter_in_epoch"]) == ("timm", 2553, 2, 50)
+    assert (train["loss"], train["step_time_ms"], train["samples_per_s"], train["lr"]) == (6.912, 412.0, 1242.72, 1e-05)
+    assert train["lanes_ms"] == {"input": 12.0}
+    assert (result["kind"], result["step"], result["metrics"]) == (
+        "eval", 2553, {"Loss": 0.9123, "Acc@1": 76.45, "Acc@5": 93.01})
+
+
 def test_the_line_that_closes_a_composer_record_is_read_too():
     recs, _ = feed_all([
         "[batch=1/100]:",
