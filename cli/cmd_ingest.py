@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ridgescope.cli import node_logs
-from ridgescope.cli.cmd_parse import add_prefix_template, note, tee_prefix, workers_per_node
+from ridgescope.cli.cmd_parse import add_prefix_template, note, placed_nodes, tee_prefix, workers_per_node
 from ridgescope.cli.log_blocks import CUT_SHORT, cut_short, open_log
 from ridgescope.cli.cmd_run import parse_tags
 from ridgescope.cli.common import add_stack_args, settings_from
@@ -297,14 +297,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"ridgescope ingest: {exc}", file=sys.stderr)
         return 2
     results = []
-    try:
-        nodes = node_logs.places(args, lambda path: tee_prefix(args, path), note)
-    except OSError as exc:
-        print(f"ridgescope ingest: {exc.filename}: {exc.strerror or exc}", file=sys.stderr)
-        return 1
-    except ValueError as exc:
-        print(f"ridgescope ingest: {exc}", file=sys.stderr)
-        return 2
+    nodes = placed_nodes(args, "ingest")
+    if isinstance(nodes, int):
+        return nodes
     for path, node in zip(args.files, nodes):
         try:
             results.append(read_file(path, args.log_format, tee_prefix(args, path, note), node))

@@ -62,6 +62,19 @@ def note(text: str) -> None:
     print(f"[ridgescope] {text}", file=sys.stderr)
 
 
+def placed_nodes(args: argparse.Namespace, command: str) -> list[node_logs.NodeLog | None] | int:
+    """Each file's place in the job under `--node-logs` (`node_logs.places`), or the exit code
+    once the user is told why the files cannot be placed."""
+    try:
+        return node_logs.places(args, lambda path: tee_prefix(args, path), note)
+    except OSError as exc:
+        print(f"ridgescope {command}: {exc.filename}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    except ValueError as exc:
+        print(f"ridgescope {command}: {exc}", file=sys.stderr)
+        return 2
+
+
 def workers_per_node(path: str) -> int | None:
     """For a log of `srun --label torchrun --tee`: the most workers that one node's lines show
     in the file's head, so that each node's ranks are known from its first line on (see
@@ -102,14 +115,9 @@ def run(args: argparse.Namespace) -> int:
     out = sys.stdout
     fmt = getattr(args, "format", "table") or "table"
     rc = 0
-    try:
-        nodes = node_logs.places(args, lambda path: tee_prefix(args, path), note)
-    except OSError as exc:
-        print(f"ridgescope parse: {exc.filename}: {exc.strerror or exc}", file=sys.stderr)
-        return 1
-    except ValueError as exc:
-        print(f"ridgescope parse: {exc}", file=sys.stderr)
-        return 2
+    nodes = placed_nodes(args, "parse")
+    if isinstance(nodes, int):
+        return nodes
     for path, node in zip(args.files, nodes):
         try:
             disp = Dispatcher(getattr(args, "log_format", None), workers_per_node(path),
