@@ -1,5 +1,6 @@
 """Framework-independent events: checkpoints, restarts, evaluation phases, and errors
-(NCCL watchdog timeouts, CUDA OOM, Python tracebacks as one event, launcher failures)."""
+(NCCL watchdog timeouts, CUDA OOM, Python tracebacks as one event, launcher failures, processes
+that died of a signal)."""
 from __future__ import annotations
 
 from .base import SOURCE_LOCATION, Pattern, num, parse_bar, record, to_ms
@@ -13,6 +14,17 @@ RETRIES = Pattern(r"(\d++) CUDA memory allocation retries")
 CHILD = Pattern(r"failed \(exitcode: (-?\d++)\) local_rank: (\d++) \(pid: (\d++)\)")
 KILLING = Pattern(r"Killing subprocess (\d++)")
 NCCL_WARN = Pattern(r"NCCL WARN (.{0,500}+)")
+# A process that died of a signal, as the shell reports it (`line 12: 4242 Segmentation fault
+# (core dumped) python train.py`), as faulthandler does (`Fatal Python error: Segmentation
+# fault`), as libstdc++ does before it aborts (`terminate called after throwing an instance of
+# 'c10::DistBackendError'`), or torch's elastic agent (`Signal 11 (SIGSEGV) received by PID 4242`).
+CRASH = Pattern(r"\b(Segmentation fault|Bus error|Floating point exception|Illegal instruction"
+                r"|Aborted(?= \(core dumped\)))")
+FATAL_PY = Pattern(r"Fatal Python error: (.{1,500}+)")
+CPP_ABORT = Pattern(r"terminate called after throwing an instance of '([^']{1,200}+)'")
+SIGNAL = Pattern(r"Signal (\d{1,3}+) \((SIG[A-Z0-9]{2,8}+)\) received by PID (\d++)")
+_SIGNALS = {"Segmentation fault": "SIGSEGV", "Bus error": "SIGBUS", "Floating point exception": "SIGFPE",
+            "Illegal instruction": "SIGILL", "Aborted": "SIGABRT"}
 EXC_END = Pattern(r"([A-Za-z_][\w.]{0,120}?(?:Error|Exception|Interrupt|Exit|Warning|Failure))(?::\s?(.{0,2000}+))?$")
 NAN = Pattern(r"(?:Inf|NaN|nan|inf) detected|[Ll]oss is (?:nan|NaN|inf)")
 
@@ -177,6 +189,11 @@ class EventParser:
             if m:
                 return [record("error", framework, rank, step, error="killed", pid=int(m.group(1)),
                                message=line.strip()[:500])]
+        if ("core dumped" in line or "egmentation fault" in line or "Fatal Python error" in line
+                or "terminate called" in line or "received by PID" in line):
+            out = self._crash(line, rank, framework, step)
+            if out:
+                return out
         if "detected" in line or "oss is" in line:
             m = NAN.search(line)
             if m:
@@ -219,6 +236,27 @@ class EventParser:
             if m:
                 return [record("eval", framework, rank, step, phase="start", message=line.strip()[:300])]
         return []
+
+    def _crash(self, line: str, rank, framework: str, step) -> list[dict]:
+        """A process that died of a signal, or aborted on a C++ exception: one `crash` event."""
+        message = line.strip()[:500]
+        m = SIGNAL.search(line)
+        if m:   # a fault's signal; SIGTERM and SIGKILL are the agent's own (`child_failed` says so)
+            if m.group(2) not in _SIGNALS.values():
+                return []
+            return [record("error", framework, rank, step, error="crash", signal=m.group(2),
+                           pid=int(m.group(3)), message=message)]
+        m = CPP_ABORT.search(line)
+        if m:
+            return [record("error", framework, rank, step, error="crash", signal="SIGABRT",
+                           exception=m.group(1), message=message)]
+        m = FATAL_PY.search(line)
+        cause = m.group(1).strip() if m else None
+        m = CRASH.search(cause or line)
+        if m is None and cause is None:
+            return []
+        return [record("error", framework, rank, step, error="crash",
+                       signal=_SIGNALS.get(m.group(1)) if m else None, message=message)]
 
     def _checkpoint(self, line: str, rank, framework: str, step, message: str) -> list[dict]:
         m = CKPT_HF.search(line)

@@ -12,7 +12,8 @@ import numpy as np
 KEYWORDS = ("tep", "NCCL", "oss", "ime", "iter", "%|", "rror", "Trace", "heckpoint", "poch", "/s",
             "val", "{", "esum", "estart", "ontinuing", "xitcode", "Kill", "atency", "Speed", "DLL ",
             "[batch=", "emory", "detected", "ppl", "ailed", "chosen_", "CHECKPOINT", "world_rank=",
-            "process group for", "[token=", "[sample=")
+            "process group for", "[token=", "[sample=", "egmentation fault", "core dumped", "terminate called",
+            "received by PID")
 """Every word that some parser or event looks for, as a stem that covers both cases ('tep' for
 step/Step).  A line holding none of them yields no record."""
 
@@ -26,7 +27,8 @@ def interesting(s: str) -> bool:
             or "xitcode" in s or "Kill" in s or "atency" in s or "Speed" in s or "DLL " in s
             or "[batch=" in s or "emory" in s or "detected" in s or "ppl" in s or "ailed" in s
             or "chosen_" in s or "CHECKPOINT" in s or "world_rank=" in s or "process group for" in s
-            or "[token=" in s or "[sample=" in s)
+            or "[token=" in s or "[sample=" in s or "egmentation fault" in s or "core dumped" in s
+            or "terminate called" in s or "received by PID" in s)
 
 
 ANCHORS = {"tep": "tep", "NCCL": "NCC", "oss": "oss", "ime": "ime", "iter": "ite", "rror": "ror",
@@ -34,7 +36,8 @@ ANCHORS = {"tep": "tep", "NCCL": "NCC", "oss": "oss", "ime": "ime", "iter": "ite
            "estart": "art", "ontinuing": "nui", "xitcode": "itc", "Kill": "Kil", "atency": "ncy",
            "Speed": "Spe", "DLL ": "LL ", "[batch=": "[ba", "emory": "mor", "detected": "det",
            "ppl": "ppl", "ailed": "ail", "chosen_": "sen", "CHECKPOINT": "CKP", "world_rank=": "d_r",
-           "process group for": "p f", "[token=": "[to", "[sample=": "[sa"}
+           "process group for": "p f", "[token=": "[to", "[sample=": "[sa",
+           "egmentation fault": "gme", "core dumped": "dum", "terminate called": "rmi", "received by PID": "PID"}
 """For each keyword of three or more characters, three of its characters (the rarest in the
 corpus's chatter): every line that holds the keyword holds these, so the lines found through
 them are a superset, and `interesting` drops the extra ones."""

@@ -69,6 +69,9 @@ FRAGMENTS = [
     "Epoch(train) [2][ 3/8]  ", "Iter(train) [ 9/16]  ", "Epoch(val) [1][4/4]    ", "data_time: ", "memory: ",
     "Train: 2 [  50/1251 (  4%)]  ", "Test: [ 389/389]  ", "Loss: 6.9 (6.92)  ", "Time: 0.412s, 1242.72/s  ",
     "Acc@1: ",
+    # crashes
+    "Segmentation fault", " (core dumped)", "Fatal Python error: ", "terminate called after throwing an instance of '",
+    "Signal 11 (SIGSEGV) received by PID ",
 ]
 
 lines = st.lists(st.sampled_from(FRAGMENTS) | st.text(max_size=20), max_size=40).map("".join)

@@ -654,6 +654,32 @@ def test_errors_and_traceback_single_event():
     assert recs[1]["rank"] == 2 and recs[1]["op"] == "ALLREDUCE"
 
 
+@pytest.mark.parametrize("line, signal, extra", [
+    ("train.sh: line 12:  4242 Segmentation fault      (core dumped) python train.py", "SIGSEGV", {}),
+    ("Fatal Python error: Segmentation fault", "SIGSEGV", {}),
+    ("Fatal Python error: Aborted", None, {}),
+    ("Bus error (core dumped)", "SIGBUS", {}),
+    ("Aborted (core dumped)", "SIGABRT", {}),
+    ("[rank1]:terminate called after throwing an instance of 'c10::DistBackendError'", "SIGABRT",
+     {"exception": "c10::DistBackendError", "rank": 1}),
+    ("W1201 10:00:00.000 1 torch/distributed/elastic/agent/server/api.py:704] Signal 11 (SIGSEGV) received by "
+     "PID 4242", "SIGSEGV", {"pid": 4242})])
+def test_a_process_that_died_of_a_signal(line, signal, extra):
+    """The shell's, faulthandler's, libstdc++'s and torch's elastic agent's words for a crash
+    that leaves no Python traceback: one `crash` event each."""
+    r = one(line)
+    assert (r["kind"], r["error"], r.get("signal")) == ("error", "crash", signal)
+    assert {k: r[k] for k in extra} == extra
+
+
+@pytest.mark.parametrize("line", ["srun: Job step aborted: Waiting up to 62 seconds for job step to finish.",
+                                  "Aborted!", "checking for segmentation faults in the kernel",
+                                  "  traceback : Signal 15 (SIGTERM) received by PID 14145"])  # the agent's kill
+def test_words_of_a_crash_in_other_lines_are_none(line):
+    recs, _ = feed_all([line])
+    assert recs == []
+
+
 def test_resume_and_elastic_restart():
     recs, _ = feed_all(["Resuming training from iteration 1500",
                         "[default] Worker group FAILED. 2/3 attempts left; will restart worker group"])
