@@ -165,7 +165,11 @@ def read_file(path: str, log_format: str | None, prefix: TeePrefix | None = None
     stats = disp.stats
     result.lines, result.records = stats["lines"], stats["records"]
     result.garbage, result.timeouts = stats["garbage"], stats["timeouts"]
-    result.framework = disp.framework
+    # as the log probe names it: the first framework other than the generic fallback that gave
+    # a record (MMEngine's and timm's lines, say, are read by the generic parser)
+    result.framework = disp.framework or next(
+        (it.record["framework"] for it in items if it.record is not None
+         and it.record.get("framework") not in (None, "", "generic")), None)
     end_ns = time.time_ns() if path == "-" else os.stat(path).st_mtime_ns
     result.timestamps = place_in_time(items, end_ns)
     result.items = [it for it in items if it.record is not None]

@@ -197,3 +197,11 @@ def test_a_zstd_log_is_refused_with_what_to_do(capsys, tmp_path):
     log.write_bytes(b"\x28\xb5\x2f\xfd" + b"\0" * 16)
     assert cmd_parse.run(_args([str(log)])) == 1
     assert "zstd -d" in capsys.readouterr().err
+
+
+def test_ingest_names_the_framework_the_generic_parser_read():
+    """MMEngine's lines are read by the generic parser, which claims no stream: the job is
+    still stored as MMEngine's, as the log probe names it."""
+    from ridgescope.cli.cmd_ingest import read_file
+    result = read_file(str(CAPTURED / "mmengine-0.10.7_logger-hook_by-iters.log"), None)
+    assert (result.framework, result.records) == ("mmengine", 20)
