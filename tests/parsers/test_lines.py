@@ -661,15 +661,16 @@ def test_errors_and_traceback_single_event():
     ("Bus error (core dumped)", "SIGBUS", {}),
     ("Aborted (core dumped)", "SIGABRT", {}),
     ("[rank1]:terminate called after throwing an instance of 'c10::DistBackendError'", "SIGABRT",
-     {"exception": "c10::DistBackendError", "rank": 1}),
-    ("W1201 10:00:00.000 1 torch/distributed/elastic/agent/server/api.py:704] Signal 11 (SIGSEGV) received by "
-     "PID 4242", "SIGSEGV", {"pid": 4242})])
+     {"exception": "c10::DistBackendError", "rank": 1})])
 def test_a_process_that_died_of_a_signal(line, signal, extra):
-    """The shell's, faulthandler's, libstdc++'s and torch's elastic agent's words for a crash
-    that leaves no Python traceback: one `crash` event each."""
+    """The shell's, faulthandler's and libstdc++'s words for a crash that leaves no Python
+    traceback: one `crash` event each.  torch's elastic agent says it with the exit code."""
     r = one(line)
     assert (r["kind"], r["error"], r.get("signal")) == ("error", "crash", signal)
     assert {k: r[k] for k in extra} == extra
+    r = one("E1201 torch/distributed/elastic/multiprocessing/api.py:869] failed (exitcode: -11) local_rank: 0 "
+            "(pid: 4242) of binary: /usr/bin/python")
+    assert (r["error"], r["exitcode"], r["signal"]) == ("child_failed", -11, "SIGSEGV")
 
 
 @pytest.mark.parametrize("line", ["srun: Job step aborted: Waiting up to 62 seconds for job step to finish.",
