@@ -30,6 +30,7 @@ class ComposerParser(Parser):
     def __init__(self) -> None:
         self.open: dict = {}        # rank -> the record whose lines are being read
         self.done: dict = {}        # rank -> batches done, the last record's step
+        self.epoch_base: dict = {}  # rank -> (the epoch, the batches done before it), where its length is unknown
         self.in_eval: set = set()   # ranks whose evaluation has begun and not yet given its result
 
     def detect(self, line: str) -> bool:
@@ -66,8 +67,10 @@ class ComposerParser(Parser):
             rec["step"] = printed
         elif unit == "batch" and of is not None:
             rec["step"] = (epoch - 1) * of + printed
-        elif unit == "batch" and printed == 1:       # a new epoch of unknown length
-            rec["step"] = self.done.get(rank, 0) + 1
+        elif unit == "batch":       # an epoch of unknown length: after the last batch seen before it
+            if self.epoch_base.get(rank, (None,))[0] != epoch:
+                self.epoch_base[rank] = (epoch, self.done.get(rank, 0))
+            rec["step"] = self.epoch_base[rank][1] + printed
         if rec["step"] is not None:
             self.done[rank] = rec["step"]
         return rec

@@ -435,6 +435,17 @@ def test_timm_train_and_validate_lines():
         "eval", 2553, {"Loss": 0.9123, "Acc@1": 76.45, "Acc@5": 93.01})
 
 
+def test_composer_epochs_of_unknown_length_count_on():
+    """A data loader without a length: `[epoch=2][batch=3]`, no total, no `time/batch`: the
+    epoch's batches count on from the last batch of the epoch before."""
+    lines = []
+    for epoch, batches in ((1, (2, 4)), (2, (2, 4))):
+        for b in batches:
+            lines += [f"[epoch={epoch}][batch={b}]:", "\t Train loss/train/total: 2.5"]
+    recs, _ = feed_all(lines)
+    assert [r["step"] for r in recs] == [2, 4, 6, 8]
+
+
 def test_the_line_that_closes_a_composer_record_is_read_too():
     recs, _ = feed_all([
         "[batch=1/100]:",
