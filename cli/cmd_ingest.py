@@ -29,7 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ridgescope.cli import node_logs
-from ridgescope.cli.cmd_parse import add_prefix_template, note, placed_nodes, tee_prefix, workers_per_node
+from ridgescope.cli.cmd_parse import (add_prefix_template, note, placed_nodes, prefix_templates, tee_prefix,
+                                      workers_per_node)
 from ridgescope.cli.log_blocks import CUT_SHORT, cut_short, open_log
 from ridgescope.cli.cmd_run import parse_tags
 from ridgescope.cli.common import add_stack_args, settings_from
@@ -301,12 +302,13 @@ def run(args: argparse.Namespace) -> int:
         print(f"ridgescope ingest: {exc}", file=sys.stderr)
         return 2
     results = []
-    nodes = placed_nodes(args, "ingest")
+    templates = prefix_templates(args, note)
+    nodes = placed_nodes(args, "ingest", templates)
     if isinstance(nodes, int):
         return nodes
-    for path, node in zip(args.files, nodes):
+    for path, node, template in zip(args.files, nodes, templates):
         try:
-            results.append(read_file(path, args.log_format, tee_prefix(args, path, note), node))
+            results.append(read_file(path, args.log_format, tee_prefix(template), node))
         except OSError as exc:
             print(f"ridgescope ingest: {path}: {exc.strerror or exc}", file=sys.stderr)
             return 1

@@ -42,19 +42,35 @@ def add_prefix_template(parser: argparse.ArgumentParser) -> None:
 
 
 GUESS_HEAD = 1 << 20
-"""How much of a file `tee_prefix` looks at for the prefix of another torchrun template."""
+"""How much of a file `prefix_templates` looks at for the prefix of another torchrun template."""
 
 
-def tee_prefix(args: argparse.Namespace, path: str, say: Callable[[str], None] | None = None) -> TeePrefix | None:
-    """A parser of the prefix template given, or else of the one most of the file's first lines
-    begin with (`template.guess`; `say` tells the user so)."""
-    template = getattr(args, "prefix_template", None)
-    if not template and path != "-":
-        head = b"".join(block for _, block in zip(range(GUESS_HEAD // BLOCK), head_blocks(path)))
-        template = guess(head)
-        if template and say is not None:
-            say(f"{path}: its lines begin with another torchrun prefix than [defaultN]: read "
-                f"as --prefix-template '{template}'")
+def prefix_templates(args: argparse.Namespace, say: Callable[[str], None]) -> list[str | None]:
+    """Each file's torchrun prefix template where it is not the default: the one given, or else
+    the one most of the file's first lines begin with (`template.guess`; `say` tells the user
+    so).  Read once per file: each reader of the file builds its own parser of it, since a
+    `TeePrefix` learns names as it reads.  A file that cannot be read gets None here, and its
+    error where it is parsed."""
+    given = getattr(args, "prefix_template", None)
+    if given:
+        return [given] * len(args.files)
+    templates: list[str | None] = []
+    for path in args.files:
+        template = None
+        if path != "-":
+            try:
+                template = guess(b"".join(block for _, block in zip(range(GUESS_HEAD // BLOCK),
+                                                                    head_blocks(path))))
+            except OSError:
+                pass
+            if template:
+                say(f"{path}: its lines begin with another torchrun prefix than [defaultN]: read "
+                    f"as --prefix-template '{template}'")
+        templates.append(template)
+    return templates
+
+
+def tee_prefix(template: str | None) -> TeePrefix | None:
     return TeePrefix(template) if template else None
 
 
@@ -62,11 +78,12 @@ def note(text: str) -> None:
     print(f"[ridgescope] {text}", file=sys.stderr)
 
 
-def placed_nodes(args: argparse.Namespace, command: str) -> list[node_logs.NodeLog | None] | int:
+def placed_nodes(args: argparse.Namespace, command: str,
+                 templates: list[str | None]) -> list[node_logs.NodeLog | None] | int:
     """Each file's place in the job under `--node-logs` (`node_logs.places`), or the exit code
     once the user is told why the files cannot be placed."""
     try:
-        return node_logs.places(args, lambda path: tee_prefix(args, path), note)
+        return node_logs.places(args, [tee_prefix(t) for t in templates], note)
     except OSError as exc:
         print(f"ridgescope {command}: {exc.filename}: {exc.strerror or exc}", file=sys.stderr)
         return 1
@@ -115,13 +132,14 @@ def run(args: argparse.Namespace) -> int:
     out = sys.stdout
     fmt = getattr(args, "format", "table") or "table"
     rc = 0
-    nodes = placed_nodes(args, "parse")
+    templates = prefix_templates(args, note)
+    nodes = placed_nodes(args, "parse", templates)
     if isinstance(nodes, int):
         return nodes
-    for path, node in zip(args.files, nodes):
+    for path, node, template in zip(args.files, nodes, templates):
         try:
             disp = Dispatcher(getattr(args, "log_format", None), workers_per_node(path),
-                              tee_prefix(args, path, note))
+                              tee_prefix(template))
             if fmt == "table" and len(args.files) > 1:
                 out.write(f"== {path}\n")
             for rec in iter_records(path, disp):

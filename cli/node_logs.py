@@ -51,11 +51,11 @@ class NodeLog:
     local: bool
 
 
-def places(args: argparse.Namespace, tee_prefix: Callable[[str], TeePrefix | None],
+def places(args: argparse.Namespace, prefixes: list[TeePrefix | None],
            say: Callable[[str], None]) -> list[NodeLog | None]:
-    """Each file's NodeLog under `--node-logs`, else None for each.  `tee_prefix` gives a fresh
-    parser of a file's torchrun prefix template, where it is not the default; `say` tells the
-    user where each file was placed.  Raises ValueError for what cannot be a node's log,
+    """Each file's NodeLog under `--node-logs`, else None for each.  `prefixes`: a fresh parser
+    of each file's torchrun prefix template, where it is not the default; `say` tells the user
+    where each file was placed.  Raises ValueError for what cannot be a node's log,
     OSError for a file that cannot be read."""
     paths = args.files
     if not args.node_logs:
@@ -65,7 +65,6 @@ def places(args: argparse.Namespace, tee_prefix: Callable[[str], TeePrefix | Non
     nproc = args.nproc_per_node
     if nproc is not None and nproc < 1:
         raise ValueError("--nproc-per-node must be at least 1")
-    prefixes = [tee_prefix(path) for path in paths]
     shown = [local_ranks_shown(path, prefix) if prefix is None or prefix.local else 0
              for path, prefix in zip(paths, prefixes)]
     workers = nproc or max(shown) or 1
