@@ -427,6 +427,11 @@ class Parser:
     def flush(self) -> list[dict]:
         return []
 
+    def owns(self, line: str) -> bool:
+        """Is this a line of the framework's own shape that gives no record by design (LitGPT's
+        accumulating micro-batches), which no other parser should read instead?"""
+        return False
+
     def place_events(self, recs: list[dict], rank) -> list[dict]:
         """The event records (see `events.py`) of one line of this parser's stream, given their
         step; a parser that knows a better step than the events' last one may set it here, or

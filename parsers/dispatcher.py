@@ -13,10 +13,12 @@ from .generic import GenericParser
 from .hf import AccelerateParser, HFTrainerParser
 from .keras import KerasParser
 from .lightning import LightningParser, NemoParser
+from .litgpt import LitGPTParser
 from .maxtext import MaxTextParser
 from .megatron import MegatronParser
 from .nanogpt import NanoGPTParser
 from .nccl import NcclParser, chatter
+from .olmo import OlmoParser
 from .prefix import RayWorkers, split_rank_prefix
 from .scan import candidate_lines, interesting
 from .srun import PIECE, SrunPieces, cut_inside, flatten, labelled, widest_node
@@ -34,8 +36,10 @@ PARSERS = {
     "accelerate": AccelerateParser,
     "deepspeed": DeepSpeedParser,
     "composer": ComposerParser,
+    "olmo": OlmoParser,
     "maxtext": MaxTextParser,
     "keras": KerasParser,
+    "litgpt": LitGPTParser,
     "nanogpt": NanoGPTParser,
     "generic": GenericParser,
 }
@@ -764,6 +768,8 @@ class Dispatcher:
             recs = active.parse(line, rank)
             if recs:
                 return self._accept(active, recs)
+            if active.owns(line):
+                return []
             if self.forced:
                 if active.name != "generic":
                     return self.generic.parse(line, rank, bars=False)

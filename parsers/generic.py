@@ -76,6 +76,10 @@ _TIMM_ITEM = Pattern(r"([A-Za-z@][\w@]{0,30}+):\s*+(-?[\d.]++(?:[eE][-+]?\d++)?)
                      r"(?:\s*+\(\s*+(-?[\d.]++(?:[eE][-+]?\d++)?)s?(?:, +[\d.]++/s)?\))?")
 _MM_NOT_METRICS = ("eta", "time", "data_time", "memory", "lr", "base_lr", "grad_norm", "loss")
 
+# Nanotron's logger head, `[INFO|DP=0|PP=1|TP=0|ip-26-0-160-225]:`: where in the parallel layout
+# the line was logged, not what it says.
+PARALLEL_PLACE = Pattern(r"\[[A-Z]{1,8}+\|DP=[^\]]{0,300}+\]")
+
 # CLU's LoggingWriter, behind absl's prefix: `I0919 14:15:27.775955 1401 logging_writer.py:35] [100] k=v, ...`
 CLU = Pattern(r"logging_writer\.py:\d{1,6}+\] \[(\d{1,12}+)\] (.{1,4000}+)")
 _EVAL_WORDS = Pattern(r"(?i)eval|valid|test|bleu|rouge")
@@ -191,7 +195,12 @@ class GenericParser(Parser):
                 return self._timm(m, rank)
         if not stepish(s):
             return []
-        items = pairs(SOURCE_LOCATION.sub("", s) if "]" in s and ":" in s else s)
+        text = s
+        if "]" in s and ":" in s:
+            text = SOURCE_LOCATION.sub("", s)
+            if "|DP=" in text:
+                text = PARALLEL_PLACE.sub("", text)
+        items = pairs(text)
         if not items:
             return []
         fields, extra = normalise(items)

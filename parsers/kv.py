@@ -13,29 +13,38 @@ _PAIR = Pattern(
     r"(?: ?\((?P<kunit>ms|s|sec|GiB|GB|MiB|MB|it/s|s/it|tok/s|tokens/s|samples/s)\))?"
     r"(?:\s{0,3}+[:=]\s{0,8}+|\s{1,8}+)"
     r"(?P<val>[-+]?(?:\d[\d,]{0,30}+(?:\.\d*+)?|\.\d++)(?:[eE][-+]?\d{1,3}+)?|nan|inf|N/A)"
-    r"(?P<unit>ms|s|sec|%|GiB|GB|MiB|MB|it/s|s/it|tok/s|K)?(?![\w.])")
+    r"(?:(?P<unit>ms|s|sec|%|GiB|GB|MiB|MB|it/s|s/it|tok/s|K|M|G|T)|\x20(?P<sunit>ms|sec|s|GiB|GB|MiB|MB)"
+    r"(?![\w./]))?(?![\w.])")
+"""A unit follows its number, or a space and then a unit of time or memory (`iter time: 112.20 ms`,
+`step-time 73.352 sec`); K, M, G and T scale the number (`tokens_per_sec: 2.35K`)."""
+SCALE = {"K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
 
 STEP_KEYS = {"step", "iter", "iteration", "it", "global_step", "globalstep", "num_updates",
              "training_steps", "update", "steps", "train/global_step", "trainer/global_step"}
-LOSS_KEYS = {"loss", "train_loss", "lm_loss", "lm loss", "train loss", "training_loss", "step_loss",
+LOSS_KEYS = {"loss", "train_loss", "lm_loss", "cross_entropy_loss", "ce_loss", "lm loss", "train loss", "training_loss", "step_loss",
              "reduced_train_loss", "loss/train/total", "train/loss", "loss/tok", "avg_loss",
              "train_loss_step", "loss_step"}
 LR_KEYS = {"lr", "learning_rate", "learning rate", "train/learning_rate", "lr-adamw", "train_learning_rate"}
-GN_KEYS = {"grad_norm", "gnorm", "norm", "grad norm", "gradnorm", "grad_norm/total", "train/grad_norm"}
+GN_KEYS = {"grad_norm", "gnorm", "norm", "grad norm", "gradnorm", "grad_norm/total", "train/grad_norm",
+           "gradient_norm", "total_grad_norm"}
 TIME_KEYS = {"time", "dt", "step_time", "iter_time", "batch_time", "elapsed", "step time", "iter time", "batch time",
              "time/step", "train_step_timing in s", "step_time_s", "time_per_step"}
-TIME_MS_KEYS = {"step_time_ms", "time_ms", "dt_ms", "iter_time_ms", "batch_time_ms", "elapsed_ms"}
+TIME_MS_KEYS = {"step_time_ms", "time_ms", "dt_ms", "iter_time_ms", "batch_time_ms", "elapsed_ms",
+                "elapsed_time_per_iteration_ms"}
 TOK_KEYS = {"tok/s", "tok/sec", "tokens/s", "tokens/sec", "tps", "tokens_per_sec", "tokens_per_s",
-            "wps", "tokens_per_second", "train_tokens_per_second", "tokens per second", "tgs",
+            "wps", "tokens_per_second", "train_tokens_per_second", "tokens per second",
             "timing/target_tokens_per_second"}
+TOK_GPU_KEYS = {"tgs", "tokens_per_sec_per_gpu", "tokens_per_second_per_gpu", "tokens_per_s_per_gpu"}
+"""Per device: `tgs` is Megatron's tokens per GPU per second."""
 SAMPLE_KEYS = {"samples/s", "samples/sec", "samples_per_sec", "samples_per_s", "seq/s", "sps",
                "samples_per_second", "train_samples_per_second", "throughput", "img/s", "images/s",
                "timing/seqs_per_second"}
 IT_KEYS = {"it/s", "ups", "steps_per_second", "train_steps_per_second", "iters/s", "batches_per_sec",
            "timing/steps_per_second"}
-TFLOPS_KEYS = {"tflops", "tflop/s", "tflops/gpu", "model_tflops", "tflop", "TFLOPs"}
+TFLOPS_KEYS = {"tflops", "tflop/s", "tflops/gpu", "model_tflops", "tflop", "TFLOPs", "model_tflops_per_gpu",
+               "tflops_per_gpu"}
 MEM_KEYS = {"memory", "mem", "max mem", "mem_gb", "peak_mem", "max_mem", "peak memory", "memory_gb",
-            "max_memory_allocated", "mem_alloc"}
+            "max_memory_allocated", "mem_alloc", "peak_gpu_memory"}
 EPOCH_KEYS = {"epoch", "ep"}
 TOTAL_KEYS = {"total_steps", "max_steps", "total"}
 TIMESTAMP_KEYS = {"timestamp", "_timestamp", "unix_time"}
@@ -98,7 +107,7 @@ def _fast_pairs(text: str, limit: int):
 def regex_pairs(text: str, limit: int = 64) -> list[tuple[str, str, str | None]]:
     out = []
     for m in _PAIR.finditer(text):
-        out.append((m.group("key"), m.group("val"), m.group("unit") or m.group("kunit")))
+        out.append((m.group("key"), m.group("val"), m.group("unit") or m.group("sunit") or m.group("kunit")))
         if len(out) >= limit:
             break
     return out
@@ -126,14 +135,15 @@ def pairs(text: str, limit: int = 64) -> list[tuple[str, str, str | None]]:
 # several sets takes the first.  Keys ending in `_ms` that no earlier set claims are extras.
 _FIELD_SETS = (("step", STEP_KEYS), ("loss", LOSS_KEYS), ("lr", LR_KEYS),
                ("grad_norm", GN_KEYS), ("step_time_ms", TIME_MS_KEYS), ("time", TIME_KEYS),
-               ("tokens_per_s", TOK_KEYS), ("samples_per_s", SAMPLE_KEYS), ("it_per_s", IT_KEYS),
+               ("tokens_per_s", TOK_KEYS), ("tokens_per_s_per_gpu", TOK_GPU_KEYS), ("samples_per_s", SAMPLE_KEYS), ("it_per_s", IT_KEYS),
                ("tflops", TFLOPS_KEYS | {"tflops"}), ("mfu", {"mfu"}), ("mem", MEM_KEYS),
                ("epoch", EPOCH_KEYS), ("total_steps", TOTAL_KEYS), ("log_time_s", TIMESTAMP_KEYS))
 _MS_CLAIMED_BY = ("step", "loss", "lr", "grad_norm", "step_time_ms")
 _FIELD_OF: dict[str, str] = {   # reversed: an earlier set overwrites a later one
     key: tag for tag, keys in reversed(_FIELD_SETS) for key in keys
     if tag in _MS_CLAIMED_BY or not key.endswith("_ms")}
-_SAME_NAME = frozenset(("loss", "lr", "grad_norm", "samples_per_s", "it_per_s", "tflops", "mfu"))
+_SAME_NAME = frozenset(("loss", "lr", "grad_norm", "samples_per_s", "it_per_s", "tflops", "mfu",
+                        "tokens_per_s", "tokens_per_s_per_gpu"))
 
 
 _KEYS: dict = {}
@@ -143,7 +153,9 @@ _KEYS: dict = {}
 
 def _key(key: str) -> tuple:
     k = key.strip().lower()
-    plan = (k, _FIELD_OF.get(k), None if k.endswith("_ms") else k.replace(" ", "_"))
+    # `learning-rate`, `step-time`: a hyphen stands for the underscore of the known keys
+    tag = _FIELD_OF.get(k) or ("-" in k and _FIELD_OF.get(k.replace("-", "_"))) or None
+    plan = (k, tag, None if k.endswith("_ms") else k.replace(" ", "_"))
     if len(_KEYS) < 4096:
         _KEYS[key] = plan
     return plan
@@ -163,6 +175,10 @@ def normalise(items, fields: dict | None = None) -> tuple[dict, dict]:
         if v is None:
             continue
         k, tag, name = known(key) or _key(key)
+        if unit and unit in SCALE:
+            if tag == "mem":        # bytes, in units of 1000 or 1024 as the printer chose
+                tag = None
+            v *= SCALE[unit]
         if unit in ("tok/s", "tokens/s") and tag in (None, "samples_per_s"):    # throughput (tokens/s)
             fields.setdefault("tokens_per_s", v)
         elif tag is None:
@@ -185,8 +201,6 @@ def normalise(items, fields: dict | None = None) -> tuple[dict, dict]:
             ms = to_ms(v, unit if unit in ("ms", "s", "sec") else None, "s")
             if ms is not None:
                 fields.setdefault("step_time_ms", ms)
-        elif tag == "tokens_per_s":
-            fields.setdefault("tokens_per_s", v * (1000 if unit == "K" else 1))
         elif tag == "mem":
             if unit in ("GiB", "GB", "MiB", "MB"):
                 fields.setdefault("mem_gb", to_gb(v, unit))

@@ -71,6 +71,11 @@ FRAGMENTS = [
     "Acc@1: ",
     # crashes
     "Segmentation fault", " (core dumped)", "Fatal Python error: ", "terminate called after throwing an instance of '",
+    # LitGPT, OLMo, Nanotron, units after a space, scaled numbers
+    "Epoch 1 | iter 40 step 5 | loss train: ", " | iter time: ", " ms (step)", "iter 4800: val loss ",
+    ", val time: ", " (optimizer.step)", "[step=10/100,epoch=0]", ",eta=0h03m]", "    train/CE loss=",
+    "    throughput/device/BPS=", "    eval/c4/CrossEntropyLoss=", "Running evaluation for '",
+    "[INFO|DP=0|PP=0|TP=0|ip-1]: iteration: ", " / 1000 | ", "11.5K", "85.8G", " sec", "step-time ",
 ]
 
 lines = st.lists(st.sampled_from(FRAGMENTS) | st.text(max_size=20), max_size=40).map("".join)

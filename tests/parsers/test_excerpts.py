@@ -1,0 +1,184 @@
+"""Logs of frameworks outside the corpus, as their users pasted them into public issues
+(`tests/data/excerpts/SOURCES.tsv`): LitGPT, Nanotron, torchtune, OLMo, and a trainer whose keys
+are hyphenated.  Each file is read line by line and in one block, as `ingest` and the log probe
+read; both must give the same records."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pytest import approx
+
+from ridgescope.parsers import Dispatcher
+
+from .conftest import feed_all
+
+EXCERPTS = Path(__file__).resolve().parents[1] / "data" / "excerpts"
+
+
+def read(name: str) -> list[dict]:
+    data = (EXCERPTS / name).read_bytes()
+    by_line, _ = feed_all(data.splitlines())
+    d = Dispatcher()
+    in_block = d.feed_chunk(data) + d.flush()
+    assert by_line == in_block
+    return by_line
+
+
+def progress(recs: list[dict]) -> list[dict]:
+    return [r for r in recs if r["kind"] == "progress"]
+
+
+def test_every_excerpt_has_its_source():
+    listed = {line.split("\t")[0] for line in (EXCERPTS / "SOURCES.tsv").read_text().splitlines()[1:]}
+    assert listed == {p.name for p in EXCERPTS.glob("*.log")}
+    for line in (EXCERPTS / "SOURCES.tsv").read_text().splitlines()[1:]:
+        assert "https://github.com/" in line.split("\t")[1]
+
+
+def test_litgpt_pretrain_steps_are_optimizer_steps():
+    """5 iterations a step: the step is `step`, and the printed time, one iteration's, is no
+    step's time."""
+    recs = progress(read("litgpt_pretrain_gpt2-124m.log"))
+    assert [r["step"] for r in recs] == list(range(610140, 610201, 10))
+    assert {r["framework"] for r in recs} == {"litgpt"}
+    first = recs[0]
+    assert first["loss"] == 2.846 and first["epoch"] == 34
+    assert first["metrics"] == {"iter": 3050700, "val_loss": 2.861, "iter_time_ms": 112.2}
+    assert not any("step_time_ms" in r for r in recs)
+
+
+def test_litgpt_finetune_accumulating_iterations_give_no_record():
+    """Only the iterations marked `(optimizer.step)` end a step; the validation comes after the
+    step its iteration ends (iteration 4800 of 8 a step: step 600)."""
+    recs = read("litgpt_finetune_optimizer-step-marks.log")
+    assert [(r["kind"], r["step"]) for r in recs] == [
+        ("progress", 220), ("progress", 225), ("eval", 600), ("progress", 605)]
+    assert recs[0]["loss"] == 1.5947 and recs[0]["metrics"]["iter_time_ms"] == 263.85
+    assert recs[2] == {"kind": "eval", "rank": None, "step": 600, "framework": "litgpt",
+                       "phase": "result", "duration_ms": 3778.02, "metrics": {"val_loss": 1.7258}}
+
+
+@pytest.mark.parametrize("lines,want", [
+    # lit-gpt 2023: iterations from 0, one a step: the iteration's time is the step's
+    (["iter 0 step 1: loss 10.9819, iter time: 1036.84ms (optimizer.step)",
+      "iter 1 step 2: loss 10.9613, iter time: 412.50ms (optimizer.step)"],
+     [(1, 10.9819, 1036.84), (2, 10.9613, 412.5)]),
+    # 2024 on, no accumulation: iter and step move together, and the line is marked
+    (["Epoch 1 | iter 7 step 7 | loss train: 1.671, val: n/a | iter time: 156.28 ms (step)"],
+     [(7, 1.671, 156.28)]),
+    # the first iterations of an accumulating run: step 0 is no step
+    (["Epoch 1 | iter 1 step 0 | loss train: 1.657, val: n/a | iter time: 298.27 ms",
+      "Epoch 1 | iter 4 step 1 | loss train: 1.585, val: n/a | iter time: 181.34 ms (step)"],
+     [(1, 1.585, None)]),
+])
+def test_litgpt_line_variants(lines, want):
+    recs, _ = feed_all(lines)
+    assert [(r["step"], r["loss"], r.get("step_time_ms")) for r in recs] == want
+
+
+def test_litgpt_validation_and_checkpoint():
+    recs, _ = feed_all(["iter 8 step 8: loss 2.0, iter time: 100.00ms (optimizer.step)", "Validating ...",
+                        "iter 8: val loss 2.1000, val time: 512.00 ms",
+                        "Saving checkpoint to '/out/step-00000008/lit_model.pth'"])
+    assert [(r["kind"], r.get("phase"), r["step"]) for r in recs] == [
+        ("progress", None, 8), ("eval", "result", 8), ("checkpoint", "start", 8)]
+    assert recs[1]["duration_ms"] == 512.0
+    assert recs[2]["path"] == "/out/step-00000008/lit_model.pth"
+
+
+def test_nanotron_suffixed_numbers_and_step_time():
+    """`11.5K` ms is 11,500 ms; the logger's `[INFO|DP=0|PP=0|TP=0|host]` head gives no metric."""
+    recs = progress(read("nanotron_iteration-lines.log"))
+    assert [r["step"] for r in recs] == [991, 992, 993, 327281, 327282]
+    first, late = recs[0], recs[3]
+    assert (first["step_time_ms"], first["loss"], first["total_steps"]) == (272.0, 9.63, 1000)
+    assert (first["tokens_per_s"], first["tokens_per_s_per_gpu"], first["tflops"]) == (2350.0, 294.0, 0.00744)
+    assert first["metrics"]["consumed_tokens"] == 634_000
+    assert first["metrics"]["cuda_max_memory_reserved"] == 570e6
+    assert not {"dp", "pp", "tp"} & set(first["metrics"])
+    assert (late["step_time_ms"], late["tokens_per_s"], late["tokens_per_s_per_gpu"]) == (11500.0, 22800.0, 11400.0)
+    assert late["metrics"]["consumed_tokens"] == approx(85.8e9)
+    assert late["total_steps"] == 378950 and late["grad_norm"] == 1.25
+
+
+def test_torchtune_stdout_logger():
+    recs = progress(read("torchtune_stdout-logger.log"))
+    assert [(r["step"], r["lr"]) for r in recs] == [(s, 2e-05) for s in range(1, 6)]
+    assert recs[0]["loss"] == approx(2.085338592529297)
+    assert recs[2]["tokens_per_s_per_gpu"] == approx(655.9372371931469)
+
+
+def test_olmo_console_metrics():
+    recs = read("olmo_console-metrics.log")
+    assert [(r["kind"], r["step"], r["framework"]) for r in recs] == [("progress", s, "olmo") for s in (1, 2, 3)]
+    one, two = recs[0], recs[1]
+    assert (one["loss"], one["grad_norm"], one["total_steps"], one["epoch"]) == (12.18, 231.7, 739328, 0)
+    assert one["mem_gb"] == approx(46911 / 1024)
+    assert one["metrics"]["train/Perplexity"] == 195153
+    assert two["loss"] == approx(1.7872662283480167e-06)
+    assert (two["tokens_per_s_per_gpu"], two["it_per_s"]) == (26668, 0.0254)
+    assert "step_time_ms" not in two        # a mean over a window of steps
+
+
+OLMO_CORE = [
+    "2025-01-10 12:00:01.000\tnode-1:0\tolmo_core.train.callbacks.console_logger:93\tINFO\t[step=9/100,epoch=0]",
+    "2025-01-10 12:00:02.000\tnode-1:0\tolmo_core.train.callbacks.console_logger:93\tINFO\t[step=10/100,epoch=0,eta=0h03m]",
+    "    train/CE loss=3.412",
+    "    train/PPL=30.32",
+    "    optim/total grad norm=0.4513",
+    "    optim/LR (group 0)=0.0004",
+    "    throughput/device/TPS=41,230",
+    "    throughput/device/BPS=2.500",
+    "    throughput/device/data loading (s)=0.0021",
+    "    throughput/device/MFU=38.20",
+    "2025-01-10 12:00:02.400\tnode-1:0\tolmo_core.train.callbacks.console_logger:93\tINFO\t[step=11/100,epoch=0]",
+]
+
+
+def test_olmo_core_console_logger():
+    """A bare header at a step with no metrics; BPS is one over the step's time, and the data
+    loading time is its input lane."""
+    recs, _ = feed_all(OLMO_CORE)
+    assert [r["step"] for r in recs] == [9, 10, 11]
+    ten = recs[1]
+    assert (ten["loss"], ten["grad_norm"], ten["lr"], ten["mfu"]) == (3.412, 0.4513, 0.0004, 38.2)
+    assert (ten["tokens_per_s_per_gpu"], ten["it_per_s"], ten["step_time_ms"]) == (41230, 2.5, 400.0)
+    assert ten["lanes_ms"] == {"input": 2.1} and ten["metrics"] == {"train/PPL": 30.32}
+
+
+def test_olmo_evaluation():
+    lines = ["2024-08-06 10:00:44 host:0  olmo.train:908  INFO    [step=4/10,epoch=0]",
+             "    train/CrossEntropyLoss=2.5",
+             "2024-08-06 10:01:44 host:0  olmo.train:1070  INFO    Running evaluation for 'c4_en-validation'...",
+             "2024-08-06 10:01:46 host:0  olmo.train:1085  INFO    [eval_step=2/2]",
+             "2024-08-06 10:01:46 host:0  olmo.train:1090  INFO    c4_en-validation",
+             "    eval/c4_en-validation/CrossEntropyLoss=3.215",
+             "2024-08-06 10:01:47 host:0  olmo.train:1026  INFO    Saving checkpoint...",
+             "2024-08-06 10:01:49 host:0  olmo.train:1028  INFO    Checkpoint saved to /ckpt/step4"]
+    recs, _ = feed_all(lines)
+    assert [(r["kind"], r.get("phase"), r["step"]) for r in recs] == [
+        ("progress", None, 4), ("eval", "start", 4), ("eval", "result", 4),
+        ("checkpoint", "start", 4), ("checkpoint", "end", 4)]
+    assert recs[1]["label"] == "c4_en-validation"
+    assert recs[2]["metrics"] == {"eval/c4_en-validation/CrossEntropyLoss": 3.215}
+
+
+def test_hyphenated_keys_and_units_after_a_space():
+    recs = progress(read("pithtrain_hyphenated-keys.log"))
+    assert [(r["step"], r["step_time_ms"], r["loss"]) for r in recs] == [
+        (1, 73352.0, 2.6636), (2, 28823.0, 2.5949), (3, 27786.0, 2.652)]
+    first = recs[0]
+    assert (first["lr"], first["grad_norm"], first["tokens_per_s"], first["mem_gb"]) == (1e-06, 20.2657, 28590, 63.65)
+    assert first["total_steps"] == 15 and first["metrics"] == {"load-balance-loss": 0.001807}
+
+
+@pytest.mark.parametrize("line,want", [
+    ("step 5 | iter time: 263.85 ms | loss 2.1", 263.85),
+    ("step: 5, step_time: 1.5 s, loss: 2.1", 1500.0),
+    ("step=5 time=120 ms loss=2.1", 120.0),
+    ("step 5 loss 2.1 time 0.25", 250.0),          # no unit: seconds, as before
+])
+def test_a_unit_after_a_space(line, want):
+    recs, _ = feed_all([line])
+    assert recs[0]["step_time_ms"] == want and recs[0]["loss"] == 2.1
