@@ -25,6 +25,7 @@ from .srun import PIECE, SrunPieces, cut_inside, flatten, labelled, widest_node
 from .tee import TeeParts, per_write_prefix, split_inside
 from .template import TeePrefix
 from .torchtitan import TorchtitanParser
+from .verl import VerlParser
 
 # Detection order: most specific first; `generic` is the fallback and never claims a stream.
 PARSERS = {
@@ -37,6 +38,7 @@ PARSERS = {
     "deepspeed": DeepSpeedParser,
     "composer": ComposerParser,
     "olmo": OlmoParser,
+    "verl": VerlParser,
     "maxtext": MaxTextParser,
     "keras": KerasParser,
     "litgpt": LitGPTParser,

@@ -182,3 +182,33 @@ def test_hyphenated_keys_and_units_after_a_space():
 def test_a_unit_after_a_space(line, want):
     recs, _ = feed_all([line])
     assert recs[0]["step_time_ms"] == want and recs[0]["loss"] == 2.1
+
+
+def test_verl_step_line_behind_rays_prefix():
+    """The driver's metrics, no rank; `timing_s/step` is the step's time and the rollout, log-prob
+    and update phases its compute lane (the reward and advantage phases get none)."""
+    (rec,) = read("verl_ppo-step-metrics.log")
+    assert (rec["kind"], rec["step"], rec["rank"], rec["framework"]) == ("progress", 4, None, "verl")
+    assert (rec["loss"], rec["grad_norm"], rec["mfu"], rec["mem_gb"]) == (0.01, 0.279, 17.7, 106.729)
+    assert rec["step_time_ms"] == 1_630_262.0
+    assert rec["timers_ms"] == {"gen": 1_400_087.0, "reward": 41_094.0, "old_log_prob": 39_616.0,
+                                "ref": 40_340.0, "adv": 813.0, "update_actor": 75_486.0}
+    assert rec["lanes_ms"] == {"compute": approx(1_400_087 + 39_616 + 40_340 + 75_486)}
+    assert rec["metrics"]["critic/score/mean"] == -0.643 and rec["metrics"]["response_length/max"] == 9723
+
+
+def test_verl_validation_is_an_evaluation():
+    (rec,) = read("verl_validation-before-training.log")
+    assert (rec["kind"], rec["phase"], rec["step"]) == ("eval", "result", 0)
+    assert rec["metrics"]["val-core/openai/gsm8k/acc/mean@1"] == 0.508
+
+
+def test_verl_line_with_validation_and_checkpoint_phases():
+    line = ("step:20 - actor/pg_loss:-0.004 - actor/grad_norm:0.5 - val-core/gsm8k/acc/mean@1:0.71 - "
+            "timing_s/gen:30.0 - timing_s/update_weights:2.5 - timing_s/update_actor:10.0 - "
+            "timing_s/testing:15.0 - timing_s/save_checkpoint:8.0 - timing_s/step:66.0")
+    recs, _ = feed_all([line])
+    assert [(r["kind"], r["step"]) for r in recs] == [("progress", 20), ("eval", 20)]
+    assert recs[0]["step_time_ms"] == 66_000.0
+    assert recs[0]["lanes_ms"] == {"compute": 40_000.0, "communication": 2_500.0, "checkpoint": 8_000.0}
+    assert recs[1]["metrics"] == {"val-core/gsm8k/acc/mean@1": 0.71}

@@ -76,6 +76,8 @@ FRAGMENTS = [
     ", val time: ", " (optimizer.step)", "[step=10/100,epoch=0]", ",eta=0h03m]", "    train/CE loss=",
     "    throughput/device/BPS=", "    eval/c4/CrossEntropyLoss=", "Running evaluation for '",
     "[INFO|DP=0|PP=0|TP=0|ip-1]: iteration: ", " / 1000 | ", "11.5K", "85.8G", " sec", "step-time ",
+    # verl
+    "(TaskRunner pid=7) ", "step:3 - ", "actor/pg_loss:", " - timing_s/step:", " - val-core/a/acc/mean@1:",
 ]
 
 lines = st.lists(st.sampled_from(FRAGMENTS) | st.text(max_size=20), max_size=40).map("".join)

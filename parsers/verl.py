@@ -1,0 +1,89 @@
+"""verl (RL post-training of LLMs: PPO, GRPO, DAPO, and its SFT trainer): the driver prints each
+step's metrics as one line,
+
+    (TaskRunner pid=4072644) step:4 - actor/pg_loss:0.010 - actor/grad_norm:0.279 - ...
+        - timing_s/gen:1400.087 - timing_s/step:1630.262 - timing_s/update_actor:75.486 - ...
+
+behind Ray's prefix when the driver runs as a Ray task (the job's metrics: no rank).  The
+`timing_s/*` values are the step's phases in seconds, one after another inside `step`, the
+whole step.  Rollout generation (`gen`), the log-prob and value passes and the actor and
+critic updates are the compute lane; sending the trainer's weights to the rollout engine
+(`update_weights`) is communication; `save_checkpoint` the checkpoint lane.  The reward,
+advantage and validation phases get no lane: they may run on the CPU or in another service.
+Validation metrics (`val-core/...`, `val-aux/...`) are an evaluation's result; `step:0` holds
+only those, from the validation before the first step."""
+from __future__ import annotations
+
+from .base import Parser, num, record, seconds_to_ms
+
+_FIELDS = {"actor/pg_loss": "loss", "train/loss": "loss", "actor/grad_norm": "grad_norm",
+           "train/grad_norm": "grad_norm", "actor/lr": "lr", "train/lr": "lr",
+           "perf/throughput": "tokens_per_s_per_gpu", "training/epoch": "epoch"}
+_LANES = {"gen": "compute", "old_log_prob": "compute", "ref": "compute", "values": "compute",
+          "update_actor": "compute", "update_critic": "compute", "update_weights": "communication",
+          "save_checkpoint": "checkpoint"}
+_MEMORY = ("perf/max_memory_reserved_gb", "perf/max_memory_allocated_gb")
+_METRICS = 32
+_PAIRS = 400
+
+
+class VerlParser(Parser):
+    name = "verl"
+
+    def detect(self, line: str) -> bool:
+        s = line.lstrip()
+        return s.startswith("step:") and " - " in s and _step(s[:s.find(" - ")]) is not None
+
+    def parse(self, line: str, rank: int | None) -> list[dict]:
+        s = line.strip()
+        if not s.startswith("step:") or " - " not in s:
+            return []
+        items = s.split(" - ", _PAIRS)
+        step = _step(items[0])
+        if step is None:
+            return []
+        fields: dict = {}
+        timers: dict = {}
+        metrics: dict = {}
+        validation: dict = {}
+        memory: dict = {}
+        for item in items[1:_PAIRS]:
+            key, colon, printed = item.rpartition(":")
+            v = num(printed) if colon else None
+            if v is None:
+                continue
+            if key.startswith("timing_s/"):
+                timers[key[9:]] = seconds_to_ms(v)
+            elif key.startswith(("val-core/", "val-aux/", "val/")):
+                validation[key] = v
+            elif key in _FIELDS:
+                fields.setdefault(_FIELDS[key], v)
+            elif key == "perf/mfu/actor":
+                fields["mfu"] = round(v * 100, 6) if v <= 1 else v
+            elif key in _MEMORY:
+                memory[key] = v
+            elif len(metrics) < _METRICS:
+                metrics[key] = v
+        out = []
+        if fields or timers or metrics:
+            if "step" in timers:
+                fields["step_time_ms"] = timers.pop("step")
+            lanes: dict = {}
+            for phase, ms in timers.items():
+                lane = _LANES.get(phase)
+                if lane is not None:
+                    lanes[lane] = round(lanes.get(lane, 0.0) + ms, 6)
+            if "epoch" in fields:
+                fields["epoch"] = int(fields["epoch"])
+            mem = next((memory[k] for k in _MEMORY if k in memory), None)
+            out.append(record("progress", self.name, rank, step, **fields, mem_gb=mem,
+                              timers_ms=timers or None, lanes_ms=lanes or None, metrics=metrics or None))
+        if validation:
+            out.append(record("eval", self.name, rank, step, phase="result", metrics=validation))
+        return out
+
+
+def _step(head: str) -> int | None:
+    """N of `step:N`; None for any other head."""
+    printed = head[5:].strip() if head.startswith("step:") else ""
+    return int(printed) if printed.isdigit() and printed.isascii() and len(printed) < 12 else None
