@@ -5,7 +5,22 @@ from .base import CLOCK, EVAL_WORDS, BarTracker, Parser, parse_bar, record, to_m
 from .pydict import parse_flat_dict
 
 _TRAIN_MAP = {"loss": "loss", "learning_rate": "lr", "grad_norm": "grad_norm", "epoch": "epoch",
-              "train_tokens_per_second": "tokens_per_s", "num_input_tokens_seen": "tokens_seen"}
+              "train_tokens_per_second": "tokens_per_s", "num_input_tokens_seen": "tokens_seen",
+              "memory(GiB)": "mem_gb", "train_speed(iter/s)": "it_per_s"}
+"""HF's keys, and those ms-swift adds to its log dicts (its speed is the run's mean so far)."""
+
+
+def printed_step(d: dict) -> tuple[int | None, int | None]:
+    """(step, total) a log dict names: `'step': 5`, or ms-swift's `'global_step/max_steps':
+    '78/176'`."""
+    if isinstance(d.get("step"), int) and not isinstance(d.get("step"), bool):
+        return d["step"], None
+    both = d.get("global_step/max_steps")
+    if isinstance(both, str):
+        step, _, total = both.partition("/")
+        if step.isdigit() and total.isdigit() and step.isascii() and total.isascii():
+            return int(step), int(total)
+    return None, None
 
 
 _RECORD_SLOTS = frozenset(("kind", "framework", "rank", "step", "phase"))
@@ -106,8 +121,8 @@ class HFTrainerParser(Parser):
         elif "loss" in d or "learning_rate" in d or "grad_norm" in d:
             if rank not in self.main_total:
                 # no progress bar on this stream (disable_tqdm, file logging): nothing to wait for
-                out.append(record("progress", self.name, rank, d.get("step") if isinstance(d.get("step"), int)
-                                  else None, **dict_fields(d)))
+                step, total = printed_step(d)
+                out.append(record("progress", self.name, rank, step, total_steps=total, **dict_fields(d)))
                 return
             old = self.pending.pop(rank, None)
             if old is not None:

@@ -1,4 +1,4 @@
-"""Megatron-LM (and Megatron-DeepSpeed) iteration lines, timers, validation, checkpoints.
+"""Megatron-LM (and Megatron-DeepSpeed, GPT-NeoX) iteration lines, timers, validation, checkpoints.
 
 Megatron-LM prints ` [2024-10-16 04:23:00] iteration        2/  500000 | ...` (older versions and
 Megatron-DeepSpeed without the date), and its timers either on one line (`time (ms) | name: x |
@@ -8,13 +8,16 @@ from __future__ import annotations
 
 from .base import Parser, Pattern, is_digits, num, parse_timer_list, record, timers_to_lanes, to_int
 
-ITER = Pattern(r"\s*+(?:\[[0-9: -]{1,40}+\]\s*+)?iteration\s++(\d++)\s*+/\s*+(\d++)\s*+\|(.{0,4000}+)")
+# GPT-NeoX puts `samples/sec: 12.345 |` before `iteration`
+ITER = Pattern(r"\s*+(?:\[[0-9: -]{1,40}+\]\s*+)?(?:samples/sec: ([\d.]++) \|\s*+)?"
+               r"iteration\s++(\d++)\s*+/\s*+(\d++)\s*+\|(.{0,4000}+)")
 TIMER_BLOCK = Pattern(r"(\(min, max\) |max )time across ranks \(ms\):\s*+")
 BLOCK_TIMER = Pattern(r"\s++([A-Za-z][\w/.-]{0,120}+) \.*+: (?:\(([\d.]++), ([\d.]++)\)|([\d.]++))\s*+")
 TIMERS = Pattern(r"time \(ms\)\s*+\|(.{0,4000}+)")
 # ` validation loss at iteration 100 | ...`, newer `... at iteration 2500 on 320-sample draw from
-# validation set | ...` (or `on test set`), and `... at the end of training for test data | ...`
-VALID = Pattern(r"\s*+validation loss at (?:iteration\s*+(\d++)(?: on ([^|]{1,200}+))?"
+# validation set | ...` (or `on test set`), and `... at the end of training for test data | ...`;
+# GPT-NeoX's ` validation results at iteration 100 | lm_loss value: 6.9E+00 | ...`
+VALID = Pattern(r"\s*+validation (?:loss|results) at (?:iteration\s*+(\d++)(?: on ([^|]{1,200}+))?"
                 r"|the end of training for (\w{1,40}+) data)\s*+\|(.{0,2000}+)")
 
 _BLOCK_TIMERS = 128
@@ -36,7 +39,10 @@ _MAP = {
     "tokens per gpu per second (tgs)": "tokens_per_s_per_gpu",
     "samples per second": "samples_per_s",
     "mem usages": "mem_usage",
+    "lm_loss": "loss",
 }
+_FLOPS = {"TFLOPS": 1.0, "GFLOPS": 1e-3, "MFLOPS": 1e-6, "PFLOPS": 1e3}
+"""GPT-NeoX's `approx flops per GPU: 123.4TFLOPS`, in its unit of the moment, as TFLOP/s."""
 
 
 def parse_fields(text: str) -> tuple[dict, dict]:
@@ -49,6 +55,12 @@ def parse_fields(text: str) -> tuple[dict, dict]:
         key = k.strip().lower()
         v = num(val)
         if v is None:
+            if key == "approx flops per gpu":
+                printed = val.strip()
+                scale = _FLOPS.get(printed[-6:])
+                v = num(printed[:-6]) if scale else None
+                if v is not None and scale is not None:
+                    fields["tflops"] = round(v * scale, 6)
             continue
         name = _MAP.get(key)
         if name:
@@ -77,10 +89,13 @@ class MegatronParser(Parser):
     def detect(self, line: str) -> bool:
         return "iteration" in line and ITER.match(line) is not None
 
-    def _iteration(self, printed_step: str, total: str, text: str, rank) -> list[dict]:
+    def _iteration(self, printed_step: str, total: str, text: str, rank,
+                   samples_per_s: str | None = None) -> list[dict]:
         step = int(printed_step)
         self.last_step[rank] = step
         fields, _ = parse_fields(text)
+        if samples_per_s is not None:
+            fields.setdefault("samples_per_s", num(samples_per_s))
         self.last_time[rank] = fields.get("step_time_ms")
         return [record("progress", self.name, rank, step, total_steps=int(total), **fields)]
 
@@ -158,8 +173,8 @@ class MegatronParser(Parser):
         if "iteration" in line:
             m = ITER.match(line)
             if m:
-                return self._iteration(m.group(1), m.group(2), m.group(3), rank)
-        if "validation loss at" in line:
+                return self._iteration(m.group(2), m.group(3), m.group(4), rank, m.group(1))
+        if "validation loss at" in line or "validation results at" in line:
             m = VALID.match(line)
             if m:
                 iteration, draw, split, text = m.groups()
@@ -167,7 +182,7 @@ class MegatronParser(Parser):
                 for k in list(fields):
                     if k.endswith("loss_value") and "loss" not in fields:
                         fields["loss"] = fields[k]
-                    elif k.endswith("loss_ppl"):
+                    elif k.endswith(("loss_ppl", "loss_ppl_value")):
                         fields["ppl"] = fields[k]
                 step = to_int(iteration) if iteration else self.last_step.get(rank)
                 test = split == "test" or (draw is not None and draw.rstrip().endswith("test set"))

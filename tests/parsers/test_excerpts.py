@@ -212,3 +212,13 @@ def test_verl_line_with_validation_and_checkpoint_phases():
     assert recs[0]["step_time_ms"] == 66_000.0
     assert recs[0]["lanes_ms"] == {"compute": 40_000.0, "communication": 2_500.0, "checkpoint": 8_000.0}
     assert recs[1]["metrics"] == {"val-core/gsm8k/acc/mean@1": 0.71}
+
+
+def test_ms_swift_log_dicts_name_their_step():
+    """ms-swift's dicts carry `'global_step/max_steps': '78/176'`, its memory and its speed."""
+    recs = read("ms-swift_dpo-log-dicts.log")
+    assert [(r["step"], r["total_steps"], r["framework"]) for r in recs] == [(78, 176, "hf_trainer"),
+                                                                            (79, 176, "hf_trainer")]
+    first = recs[0]
+    assert (first["loss"], first["lr"], first["mem_gb"], first["it_per_s"]) == (0.21932983, 6.8e-07, 63.16, 0.011239)
+    assert first["epoch"] == 0.89 and first["rewards_margins"] == 10.0625

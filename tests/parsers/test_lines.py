@@ -590,6 +590,25 @@ def test_megatron_validation_lines():
                      (100, "test", 12.0)]
 
 
+def test_gpt_neox_iteration_and_validation_lines():
+    """GPT-NeoX's lines as its `training_log` formats them: samples/s before the iteration, its
+    FLOP/s in a unit of the moment, and `lm_loss` with an underscore."""
+    recs, _ = feed_all([
+        " samples/sec: 51.234 | iteration       10/      50 | elapsed time per iteration (ms): 9876.5 |"
+        " learning rate: 1.234E-04 | approx flops per GPU: 150.3TFLOPS | lm_loss: 7.123456E+00 |"
+        " loss scale: 65536.0 | number of skipped iterations:   0 | number of nan iterations:   0 |",
+        " samples/sec: 50.100 | iteration       20/      50 | elapsed time per iteration (ms): 10100.2 |"
+        " learning rate: 1.500E-04 | approx flops per GPU: 900.5GFLOPS | lm_loss: 6.900000E+00 |",
+        " validation results at iteration 20 | lm_loss value: 6.9E+00 | lm_loss_ppl value: 990 |"])
+    assert [(r["kind"], r["step"], r["framework"]) for r in recs] == [
+        ("progress", 10, "megatron"), ("progress", 20, "megatron"), ("eval", 20, "megatron")]
+    ten, twenty, val = recs
+    assert (ten["samples_per_s"], ten["step_time_ms"], ten["tflops"], ten["loss"]) == (51.234, 9876.5, 150.3, 7.123456)
+    assert (ten["total_steps"], ten["loss_scale"], ten["lr"]) == (50, 65536.0, 1.234e-4)
+    assert twenty["tflops"] == approx(0.9005)
+    assert (val["phase"], val["loss"], val["ppl"]) == ("validation", 6.9, 990.0)
+
+
 def test_megatron_timer_block_at_the_end_of_the_log():
     recs, d = feed_all(MEGATRON_LM)
     assert [r["kind"] for r in recs] == ["progress", "timing"] and not d.active.open
