@@ -7,13 +7,16 @@ from __future__ import annotations
 import json
 import re
 
-from .base import SOURCE_LOCATION, Parser, Pattern, num, printable_ascii, record, seconds_to_ms, to_ms
+from .base import SOURCE_LOCATION, Parser, Pattern, num, printable_ascii, record, seconds_to_ms, to_gb, to_ms
 from .kv import normalise, pairs
+from . import printers
 from .loopbars import LoopBars
 from .pydict import parse_flat_dict
 from .scan import interesting
 
-METER = Pattern(r"(?:(TRAIN|VALIDATION|TEST|Epoch:|Test:|Train:|Eval:|Val:)\s*+)\[(\d++)\]\[\s*+(\d++)/(\d++)\](.{0,4000}+)")
+# `Epoch: [0][ 10/391]`, and Swin Transformer's (and its many followers') `Train: [30/300][400/2859]`
+METER = Pattern(r"(?:(TRAIN|VALIDATION|TEST|Epoch:|Test:|Train:|Eval:|Val:)\s*+)\[(\d++)(?:/\d++)?\]"
+                r"\[\s*+(\d++)/(\d++)\](.{0,4000}+)")
 _METER_ITEM = Pattern(r"([A-Za-z@][\w/@ ]{0,30}?)\s++(-?[\d.]++(?:[eE][-+]?\d++)?)(?:\s*+\(\s*+(-?[\d.]++(?:[eE][-+]?\d++)?)\))?")
 MXNET = Pattern(r"(?:Node\[(\d++)\] )?Epoch\[(\d++)\] Batch \[(\d++)-(\d++)\]\s++Speed: ([\d.]++) samples/sec(.{0,1000}+)")
 FAIRSEQ = Pattern(r"\| (train_inner|train|valid|valid_\w++) \| (\{.{0,8000}+)")
@@ -97,8 +100,11 @@ _METER_ITEMS = re.compile(r"(?:\A|\t) *+([A-Za-z@][\w/@ ]{0,30}?) ++(-?[0-9.]++(
 _METER_PARTS = 32
 _METER_FIELDS = {"time": "step_time_ms", "batch time": "step_time_ms", "batch_time": "step_time_ms",
                  "data": "data", "data time": "data", "lr": "lr", "tok/s": "tokens_per_s",
-                 "samples/s": "samples_per_s", "img/s": "samples_per_s"}
-"""Which record field a meter item (its lowercased name) sets; `data` is a timer."""
+                 "samples/s": "samples_per_s", "img/s": "samples_per_s", "grad_norm": "grad_norm",
+                 "mem": "mem_mb", "max mem": "mem_mb"}
+"""Which record field a meter item (its lowercased name) sets; `data` is a timer, `mem` MB."""
+_SWIN_ETA = Pattern(r"\teta (?:\d{1,6}+ days?, )?\d{1,2}+:\d\d:\d\d ")
+"""Swin's first item holds two: `\teta 0:20:52 lr 0.000872`."""
 
 
 def meter_item(part: str) -> tuple[str, str] | None:
@@ -193,6 +199,9 @@ class GenericParser(Parser):
             m = TIMM.search(s)
             if m:
                 return self._timm(m, rank)
+        recs = self._printers(s, rank)
+        if recs is not None:
+            return recs
         if not stepish(s):
             return []
         text = s
@@ -207,6 +216,8 @@ class GenericParser(Parser):
         if fields.get("step") is None:
             return []
         step = fields.pop("step")
+        if "d2.utils.events" in s:
+            printers.detectron2(fields, extra)
         tm = step_total(s)
         if tm:
             fields.setdefault("total_steps", int(tm.group(1)))
@@ -236,6 +247,16 @@ class GenericParser(Parser):
         if extra:
             fields["metrics"] = dict(list(extra.items())[:24])
         return [record("progress", self.name, rank, step, **fields)]
+
+    def _printers(self, s: str, rank) -> list[dict] | None:
+        """MetricLogger's, DeiT's accuracy and DLRM's lines (`printers.py`); None for others."""
+        if "]  eta: " in s:
+            return printers.metric_logger(s, rank, self.last_step)
+        if "* Acc@1 " in s:
+            return printers.accuracy(s, rank, self.last_step)
+        if "Finished training it " in s or "Testing at - " in s:
+            return printers.dlrm(s, rank, self.last_step)
+        return None
 
     def _dict(self, s: str, rank) -> list[dict] | None:
         """The record of a printed dict with a step (`{'training_steps': 1, 'average_loss': 6.3}`);
@@ -389,7 +410,10 @@ class GenericParser(Parser):
         epoch, i, total = int(m.group(2)), int(m.group(3)), int(m.group(4))
         fields: dict = {}
         timers = {}
-        for k, printed in meter_items(m.group(5)).items():
+        tail = m.group(5)
+        if "\teta " in tail:
+            tail = _SWIN_ETA.sub("\t", tail)
+        for k, printed in meter_items(tail).items():
             v = num(printed)
             if v is None:
                 continue
@@ -404,6 +428,8 @@ class GenericParser(Parser):
                 fields[field] = seconds_to_ms(v)
             elif field == "data":
                 timers[field] = seconds_to_ms(v)
+            elif field == "mem_mb":
+                fields["mem_gb"] = to_gb(v, "mb")
             else:
                 fields[field] = v
         if timers:

@@ -21,7 +21,7 @@ SCALE = {"K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
 
 STEP_KEYS = {"step", "iter", "iteration", "it", "global_step", "globalstep", "num_updates",
              "training_steps", "update", "steps", "train/global_step", "trainer/global_step"}
-LOSS_KEYS = {"loss", "train_loss", "lm_loss", "cross_entropy_loss", "ce_loss", "lm loss", "train loss", "training_loss", "step_loss",
+LOSS_KEYS = {"loss", "train_loss", "lm_loss", "cross_entropy_loss", "ce_loss", "total_loss", "lm loss", "train loss", "training_loss", "step_loss",
              "reduced_train_loss", "loss/train/total", "train/loss", "loss/tok", "avg_loss",
              "train_loss_step", "loss_step"}
 LR_KEYS = {"lr", "learning_rate", "learning rate", "train/learning_rate", "lr-adamw", "train_learning_rate"}
@@ -176,8 +176,9 @@ def normalise(items, fields: dict | None = None) -> tuple[dict, dict]:
             continue
         k, tag, name = known(key) or _key(key)
         if unit and unit in SCALE:
-            if tag == "mem":        # bytes, in units of 1000 or 1024 as the printer chose
-                tag = None
+            if tag == "mem":        # `max_mem: 3961M`: memory's M and G are MB and GB
+                fields.setdefault("mem_gb", to_gb(v, unit + "b") if unit != "T" else v * 1024)
+                continue
             v *= SCALE[unit]
         if unit in ("tok/s", "tokens/s") and tag in (None, "samples_per_s"):    # throughput (tokens/s)
             fields.setdefault("tokens_per_s", v)

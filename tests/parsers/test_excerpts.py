@@ -222,3 +222,69 @@ def test_ms_swift_log_dicts_name_their_step():
     first = recs[0]
     assert (first["loss"], first["lr"], first["mem_gb"], first["it_per_s"]) == (0.21932983, 6.8e-07, 63.16, 0.011239)
     assert first["epoch"] == 0.89 and first["rewards_margins"] == 10.0625
+
+
+def test_metric_logger_under_mpirun_and_a_timestamp():
+    """DeiT's MetricLogger: the step is the run's (epoch 2 of 1251 batches, batch 150 from 0);
+    `time` and `data` (20-iteration means) give the step's time and input lane, `max mem` MB."""
+    recs = progress(read("deit_metric-logger_mpirun-timestamps.log"))
+    assert [r["step"] for r in recs] == [2 * 1251 + i + 1 for i in range(150, 201, 10)]
+    first = recs[0]
+    assert (first["rank"], first["epoch"], first["iter_in_epoch"], first["iters_per_epoch"]) == (0, 2, 150, 1251)
+    assert (first["loss"], first["lr"], first["step_time_ms"]) == (6.861, 0.000201, 1055.2)
+    assert first["lanes_ms"] == {"input": 3.5} and first["mem_gb"] == approx(8249 / 1024)
+
+
+def test_metric_logger_to_the_epoch_end():
+    recs = read("mae_metric-logger_epoch-end.log")
+    assert [r["step"] for r in recs] == [2 * 208 + i + 1 for i in (40, 60, 80, 100, 120, 140, 160, 180, 200, 207)]
+    assert recs[-1]["loss"] == 0.3961 and recs[-1]["step_time_ms"] == 117.4
+
+
+def test_metric_logger_evaluation():
+    recs, _ = feed_all([
+        "Epoch: [0]  [ 9/10]  eta: 0:00:01  lr: 0.1  loss: 6.9 (6.9)  time: 0.5000  data: 0.0100  max mem: 100",
+        "Test:  [ 0/50]  eta: 0:00:20  loss: 6.5 (6.5)  acc1: 1.0 (1.0)  acc5: 5.0 (5.0)  time: 0.4  data: 0.3  max mem: 100",
+        "Test:  [49/50]  eta: 0:00:00  loss: 6.4 (6.4)  acc1: 1.2 (1.1)  acc5: 5.2 (5.1)  time: 0.1  data: 0.0  max mem: 100",
+        "* Acc@1 1.100 Acc@5 5.100 loss 6.420"])
+    assert [(r["kind"], r.get("phase"), r["step"]) for r in recs] == [
+        ("progress", None, 10), ("eval", "start", 10), ("eval", "result", 10)]
+    assert recs[2]["metrics"] == {"acc1": 1.1, "acc5": 5.1, "loss": 6.42}
+
+
+def test_swin_meter_lines():
+    """`Train: [30/300][400/2859]`: epoch 30 (from 0) of 300; `time` is the step's own, `eta` and
+    `lr` share a tab-separated item, `mem` is MB."""
+    recs = progress(read("swin-style_train-meter_epoch-of-total.log"))
+    assert [r["step"] for r in recs] == [30 * 2859 + i + 1 for i in (400, 410, 420)]
+    first = recs[0]
+    assert (first["step_time_ms"], first["loss"], first["lr"], first["grad_norm"]) == (426.0, 2.3499, 0.000872, 2.2358)
+    assert first["lanes_ms"] == {"input": 0.7} and first["mem_gb"] == approx(16138 / 1024)
+    assert first["metrics"] == {"wd": 0.05, "model time": 0.4253}
+
+
+def test_detectron2_printer():
+    """Detectron2's `time` is the run's mean so far: no step time; `max_mem` M is MB."""
+    recs = progress(read("detectron2_events.log"))
+    assert [r["step"] for r in recs] == [1259, 1279, 19, 119, 197900]
+    assert [r["loss"] for r in recs] == [1.012, 0.971, 1.36, 9.214, 0.035]
+    assert not any("step_time_ms" in r for r in recs)
+    assert recs[0]["metrics"]["time_mean_ms"] == 332.2 and recs[0]["mem_gb"] == approx(3961 / 1024)
+
+
+def test_detectron2_printer_with_the_steps_own_times():
+    line = ("[06/01 10:00:00 d2.utils.events]:  eta: 0:10:00  iter: 99  total_loss: 1.2  loss_cls: 0.5  "
+            "time: 0.3000  last_time: 0.9100  data_time: 0.0100  last_data_time: 0.6000   lr: 0.001  max_mem: 3.96 GB")
+    (rec,), _ = feed_all([line])
+    assert (rec["step"], rec["step_time_ms"], rec["lanes_ms"], rec["mem_gb"]) == (99, 910.0, {"input": 600.0}, 3.96)
+    assert rec["metrics"] == {"loss_cls": 0.5, "time_mean_ms": 300.0}
+
+
+def test_dlrm_lines():
+    recs = read("dlrm_training-and-testing.log")
+    assert [(r["kind"], r["step"], r["framework"]) for r in recs if r["kind"] != "checkpoint"] == [
+        ("progress", s, "dlrm") for s in (1024, 2048, 3072, 4096, 1000)]
+    assert (recs[0]["step_time_ms"], recs[0]["loss"], recs[0]["metrics"]) == (15.12, 0.476438, {"accuracy": 78.931})
+    tests, _ = feed_all(["Testing at - 2048/4096 of epoch 1, loss 0.455, accuracy 79.900 %, best 79.900 %"])
+    assert tests == [{"kind": "eval", "rank": None, "step": 4096 + 2048, "framework": "dlrm", "phase": "result",
+                      "metrics": {"loss": 0.455, "accuracy": 79.9, "best": 79.9}}]

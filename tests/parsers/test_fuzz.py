@@ -78,6 +78,11 @@ FRAGMENTS = [
     "[INFO|DP=0|PP=0|TP=0|ip-1]: iteration: ", " / 1000 | ", "11.5K", "85.8G", " sec", "step-time ",
     # verl
     "(TaskRunner pid=7) ", "step:3 - ", "actor/pg_loss:", " - timing_s/step:", " - val-core/a/acc/mean@1:",
+    # MetricLogger, Swin, Detectron2, DLRM, GPT-NeoX
+    "Epoch: [2]  [ 150/1251]  eta: 0:20:52  ", "  max mem: ", "Test:  [ 0/50]  eta: ", "* Acc@1 ", " Acc@5 ",
+    "Train: [30/300][400/2859]\teta 0:20:52 lr ", "\tmem 16138MB", "d2.utils.events]:  eta: ", "  last_time: ",
+    "max_mem: 3961M", "Finished training it 1024/315310 of epoch 0, ", " ms/it, loss ", "Testing at - ",
+    " samples/sec: 51.2 | iteration ", " approx flops per GPU: 150.3TFLOPS |", "global_step/max_steps': '",
 ]
 
 lines = st.lists(st.sampled_from(FRAGMENTS) | st.text(max_size=20), max_size=40).map("".join)

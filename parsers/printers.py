@@ -1,0 +1,113 @@
+"""The metric printers of widely copied training scripts, read for the generic parser:
+
+- torchvision's `MetricLogger.log_every` (its reference scripts, and DeiT, MAE, DETR, DINO,
+  ConvNeXt, ... which copy it): `Epoch: [2]  [ 150/1251]  eta: 0:20:52  lr: 0.000201  loss:
+  6.8610 (6.8841)  time: 1.0552  data: 0.0035  max mem: 8249`, the batch counted from 0 in its
+  epoch.  `time` and `data` are means over the last 20 iterations (`SmoothedValue`'s window),
+  `max mem` is MB.  An evaluation prints `Test:  [  0/196]  ...` per batch, then DeiT's
+  `* Acc@1 81.234 Acc@5 95.123 loss 0.812` (torchvision's own result line holds no word the
+  pre-check looks for, and is not read).
+- Detectron2's `CommonMetricPrinter`: `[11/01 11:27:04 d2.utils.events]:  eta: 8:05:12  iter: 1259
+  total_loss: 1.012  ...  time: 0.3322  last_time: 0.3310  data_time: 0.0334  last_data_time:
+  0.0301  lr: 0.01  max_mem: 3961M`.  Its `time` is the mean since the run began and `data_time`
+  a mean of the last 20: the step's own are `last_time` and `last_data_time`, printed since
+  v0.4 (older versions print no time of the step).
+- DLRM's `Finished training it 1024/315310 of epoch 0, 15.12 ms/it, loss 0.476438, accuracy
+  78.931 %` (the mean over the iterations since its last line) and `Testing at - 1000/2000 of
+  epoch 0, loss 0.516816, accuracy 78.123 %, best 78.123 %`.
+"""
+from __future__ import annotations
+
+from .base import Pattern, num, record, seconds_to_ms, to_gb
+
+METRIC_LOGGER = Pattern(r"(.{0,120}?)\[\s*+(\d++)/(\d++)\]  eta: \S{1,24}+  (.{0,2000}+)")
+_EPOCH = Pattern(r"Epoch: \[(\d++)")
+ACCURACY = Pattern(r"\* Acc@1 ([\d.]++) Acc@5 ([\d.]++)(?: loss ([\d.]++))?")
+DLRM = Pattern(r"Finished training it (\d++)/(\d++) of epoch (\d++), ([\d.]++) ms/it, loss ([\d.]++)"
+               r"(?:, accuracy ([\d.]++) %)?")
+DLRM_TEST = Pattern(r"Testing at - (\d++)/(\d++) of epoch (\d++),(.{0,300}+)")
+_DLRM_TEST_ITEM = Pattern(r"(loss|accuracy|auc|best) ([\d.]++)")
+_EVAL_HEADERS = ("Test", "Val", "Eval")
+
+
+def metric_logger(s: str, rank, last_step: dict) -> list[dict] | None:
+    """The records of a MetricLogger line; None for another line."""
+    m = METRIC_LOGGER.search(s)
+    if m is None:
+        return None
+    header, i, of = m.group(1), int(m.group(2)), int(m.group(3))
+    items: dict = {}
+    for item in m.group(4).split("  "):
+        name, colon, printed = item.strip().partition(": ")
+        v = num(printed.split(" ", 1)[0]) if colon else None
+        if v is not None:
+            items[name] = v
+    label = header.rstrip(": ").rsplit(":", 1)[-1].strip()   # what a launcher or timestamp left
+    if label.startswith(_EVAL_HEADERS):
+        if i != 0:
+            return []
+        return [record("eval", "generic", rank, last_step.get(rank), phase="start")]
+    em = _EPOCH.search(header)
+    epoch = int(em.group(1)) if em else None
+    fields: dict = {}
+    if "loss" in items:
+        fields["loss"] = items.pop("loss")
+    if "lr" in items:
+        fields["lr"] = items.pop("lr")
+    if "time" in items:
+        fields["step_time_ms"] = seconds_to_ms(items.pop("time"))
+    if "data" in items:
+        data = seconds_to_ms(items.pop("data"))
+        fields["timers_ms"] = {"data": data}
+        fields["lanes_ms"] = {"input": data}
+    if "max mem" in items:
+        fields["mem_gb"] = to_gb(items.pop("max mem"), "mb")
+    step = last_step[rank] = (epoch * of if epoch is not None else 0) + i + 1
+    return [record("progress", "generic", rank, step, epoch=epoch, iter_in_epoch=i, iters_per_epoch=of,
+                   **fields, metrics=items or None)]
+
+
+def accuracy(s: str, rank, last_step: dict) -> list[dict] | None:
+    """The ` * Acc@1 .. Acc@5 ..` line that ends a MetricLogger evaluation."""
+    m = ACCURACY.search(s)
+    if m is None:
+        return None
+    metrics = {"acc1": num(m.group(1)), "acc5": num(m.group(2))}
+    if m.group(3):
+        metrics["loss"] = num(m.group(3))
+    return [record("eval", "generic", rank, last_step.get(rank), phase="result", metrics=metrics)]
+
+
+def detectron2(fields: dict, extra: dict) -> None:
+    """Detectron2's means, read as `key: value` pairs, put where they belong (in place)."""
+    mean = fields.pop("step_time_ms", None)
+    if mean is not None:
+        extra["time_mean_ms"] = mean
+    last = extra.pop("last_time", None)
+    if last is not None:
+        fields["step_time_ms"] = seconds_to_ms(last)
+    extra.pop("data_time", None)
+    data = extra.pop("last_data_time", None)
+    if data is not None:
+        ms = seconds_to_ms(data)
+        fields["timers_ms"] = {"data": ms}
+        fields["lanes_ms"] = {"input": ms}
+
+
+def dlrm(s: str, rank, last_step: dict) -> list[dict] | None:
+    """DLRM's training and testing lines; None for another line.  Its iteration counts from 1
+    in each epoch, of `of` an epoch: the step is the run's."""
+    m = DLRM.search(s)
+    if m is not None:
+        it, of, epoch = int(m.group(1)), int(m.group(2)), int(m.group(3))
+        step = last_step[rank] = epoch * of + it
+        acc = num(m.group(6)) if m.group(6) else None
+        return [record("progress", "dlrm", rank, step, epoch=epoch, iter_in_epoch=it, iters_per_epoch=of,
+                       step_time_ms=num(m.group(4)), loss=num(m.group(5)),
+                       metrics={"accuracy": acc} if acc is not None else None)]
+    t = DLRM_TEST.search(s)
+    if t is None:
+        return None
+    it, of, epoch = int(t.group(1)), int(t.group(2)), int(t.group(3))
+    metrics = {im.group(1): num(im.group(2)) for im in _DLRM_TEST_ITEM.finditer(t.group(4))}
+    return [record("eval", "dlrm", rank, epoch * of + it, phase="result", metrics=metrics or None)]
