@@ -1,14 +1,19 @@
 """A training loop's own tqdm bar, on a stream no framework claims: diffusers' and Accelerate's
 example scripts (`Steps:  10%|█  | 100/1000 [00:10<01:30,  9.80it/s, lr=0.0001, step_loss=0.12]`),
-nanoGPT-style loops that call `set_postfix(loss=...)`.
+nanoGPT-style loops that call `set_postfix(loss=...)`, torchtune's recipes.
 
 Most bars in a training log are no training steps (downloads, `Map`, `Loading checkpoint
 shards`, evaluation), so a bar counts only where it says it is one: a training word for its
 label, or a loss among its postfix items."""
 from __future__ import annotations
 
-from .base import EVAL_WORDS, BarTracker, drawn, parse_bar, record
+from .base import EVAL_WORDS, BarTracker, Pattern, drawn, parse_bar, record
 from .kv import normalise
+
+TORCHTUNE = Pattern(r"(\d{1,6}+)\|(\d{1,12}+)\|Loss: (-?[\d.]++(?:[eE][-+]?\d++)?|nan|inf)")
+"""torchtune's recipes label their bar `epoch|global step|Loss: x` (`1|26|Loss: 1.2436`): the
+bar's count is the epoch's, the label's the run's step; tqdm draws the count's move first, under
+the label of the step before, then the step's own label."""
 
 _TRAINING_LABELS = frozenset(("steps", "step", "training", "train", "training steps", "iteration",
                               "iterations", "iter", "batches"))
@@ -19,6 +24,18 @@ def is_training_bar(bar: dict) -> bool:
     if any(w in desc for w in EVAL_WORDS):
         return False
     return desc.lower() in _TRAINING_LABELS or any("loss" in k.lower() for k in bar["post"])
+
+
+def relabel_torchtune(bar: dict) -> bool:
+    """A torchtune bar's redraw as one bar of the run's steps, its loss a postfix item (in
+    place); False for another bar."""
+    m = TORCHTUNE.fullmatch(bar["desc"])
+    if m is None:
+        return False
+    bar["desc"] = "steps"
+    bar["n"] = int(m.group(2))
+    bar["post"] = {**bar["post"], "loss": m.group(3), "epoch": m.group(1)}
+    return True
 
 
 class LoopBars:
@@ -34,10 +51,19 @@ class LoopBars:
     def parse(self, line: str, rank) -> list[dict] | None:
         """The records a training bar's redraw completes (often none); None for any other line."""
         bar = parse_bar(line)
-        if bar is None or not is_training_bar(bar):
+        if bar is None:
+            return None
+        torchtune = "|Loss: " in bar["desc"] and relabel_torchtune(bar)
+        if not is_training_bar(bar):
             return None
         key = (rank, bar["desc"])
         old = self.tracker.peek(key)
+        if torchtune and old is not None and old["n"] == bar["n"]:
+            # the step's later redraw is the next step's count under this step's label: the
+            # step's own times are those it was first drawn with
+            bar["elapsed_s"] = old["elapsed_s"]
+            if "it_per_s" in old:
+                bar["it_per_s"] = old["it_per_s"]
         done = self.tracker.update(key, bar)
         out = [] if done is None else [self._record(key, done)]
         if old is not None and bar["n"] < old["n"]:

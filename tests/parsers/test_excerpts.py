@@ -10,6 +10,7 @@ import pytest
 from pytest import approx
 
 from ridgescope.parsers import Dispatcher
+from ridgescope.parsers.template import TeePrefix, guess
 
 from .conftest import feed_all
 
@@ -288,3 +289,18 @@ def test_dlrm_lines():
     tests, _ = feed_all(["Testing at - 2048/4096 of epoch 1, loss 0.455, accuracy 79.900 %, best 79.900 %"])
     assert tests == [{"kind": "eval", "rank": None, "step": 4096 + 2048, "framework": "dlrm", "phase": "result",
                       "metrics": {"loss": 0.455, "accuracy": 79.9, "best": 79.9}}]
+
+
+def test_torchtune_bar_behind_a_role_rank_and_local_rank_prefix():
+    """torchtune's bar label holds the run's step and its loss (`1|26|Loss: 1.2436`); tqdm draws
+    a step's count first under the step before's label, so a step keeps the times it was first
+    drawn with.  Its multi-node runs' prefix (`[trainer0|0]:`) is guessed from the log."""
+    data = (EXCERPTS / "torchtune_multinode-bar_role-prefix.log").read_bytes()
+    template = guess(data)
+    assert template == "[${role_name}${rank}|${local_rank}]:"
+    d = Dispatcher(tee_prefix=TeePrefix(template))
+    recs = d.feed_chunk(data) + d.flush()
+    assert [(r["rank"], r["step"]) for r in recs] == [(0, s) for s in range(25, 32)]
+    by_step = {r["step"]: r for r in recs}
+    assert (by_step[26]["loss"], by_step[26]["epoch"], by_step[26]["elapsed_s"]) == (1.2436443567276, 1, 405.0)
+    assert (by_step[27]["loss"], by_step[27]["elapsed_s"]) == (1.1958776712417603, 420.0)

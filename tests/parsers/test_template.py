@@ -82,6 +82,7 @@ def test_parse_guesses_the_template_most_lines_begin_with(capsys, capture, templ
     (b"[trainer0]:step 1\n[trainer1]:step 1\nnoise\n", "[${role_name}${local_rank}]:"),
     (b"0: [trainer1]:step 1\n1: [trainer0]:x\n", "[${role_name}${local_rank}]:"),  # behind srun's label
     (b"r12i0n8:3: a\nr12i0n9:4: b\n\n\n", "${hostname}:${rank}: "),
+    (b"[trainer12|4]:a\n[trainer13|5]:b\n", "[${role_name}${rank}|${local_rank}]:"),   # torchtune's
     (b"[trainer0]:step 1\nnoise\nmore noise\nand more\n", None),        # a line in four
     (b"[default0]:a\n[default1]:b\n", None),                              # torchrun's default
     (b"[rank0]:a\n[rank1]:b\n", None),                                    # torch's logger
