@@ -83,6 +83,10 @@ _MM_NOT_METRICS = ("eta", "time", "data_time", "memory", "lr", "base_lr", "grad_
 # the line was logged, not what it says.
 PARALLEL_PLACE = Pattern(r"\[[A-Z]{1,8}+\|DP=[^\]]{0,300}+\]")
 
+# loguru's source, `| yolox.core.trainer:246 - ` (`name:function:line`, or a format's own part of it)
+LOGURU_SOURCE = Pattern(r"\| [\w.]{1,200}+(?::[\w<>.]{1,100}+)?:\d{1,7}+ - ")
+EPOCH_OF = Pattern(r"(?i)\bepoch\s*+[:=]?\s*+(\d++)\s*+/\s*+(\d++)")
+
 # CLU's LoggingWriter, behind absl's prefix: `I0919 14:15:27.775955 1401 logging_writer.py:35] [100] k=v, ...`
 CLU = Pattern(r"logging_writer\.py:\d{1,6}+\] \[(\d{1,12}+)\] (.{1,4000}+)")
 _EVAL_WORDS = Pattern(r"(?i)eval|valid|test|bleu|rouge")
@@ -153,6 +157,8 @@ class GenericParser(Parser):
         self.loop_bars = LoopBars(self.name)
         self.last_step: dict = {}
         """rank -> its last MMEngine or timm step: the step an evaluation's result comes after"""
+        self.epoch_origin: dict = {}
+        """rank -> 0 or 1: the first epoch of a stream that counts its iterations per epoch"""
         self.mxnet_epochs: dict = {}
         """rank -> [epoch, its first step - 1, the last batch it printed]: MXNet counts its
         batches from 0 in each epoch."""
@@ -209,6 +215,8 @@ class GenericParser(Parser):
             text = SOURCE_LOCATION.sub("", s)
             if "|DP=" in text:
                 text = PARALLEL_PLACE.sub("", text)
+        if " - " in text and "| " in text:
+            text = LOGURU_SOURCE.sub("| ", text)
         items = pairs(text)
         if not items:
             return []
@@ -220,7 +228,11 @@ class GenericParser(Parser):
             printers.detectron2(fields, extra)
         tm = step_total(s)
         if tm:
-            fields.setdefault("total_steps", int(tm.group(1)))
+            em = EPOCH_OF.search(s) if "poch" in s else None
+            if em is not None:      # `epoch: 8/40, iter: 1340/1816`: the iteration is the epoch's
+                step = self._run_step(rank, fields, int(em.group(1)), int(em.group(2)), step, int(tm.group(1)))
+            else:
+                fields.setdefault("total_steps", int(tm.group(1)))
         if len(fields) + len(extra) == 0:
             return []
         if not any(k in fields for k in _PROGRESS_FIELDS):
@@ -232,13 +244,14 @@ class GenericParser(Parser):
         timers: dict = {}
         for k in list(extra):
             # ezpz & co: dtd (data), dtf (forward), dtb (backward), dto (optimizer), in seconds
-            if k in ("dtd", "dtf", "dtb", "dto", "data"):
+            if k in ("dtd", "dtf", "dtb", "dto", "data", "data_time"):
                 timers[k] = to_ms(extra.pop(k), "s")
         if timers:
             fields["timers_ms"] = timers
             lanes = {}
-            if "dtd" in timers or "data" in timers:
-                lanes["input"] = timers.get("dtd", timers.get("data"))
+            data = timers.get("dtd", timers.get("data", timers.get("data_time")))
+            if data is not None:
+                lanes["input"] = data
             comp = sum(timers.get(k, 0.0) for k in ("dtf", "dtb", "dto"))
             if comp:
                 lanes["compute"] = round(comp, 6)
@@ -247,6 +260,13 @@ class GenericParser(Parser):
         if extra:
             fields["metrics"] = dict(list(extra.items())[:24])
         return [record("progress", self.name, rank, step, **fields)]
+
+    def _run_step(self, rank, fields: dict, epoch: int, epochs: int, i: int, per_epoch: int) -> int:
+        """The run's step of iteration `i` of `per_epoch` in `epoch` of `epochs` (in place: the
+        record's epoch fields).  Epochs count from 1 unless the stream showed an epoch 0."""
+        origin = self.epoch_origin.setdefault(rank, 0 if epoch == 0 else 1)
+        fields.update(epoch=epoch, iter_in_epoch=i, iters_per_epoch=per_epoch, total_steps=epochs * per_epoch)
+        return max(epoch - origin, 0) * per_epoch + i
 
     def _printers(self, s: str, rank) -> list[dict] | None:
         """MetricLogger's, DeiT's accuracy and DLRM's lines (`printers.py`); None for others."""

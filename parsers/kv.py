@@ -13,7 +13,7 @@ _PAIR = Pattern(
     r"(?: ?\((?P<kunit>ms|s|sec|GiB|GB|MiB|MB|it/s|s/it|tok/s|tokens/s|samples/s)\))?"
     r"(?:\s{0,3}+[:=]\s{0,8}+|\s{1,8}+)"
     r"(?P<val>[-+]?(?:\d[\d,]{0,30}+(?:\.\d*+)?|\.\d++)(?:[eE][-+]?\d{1,3}+)?|nan|inf|N/A)"
-    r"(?:(?P<unit>ms|s|sec|%|GiB|GB|MiB|MB|it/s|s/it|tok/s|K|M|G|T)|\x20(?P<sunit>ms|sec|s|GiB|GB|MiB|MB)"
+    r"(?:(?P<unit>ms|s|sec|%|GiB|GB|Gb|MiB|MB|Mb|it/s|s/it|tok/s|K|M|G|T)|\x20(?P<sunit>ms|sec|s|GiB|GB|MiB|MB)"
     r"(?![\w./]))?(?![\w.])")
 """A unit follows its number, or a space and then a unit of time or memory (`iter time: 112.20 ms`,
 `step-time 73.352 sec`); K, M, G and T scale the number (`tokens_per_sec: 2.35K`)."""
@@ -203,7 +203,7 @@ def normalise(items, fields: dict | None = None) -> tuple[dict, dict]:
             if ms is not None:
                 fields.setdefault("step_time_ms", ms)
         elif tag == "mem":
-            if unit in ("GiB", "GB", "MiB", "MB"):
+            if unit in ("GiB", "GB", "MiB", "MB", "Gb", "Mb"):
                 fields.setdefault("mem_gb", to_gb(v, unit))
             elif k == "mem_gb" or k == "memory_gb":
                 fields.setdefault("mem_gb", v)

@@ -304,3 +304,21 @@ def test_torchtune_bar_behind_a_role_rank_and_local_rank_prefix():
     by_step = {r["step"]: r for r in recs}
     assert (by_step[26]["loss"], by_step[26]["epoch"], by_step[26]["elapsed_s"]) == (1.2436443567276, 1, 405.0)
     assert (by_step[27]["loss"], by_step[27]["elapsed_s"]) == (1.1958776712417603, 420.0)
+
+
+def test_yolox_iterations_of_an_epoch_run_on_across_epochs():
+    """`epoch: 8/40, iter: 1340/1816`: the iteration is the epoch's, so the step is the run's;
+    loguru's `| yolox.core.trainer:246 - ` gives no metric; `mem: 34235Mb`, `data_time` the input lane."""
+    recs = progress(read("yolox_trainer-lines.log"))
+    assert [r["step"] for r in recs] == [7 * 1816 + i for i in (1340, 1350, 1360, 1370)]
+    first = recs[0]
+    assert (first["epoch"], first["iter_in_epoch"], first["iters_per_epoch"], first["total_steps"]) == (8, 1340, 1816, 72640)
+    assert (first["step_time_ms"], first["loss"], first["lanes_ms"]) == (1270.0, 98.0, {"input": 548.0})
+    assert first["mem_gb"] == approx(34235 / 1024)
+    assert "yolox.core.trainer" not in first["metrics"] and first["metrics"]["iou_loss"] == 4.6
+
+
+def test_epochs_from_zero_keep_their_steps_apart():
+    recs, _ = feed_all([f"epoch: {e}/3, iter: {i}/2, loss: 1.0, iter_time: 0.5s" for e in range(3) for i in (1, 2)])
+    assert [r["step"] for r in recs] == [1, 2, 3, 4, 5, 6]
+    assert {r["total_steps"] for r in recs} == {6}
