@@ -92,6 +92,11 @@ CLU = Pattern(r"logging_writer\.py:\d{1,6}+\] \[(\d{1,12}+)\] (.{1,4000}+)")
 _EVAL_WORDS = Pattern(r"(?i)eval|valid|test|bleu|rouge")
 _PROGRESS_FIELDS = ("loss", "step_time_ms", "lr", "it_per_s", "tokens_per_s", "samples_per_s", "tflops", "grad_norm")
 
+_DATA_TIMERS = ("dtd", "data", "data_time", "reader_cost", "avg_reader_cost")
+_TIMERS = frozenset(("dtf", "dtb", "dto") + _DATA_TIMERS)
+"""Timers in seconds: ezpz's dtd (data), dtf (forward), dtb (backward), dto (optimizer); the
+wait for a batch by its other names (the Paddle suites' `reader_cost`)."""
+
 _DICT_STEP = ("global_step", "step", "training_steps", "iteration", "iter", "num_updates")
 _DICT_STEP_KEYS = frozenset(_DICT_STEP)
 
@@ -243,13 +248,12 @@ class GenericParser(Parser):
                 rank = int(nm.group(1))
         timers: dict = {}
         for k in list(extra):
-            # ezpz & co: dtd (data), dtf (forward), dtb (backward), dto (optimizer), in seconds
-            if k in ("dtd", "dtf", "dtb", "dto", "data", "data_time"):
+            if k in _TIMERS:
                 timers[k] = to_ms(extra.pop(k), "s")
         if timers:
             fields["timers_ms"] = timers
             lanes = {}
-            data = timers.get("dtd", timers.get("data", timers.get("data_time")))
+            data = next((timers[k] for k in _DATA_TIMERS if k in timers), None)
             if data is not None:
                 lanes["input"] = data
             comp = sum(timers.get(k, 0.0) for k in ("dtf", "dtb", "dto"))

@@ -11,10 +11,11 @@ _TRAIN_MAP = {"loss": "loss", "learning_rate": "lr", "grad_norm": "grad_norm", "
 
 
 def printed_step(d: dict) -> tuple[int | None, int | None]:
-    """(step, total) a log dict names: `'step': 5`, or ms-swift's `'global_step/max_steps':
-    '78/176'`."""
-    if isinstance(d.get("step"), int) and not isinstance(d.get("step"), bool):
-        return d["step"], None
+    """(step, total) a log dict names: `'step': 5`, PaddleNLP's `'global_step': 150`, or
+    ms-swift's `'global_step/max_steps': '78/176'`."""
+    for key in ("step", "global_step"):     # PaddleNLP's trainer: `'global_step': 150`
+        if isinstance(d.get(key), int) and not isinstance(d.get(key), bool):
+            return d[key], None
     both = d.get("global_step/max_steps")
     if isinstance(both, str):
         step, _, total = both.partition("/")

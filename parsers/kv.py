@@ -28,19 +28,22 @@ LR_KEYS = {"lr", "learning_rate", "learning rate", "train/learning_rate", "lr-ad
 GN_KEYS = {"grad_norm", "gnorm", "norm", "grad norm", "gradnorm", "grad_norm/total", "train/grad_norm",
            "gradient_norm", "total_grad_norm"}
 TIME_KEYS = {"time", "dt", "step_time", "iter_time", "batch_time", "elapsed", "step time", "iter time", "batch time",
-             "time/step", "train_step_timing in s", "step_time_s", "time_per_step"}
+             "time/step", "train_step_timing in s", "step_time_s", "time_per_step", "batch_cost",
+             "avg_batch_cost"}
+"""`batch_cost`: the Paddle suites' (PaddleOCR, PaddleSeg, PaddleDetection) seconds a batch."""
 TIME_MS_KEYS = {"step_time_ms", "time_ms", "dt_ms", "iter_time_ms", "batch_time_ms", "elapsed_ms",
                 "elapsed_time_per_iteration_ms"}
 TOK_KEYS = {"tok/s", "tok/sec", "tokens/s", "tokens/sec", "tps", "tokens_per_sec", "tokens_per_s",
             "wps", "tokens_per_second", "train_tokens_per_second", "tokens per second",
             "timing/target_tokens_per_second"}
-TOK_GPU_KEYS = {"tgs", "tokens_per_sec_per_gpu", "tokens_per_second_per_gpu", "tokens_per_s_per_gpu"}
+TOK_GPU_KEYS = {"tgs", "tokens_per_sec_per_gpu", "tokens_per_second_per_gpu", "tokens_per_s_per_gpu",
+                "interval_tokens_per_second_per_device"}
 """Per device: `tgs` is Megatron's tokens per GPU per second."""
 SAMPLE_KEYS = {"samples/s", "samples/sec", "samples_per_sec", "samples_per_s", "seq/s", "sps",
                "samples_per_second", "train_samples_per_second", "throughput", "img/s", "images/s",
-               "timing/seqs_per_second"}
+               "timing/seqs_per_second", "ips", "interval_samples_per_second"}
 IT_KEYS = {"it/s", "ups", "steps_per_second", "train_steps_per_second", "iters/s", "batches_per_sec",
-           "timing/steps_per_second"}
+           "timing/steps_per_second", "interval_steps_per_second"}
 TFLOPS_KEYS = {"tflops", "tflop/s", "tflops/gpu", "model_tflops", "tflop", "TFLOPs", "model_tflops_per_gpu",
                "tflops_per_gpu"}
 MEM_KEYS = {"memory", "mem", "max mem", "mem_gb", "peak_mem", "max_mem", "peak memory", "memory_gb",

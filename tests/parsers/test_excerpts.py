@@ -322,3 +322,20 @@ def test_epochs_from_zero_keep_their_steps_apart():
     recs, _ = feed_all([f"epoch: {e}/3, iter: {i}/2, loss: 1.0, iter_time: 0.5s" for e in range(3) for i in (1, 2)])
     assert [r["step"] for r in recs] == [1, 2, 3, 4, 5, 6]
     assert {r["total_steps"] for r in recs} == {6}
+
+
+def test_paddle_suites_batch_and_reader_cost():
+    """The Paddle suites' `batch_cost` is the batch's seconds, `reader_cost` its wait for data,
+    `ips` samples/s; PaddleSeg's `iter: 20/500` counts the run's iterations."""
+    ocr = progress(read("paddleocr-style_openrec.log"))
+    assert [(r["step"], r["step_time_ms"], r["lanes_ms"]["input"], r["samples_per_s"]) for r in ocr] == [
+        (100, 180.23, 9.71, 355.10891), (110, 181.64, 10.58, 352.35357)]
+    seg = progress(read("paddleseg_train.log"))
+    assert [(r["step"], r["total_steps"], r["step_time_ms"], r["lanes_ms"]["input"]) for r in seg] == [
+        (20, 500, 534.4, 72.73), (40, 500, 348.3, 2.05), (60, 500, 353.2, 2.04)]
+
+
+def test_paddlenlp_trainer_dicts_name_their_step():
+    recs = progress(read("paddlenlp_trainer-dicts.log"))
+    assert [(r["step"], r["loss"], r["epoch"]) for r in recs] == [(150, 0.1856, 2.0), (160, 0.1202, 2.13),
+                                                                  (170, 0.1087, 2.27)]
