@@ -210,9 +210,10 @@ class GenericParser(Parser):
             m = TIMM.search(s)
             if m:
                 return self._timm(m, rank)
-        recs = self._printers(s, rank)
-        if recs is not None:
-            return recs
+        if "]  eta: " in s or "* Acc@1 " in s or "Finished training it " in s or "Testing at - " in s:
+            recs = self._printers(s, rank)
+            if recs is not None:
+                return recs
         if not stepish(s):
             return []
         text = s
@@ -273,7 +274,8 @@ class GenericParser(Parser):
         return max(epoch - origin, 0) * per_epoch + i
 
     def _printers(self, s: str, rank) -> list[dict] | None:
-        """MetricLogger's, DeiT's accuracy and DLRM's lines (`printers.py`); None for others."""
+        """MetricLogger's, DeiT's accuracy and DLRM's lines (`printers.py`, each named by one of
+        the phrases `parse` looks for first); None for others."""
         if "]  eta: " in s:
             return printers.metric_logger(s, rank, self.last_step)
         if "* Acc@1 " in s:

@@ -31,8 +31,10 @@ class VerlParser(Parser):
     name = "verl"
 
     def detect(self, line: str) -> bool:
+        if "step:" not in line or " - " not in line:
+            return False
         s = line.lstrip()
-        return s.startswith("step:") and " - " in s and _step(s[:s.find(" - ")]) is not None
+        return s.startswith("step:") and _step(s[:s.find(" - ")]) is not None
 
     def parse(self, line: str, rank: int | None) -> list[dict]:
         s = line.strip()
