@@ -132,6 +132,32 @@ def test_ingest_node_logs(tansu_stack, tmp_path):
     assert json.loads(straggler[0]["record"])["local_rank"] == 1
 
 
+def _verl_line(step: int, gen: float, save: float = 0.0) -> str:
+    """A line as verl's driver prints it (the shape of tests/data/excerpts/verl_ppo-step-metrics.log)."""
+    phases = {"gen": gen, "reward": 1.0, "old_log_prob": 2.0, "ref": 2.0, "adv": 0.1, "update_actor": 5.0}
+    if save:
+        phases["save_checkpoint"] = save
+    timing = " - ".join(f"timing_s/{k}:{v:.3f}" for k, v in phases.items())
+    return (f"(TaskRunner pid=4072644) step:{step} - actor/pg_loss:0.010 - actor/grad_norm:0.279 - "
+            f"critic/score/mean:0.5 - {timing} - timing_s/step:{sum(phases.values()):.3f}\n")
+
+
+def test_ingest_verl_steps_get_their_causes_from_verls_phases(tansu_stack, tmp_path):
+    """verl prints each step's phases: a step slow in its rollout is a compute step, one that
+    saved a checkpoint a checkpoint step, from stdout alone."""
+    log = tmp_path / "verl.log"
+    log.write_text("".join(_verl_line(step, gen=40.0 if step == 12 else 12.0, save=30.0 if step == 9 else 0.0)
+                           for step in range(1, 15)))
+    job = f"ingest-verl-{uuid.uuid4().hex[:6]}"
+    report = ingest(tansu_stack, job, str(log)).stderr
+    assert "framework verl" in report and "NOT delivered" not in report
+    steps = tansu_stack.wait_for_steps(job, 14)
+    by_step = {s["step"]: s for s in steps}
+    assert [s["step"] for s in steps if s["slow"]] == [9, 12]
+    assert by_step[9]["cause"] == "checkpoint" and by_step[9]["lanes_ms"]["checkpoint"] == pytest.approx(30_000.0)
+    assert by_step[12]["cause"] == "compute" and by_step[12]["duration_ms"] == pytest.approx(50_100.0)
+
+
 def test_ingest_rejects_missing_files_and_empty_logs(tmp_path):
     missing = cli("ingest", "--data-dir", str(tmp_path), "--broker", "127.0.0.1:1", "--job", "x",
                   str(tmp_path / "nope.log"), check=False)
