@@ -447,7 +447,8 @@ def _str(value) -> str:
 # --- the sampler thread -------------------------------------------------------------------------
 
 def job_processes(root_pid: int, cache: dict[int, dict]) -> list[dict]:
-    """The job's processes with RANK, LOCAL_RANK and CUDA_VISIBLE_DEVICES from their environment."""
+    """The job's processes with RANK, LOCAL_RANK, WORLD_SIZE and CUDA_VISIBLE_DEVICES from their
+    environment."""
     import psutil
     try:
         root = psutil.Process(root_pid)
@@ -463,6 +464,7 @@ def job_processes(root_pid: int, cache: dict[int, dict]) -> list[dict]:
                 environ = {}
             cache[proc.pid] = {"pid": proc.pid, "rank": _int(environ.get("RANK"), -1),
                                "local_rank": _int(environ.get("LOCAL_RANK"), None),
+                               "world_size": _int(environ.get("WORLD_SIZE"), None),
                                "cvd": environ.get("CUDA_VISIBLE_DEVICES")}
         out.append(cache[proc.pid])
     return out

@@ -9,6 +9,7 @@ the time they were read: a bar's records say when each step was first drawn.
 from __future__ import annotations
 
 import os
+import select
 import threading
 import time
 from typing import TYPE_CHECKING
@@ -19,6 +20,10 @@ if TYPE_CHECKING:
     from ridgescope.parsers.template import TeePrefix
 
 MAX_LINE = 1 << 20
+GUESS_LINES = 32
+GUESS_WAIT_S = 1.0
+"""The first lines of a stream held back to guess a torchrun prefix from (see HeldHead), and
+for at most how long."""
 
 
 def cut_pending(pending: bytes) -> tuple[bytes, bytes, bytes]:
@@ -72,6 +77,38 @@ def cut_read(pending: bytes, since: int, chunk: bytes, now_ns: int
     return parts, pending, since
 
 
+class HeldHead:
+    """The start of a stream whose torchrun prefix the command line did not tell (torchrun
+    started by a wrapper script, `run -- bash train.sh`): its first GUESS_LINES lines, or what
+    came in its first GUESS_WAIT_S, are held back from the parsers while the prefix is guessed
+    from them as `parse` guesses it from a file's head (parsers/template.py).  Each part keeps
+    the time it was read."""
+
+    def __init__(self) -> None:
+        self.parts: list[tuple[int, bytes, bytes]] = []
+        self.lines = 0
+        self.since: float | None = None
+
+    def hold(self, part: tuple[int, bytes, bytes]) -> bool:
+        """Keep `part` (when read, lines, redraws); True once enough is held to guess."""
+        if self.since is None:
+            self.since = time.monotonic()
+        self.parts.append(part)
+        self.lines += part[1].count(b"\n")
+        return self.lines >= GUESS_LINES
+
+    def wait_s(self) -> float | None:
+        """How much longer to hold what is held (None: nothing is)."""
+        return None if self.since is None else max(0.0, self.since + GUESS_WAIT_S - time.monotonic())
+
+    def template(self) -> str | None:
+        try:
+            from ridgescope.parsers.template import guess
+            return guess(b"".join(lines for _, lines, _ in self.parts))
+        except Exception:  # noqa: BLE001 - without a guess the stream is read as it is
+            return None
+
+
 class StreamPump:
     """One stream of the job: passed through, parsed, its records handed to `on_record(rank,
     payload, ts_ns)`.  `local_ranks` (see ranks.py) gives the job's rank of a local one, once
@@ -96,11 +133,11 @@ class StreamPump:
         self.parse_errors = 0
         self.framework = ""
         """The first framework other than the generic fallback that the parsers recognised."""
-        try:
-            from ridgescope.parsers import Dispatcher
-            self.dispatcher = Dispatcher(nproc_per_node=nproc_per_node, tee_prefix=tee_prefix)
-        except Exception:  # noqa: BLE001 - without parsers the output still passes through
-            self.dispatcher = None
+        self.nproc_per_node = nproc_per_node
+        self.dispatcher = self._dispatcher(tee_prefix)
+        self._head = HeldHead() if tee_prefix is None and self.dispatcher is not None else None
+        self.guessed = ""
+        """The torchrun prefix template guessed from the stream's head, if one was."""
         self._thread = threading.Thread(target=self._run, name=f"ridgescope-{stream}",
                                         daemon=True)
 
@@ -111,11 +148,22 @@ class StreamPump:
     def join(self, timeout_s: float | None = None) -> None:
         self._thread.join(timeout_s)
 
+    def _dispatcher(self, tee_prefix: TeePrefix | None):
+        try:
+            from ridgescope.parsers import Dispatcher
+            return Dispatcher(nproc_per_node=self.nproc_per_node, tee_prefix=tee_prefix)
+        except Exception:  # noqa: BLE001 - without parsers the output still passes through
+            return None
+
     def _run(self) -> None:
         clock = _parsers_clock()
         pending = b""
         since = 0
         while True:
+            wait = self._head.wait_s() if self._head is not None else None
+            if wait is not None and not select.select([self.fd], [], [], wait)[0]:
+                self._release(clock)    # the head held long enough: nothing more came
+                continue
             try:
                 chunk = os.read(self.fd, 65536)
             except OSError:
@@ -126,22 +174,47 @@ class StreamPump:
             self.out.write(chunk)
             self.out.flush()
             parts, pending, since = cut_read(pending, since, chunk, now)
-            for drawn_ns, lines, redraws in parts:
-                if clock is not None:
-                    clock.now_ns = drawn_ns     # a bar's step ended when the bar drew it
-                self._drawn_ns = drawn_ns
-                if lines:
-                    self._parse(lines, lines.count(b"\n"))
-                if redraws:
-                    self._read("feed_redraws", redraws)
-            self._drawn_ns = None
+            for part in parts:
+                if self._head is None:
+                    self._take(clock, part)
+                elif self._head.hold(part):
+                    self._release(clock)
             if len(pending) > MAX_LINE:
+                self._release(clock)
+                self._drawn_ns = None
                 self._parse(pending, 1)
                 pending = b""
+        self._release(clock)
+        self._drawn_ns = None
         if pending:
             self._parse(pending, 1)
         self._flush()
         os.close(self.fd)
+
+    def _take(self, clock, part: tuple[int, bytes, bytes]) -> None:
+        drawn_ns, lines, redraws = part
+        if clock is not None:
+            clock.now_ns = drawn_ns     # a bar's step ended when the bar drew it
+        self._drawn_ns = drawn_ns
+        if lines:
+            self._parse(lines, lines.count(b"\n"))
+        if redraws:
+            self._read("feed_redraws", redraws)
+        self._drawn_ns = None
+
+    def _release(self, clock) -> None:
+        """Read the held head with the prefix it shows, if it shows one, and what follows so."""
+        head, self._head = self._head, None
+        if head is None:
+            return
+        template = head.template()
+        if template is not None:
+            from ridgescope.parsers.template import TeePrefix
+            self.tee_prefix = TeePrefix(template)
+            self.dispatcher = self._dispatcher(self.tee_prefix)
+            self.guessed = template
+        for part in head.parts:
+            self._take(clock, part)
 
     def _parse(self, block: bytes, lines: int) -> None:
         """`block`: whole lines, each ending with a newline, or one line without one."""

@@ -80,42 +80,62 @@ def base_from_workers(procs: Iterable[dict]) -> int | None:
     return bases.pop() if len(bases) == 1 else None
 
 
-class LocalRanks:
-    """The job's rank of a local rank on this node; shared by the node's stdout and stderr.
+def world_from_workers(procs: Iterable[dict]) -> int | None:
+    """WORLD_SIZE of the node's workers (``{"world_size"}`` read from their environment), when
+    they agree on one."""
+    sizes = {p["world_size"] for p in procs if p.get("world_size")}
+    return sizes.pop() if len(sizes) == 1 else None
 
-    `find_base` is asked (at most once every RETRY_S, until it answers) when a record needs it:
-    a worker that printed a line has started, so its environment can be read.  Until the base
-    is known, the command line's, if it gives one; and on a job of several nodes where neither
-    tells, the rank is unknown (-1) rather than another node's rank."""
+
+class Learnt:
+    """A value read from the job's processes: `find` is asked (at most once every RETRY_S,
+    until it answers) when the value is needed; a worker that printed a line has started, so
+    its environment can be read.  Until then, `fallback`."""
 
     RETRY_S = 1.0
 
-    def __init__(self, find_base: Callable[[], int | None], fallback: int | None = None,
-                 multi_node: bool = False) -> None:
-        self._find, self._fallback, self._multi_node = find_base, fallback, multi_node
-        self.base: int | None = None
-        self.unplaced = 0
-        """Records given rank -1: their node's base was never known."""
+    def __init__(self, find: Callable[[], int | None], fallback: int | None = None) -> None:
+        self._find, self.fallback = find, fallback
+        self.value: int | None = None
         self._asked = float("-inf")
         self._lock = threading.Lock()
 
+    def get(self) -> int | None:
+        if self.value is None:
+            with self._lock:
+                now = time.monotonic()
+                if self.value is None and now - self._asked >= self.RETRY_S:
+                    self._asked = now
+                    try:
+                        self.value = self._find()
+                    except Exception:  # noqa: BLE001 - a process gone or unreadable: ask later
+                        self.value = None
+        return self.value if self.value is not None else self.fallback
+
+
+class LocalRanks:
+    """The job's rank of a local rank on this node; shared by the node's stdout and stderr.
+
+    The node's base (RANK - LOCAL_RANK) is learnt from its workers (`Learnt`); until then, the
+    command line's, if it gives one; and on a job of several nodes where neither tells, the
+    rank is unknown (-1) rather than another node's rank."""
+
+    def __init__(self, find_base: Callable[[], int | None], fallback: int | None = None,
+                 multi_node: bool = False) -> None:
+        self._base = Learnt(find_base, fallback)
+        self._multi_node = multi_node
+        self.unplaced = 0
+        """Records given rank -1: their node's base was never known."""
+
+    @property
+    def base(self) -> int | None:
+        return self._base.value
+
     def job_rank(self, local_rank: int) -> int:
-        base = self._known_base()
+        base = self._base.get()
         if base is None:
             if not self._multi_node:
                 return local_rank
             self.unplaced += 1
             return -1
         return base + local_rank
-
-    def _known_base(self) -> int | None:
-        if self.base is None:
-            with self._lock:
-                now = time.monotonic()
-                if self.base is None and now - self._asked >= self.RETRY_S:
-                    self._asked = now
-                    try:
-                        self.base = self._find()
-                    except Exception:  # noqa: BLE001 - a process gone or unreadable: ask later
-                        self.base = None
-        return self.base if self.base is not None else self._fallback

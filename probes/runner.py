@@ -20,8 +20,8 @@ from ridgescope.probes import gpu as gpu_probe_mod
 from ridgescope.probes.host import HostProbe
 from ridgescope.probes.logprobe import StreamPump
 from ridgescope.probes.publisher import Publisher, PublishStats
-from ridgescope.probes.ranks import (LocalRanks, base_from_cmd, base_from_workers, nnodes, nproc_per_node,
-                                     tee_prefix_from_cmd)
+from ridgescope.probes.ranks import (Learnt, LocalRanks, base_from_cmd, base_from_workers, nnodes,
+                                     nproc_per_node, tee_prefix_from_cmd, world_from_workers)
 from ridgescope.probes.relay import Relay
 from ridgescope.schemas import envelope
 from ridgescope.schemas.kinds import TOPIC_FOR_KIND
@@ -114,12 +114,14 @@ def run(cmd: list[str], job: str, broker: str | None, data_dir: Path, *, hooks: 
         publisher.close(0.5)
         return RunResult(127, publisher.stats)
     default_rank = 0 if world <= 1 else -1
-    # The world size lets the aggregate wait for every rank's stdout record of a step.
+    seen_procs: dict[int, dict] = {}
+    # The world size lets the aggregate wait for every rank's stdout record of a step; where
+    # the command line does not tell it (a script that starts torchrun), the workers' do.
+    world_size = Learnt(lambda: world_from_workers(gpu_probe_mod.job_processes(proc.pid, seen_procs)))
     log_event = lambda rank, payload, ts: publish(  # noqa: E731
-        "progress", rank, {**payload, "world_size": world}, ts)
+        "progress", rank, {**payload, "world_size": world or world_size.get() or 0}, ts)
     # torchrun's `--tee` prefixes name local ranks: the job's, on a node past the first, come
     # from the workers' environment
-    seen_procs: dict[int, dict] = {}
     local_ranks = LocalRanks(
         lambda: base_from_workers(gpu_probe_mod.job_processes(proc.pid, seen_procs)),
         fallback=base_from_cmd(cmd), multi_node=(nnodes(cmd) or 1) > 1)
@@ -153,6 +155,9 @@ def run(cmd: list[str], job: str, broker: str | None, data_dir: Path, *, hooks: 
             signal.signal(sig, handler)
     for pump in pumps:
         pump.join()
+        if pump.guessed:
+            note(f"{pump.stream}: its lines begin with another torchrun prefix than [defaultN]: "
+                 f"read as --prefix-template '{pump.guessed}'")
     if local_ranks.unplaced:
         note(f"{local_ranks.unplaced} log records of torchrun's local ranks stored as rank -1: "
              f"neither the workers' RANK/LOCAL_RANK nor --node-rank told this node's ranks")
@@ -165,7 +170,7 @@ def run(cmd: list[str], job: str, broker: str | None, data_dir: Path, *, hooks: 
             pass
     relay.close()
     ranks = (ranks_seen | relay.ranks) - {-1} or {0}
-    end_world = max(world, len(ranks))
+    end_world = max(world or world_size.get() or 0, len(ranks))
     framework = next((p.framework for p in pumps if p.framework), "pytorch" if relay.received
                      else "")
     for rank in sorted(ranks):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 import uuid
@@ -23,24 +24,27 @@ NODES, NPROC = 2, 2
 
 
 @pytest.mark.tansu
-@pytest.mark.parametrize("role", ["default", "trainer"])
-def test_the_second_nodes_local_ranks_become_the_jobs(tansu_stack, role):
+@pytest.mark.parametrize("role, wrapped", [("default", False), ("trainer", False), ("trainer", True)])
+def test_the_second_nodes_local_ranks_become_the_jobs(tansu_stack, role, wrapped):
     """`--role trainer` prefixes `[trainer0]:`, which the run process reads off torchrun's
-    command line."""
+    command line, or, where a shell script starts torchrun, guesses from the first lines."""
     job = f"two-nodes-{role}-{uuid.uuid4().hex[:6]}"
     port = str(tansu.free_port())
+    torchrun = [sys.executable, "-m", "torch.distributed.run", "--nnodes", str(NODES),
+                "--nproc-per-node", str(NPROC), "--role", role, "--rdzv-backend", "c10d", "--rdzv-endpoint",
+                f"127.0.0.1:{port}", "--rdzv-id", job, "--tee", "3", "-m", "ridgescope.cli.demo_job"]
+    command = ["bash", "-c", shlex.join(torchrun)] if wrapped else torchrun
     nodes = [subprocess.Popen(
         [sys.executable, "-m", "ridgescope.cli.main", "run", *tansu_stack.flags, "--job", job,
-         "--no-hooks", "--", sys.executable, "-m", "torch.distributed.run", "--nnodes", str(NODES),
-         "--nproc-per-node", str(NPROC), "--role", role, "--rdzv-backend", "c10d", "--rdzv-endpoint",
-         f"127.0.0.1:{port}", "--rdzv-id", job, "--tee", "3", "-m", "ridgescope.cli.demo_job"],
+         "--no-hooks", "--", *command],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env={**os.environ, **SPINE_FAULTS}) for _ in range(NODES)]
+        env={**os.environ, **SPINE_FAULTS, "RIDGESCOPE_DEBUG": "1"}) for _ in range(NODES)]
     outs = [node.communicate(timeout=600) for node in nodes]
     assert [node.returncode for node in nodes] == [0, 0], outs
     for stdout, stderr in outs:     # each node's workers print their local ranks
         assert f"[{role}{NPROC - 1}]:step {SPINE_STEPS}/{SPINE_STEPS}" in stdout
         assert "NOT delivered" not in stderr
+        assert ("read as --prefix-template '[${role_name}${local_rank}]:'" in stderr) == wrapped
 
     world = NODES * NPROC
     steps = tansu_stack.wait_for_steps(job, SPINE_STEPS)

@@ -91,3 +91,41 @@ def test_lines_without_a_step_time_carry_when_they_were_read():
     pump.join(20)
     last = records.get(timeout=5)["record"]
     assert last["step"] == 4 and "drawn_ns" not in last
+
+
+def test_a_torchrun_prefix_no_command_line_told_is_guessed_from_the_head():
+    """torchrun started by a script (`run -- bash train.sh`): the run process cannot read
+    `--role trainer` off the command line; the stream's first lines are held back until the
+    prefix is guessed from them, then read with it, each with the time it was read."""
+    read_fd, write_fd = os.pipe()
+    records: queue.Queue = queue.Queue()
+    out = io.BytesIO()
+    pump = StreamPump(read_fd, out, "stdout", lambda rank, payload, ts: records.put((rank, payload)), 0).start()
+    wrote, sent = [], b""
+    for step in range(1, 21):
+        wrote.append(time.time_ns())
+        lines = b"".join(f"[trainer{r}]:step {step}/20 loss 2.{r}\n".encode() for r in (0, 1))
+        os.write(write_fd, lines)
+        sent += lines
+        while out.getvalue() != sent:     # the probe has read it
+            time.sleep(0.001)
+    os.close(write_fd)
+    pump.join(20)
+    got = [records.get(timeout=5) for _ in range(40)]
+    assert pump.guessed == "[${role_name}${local_rank}]:"
+    assert sorted((rank, p["record"]["step"]) for rank, p in got) == [(r, s) for r in (0, 1) for s in range(1, 21)]
+    first = next(p["record"] for rank, p in got if p["record"]["step"] == 1)
+    assert wrote[0] <= first["drawn_ns"] <= wrote[1]        # when it was read, not when the head was
+
+
+def test_a_head_with_no_prefix_is_held_no_longer_than_a_moment():
+    """Two lines, then the job goes quiet (loading a model, say): they are read within
+    GUESS_WAIT_S, without waiting for more lines."""
+    read_fd, write_fd = os.pipe()
+    records: queue.Queue = queue.Queue()
+    pump = StreamPump(read_fd, io.BytesIO(), "stdout", lambda rank, payload, ts: records.put(payload), 0).start()
+    os.write(write_fd, b"step 1/9 loss 2.5 step_time_ms 100.0\nstep 2/9 loss 2.4 step_time_ms 100.0\n")
+    got = [records.get(timeout=10)["record"]["step"] for _ in range(2)]
+    assert got == [1, 2] and pump.guessed == ""
+    os.close(write_fd)
+    pump.join(20)

@@ -7,8 +7,8 @@ import os
 import queue
 
 from ridgescope.probes.logprobe import StreamPump
-from ridgescope.probes.ranks import (LocalRanks, base_from_cmd, base_from_workers, flag_value,
-                                     tee_prefix_from_cmd, tee_prefixed)
+from ridgescope.probes.ranks import (Learnt, LocalRanks, base_from_cmd, base_from_workers, flag_value,
+                                     tee_prefix_from_cmd, tee_prefixed, world_from_workers)
 from ridgescope.probes.runner import world_size_from_cmd
 
 TORCHRUN = ["torchrun", "--nnodes", "2", "--node-rank=1", "--nproc-per-node", "4", "train.py",
@@ -33,10 +33,19 @@ def test_the_workers_environment_gives_the_node_base():
     assert base_from_workers(workers + [{"pid": 4, "rank": 1, "local_rank": 0}]) is None
 
 
-def test_an_unknown_base_is_asked_again_and_never_guessed_on_several_nodes():
+def test_the_workers_environment_gives_the_world_size():
+    workers = [{"pid": 1, "rank": -1, "local_rank": None, "world_size": None},     # torchrun itself
+               {"pid": 2, "rank": 6, "local_rank": 2, "world_size": 8}, {"pid": 3, "rank": 4, "local_rank": 0,
+                                                                         "world_size": 8}]
+    assert world_from_workers(workers) == 8
+    assert world_from_workers(workers[:1]) is None
+    assert world_from_workers(workers + [{"pid": 4, "world_size": 4}]) is None
+
+
+def test_an_unknown_base_is_asked_again_and_never_guessed_on_several_nodes(monkeypatch):
+    monkeypatch.setattr(Learnt, "RETRY_S", 0.0)
     answers = [None, 8]
     ranks = LocalRanks(lambda: answers.pop(0), multi_node=True)
-    ranks.RETRY_S = 0.0
     assert ranks.job_rank(3) == -1          # not rank 3 of the first node
     assert ranks.unplaced == 1              # the run process says so at the end
     assert ranks.job_rank(3) == 11
