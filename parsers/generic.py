@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 import re
 
+from . import printers
 from .base import SOURCE_LOCATION, Parser, Pattern, num, printable_ascii, record, seconds_to_ms, to_gb, to_ms
 from .kv import normalise, pairs
-from . import printers
 from .loopbars import LoopBars
 from .pydict import parse_flat_dict
 from .scan import interesting
@@ -22,7 +22,7 @@ MXNET = Pattern(r"(?:Node\[(\d++)\] )?Epoch\[(\d++)\] Batch \[(\d++)-(\d++)\]\s+
 FAIRSEQ = Pattern(r"\| (train_inner|train|valid|valid_\w++) \| (\{.{0,8000}+)")
 NODE = Pattern(r"Node\[(\d++)\]")
 _STEPISH = Pattern(r"(?:^|[\s|,\[:])(?:[Ss]tep|STEP|[Ii]ter(?:ation)?|ITER|global_step|num_updates|training_steps)(?:\s*+[:=]|\s)")
-_STEP_TOTAL = Pattern(r"(?i)\b(?:step|iter|iteration)\s*+[:=]?\s*+\d++\s*+/\s*+(\d++)")
+_STEP_TOTAL = Pattern(r"(?i)\b(?:step|iter|iteration)\s*+[:=]?\s*+\[?\s*+(\d++)\s*+/\s*+(\d++)")
 _SLASH_NUMBER = re.compile(r"/\s*+[0-9]", re.ASCII)
 """Part of every `_STEP_TOTAL` match, found by a search for its literal: ~0.8 us on a line of 500
 characters, where `_STEP_TOTAL` tries every position (~10 us).  Linear: no time-out needed."""
@@ -40,7 +40,8 @@ _AFTER_STEP = frozenset(" \t\n\r\x0b\x0c:=")
 
 
 def step_total(s: str):
-    """`_STEP_TOTAL.search(s)`: the `/ total` after a step number (`iter 10/1000`)."""
+    """`_STEP_TOTAL.search(s)`: a step number and the `/ total` after it (`iter 10/1000`, the
+    PyTorch tutorials' `Step [100/600]`)."""
     if s.isascii() and _SLASH_NUMBER.search(s) is None:
         return None
     return _STEP_TOTAL.search(s)
@@ -85,7 +86,7 @@ PARALLEL_PLACE = Pattern(r"\[[A-Z]{1,8}+\|DP=[^\]]{0,300}+\]")
 
 # loguru's source, `| yolox.core.trainer:246 - ` (`name:function:line`, or a format's own part of it)
 LOGURU_SOURCE = Pattern(r"\| [\w.]{1,200}+(?::[\w<>.]{1,100}+)?:\d{1,7}+ - ")
-EPOCH_OF = Pattern(r"(?i)\bepoch\s*+[:=]?\s*+(\d++)\s*+/\s*+(\d++)")
+EPOCH_OF = Pattern(r"(?i)\bepoch\s*+[:=]?\s*+\[?\s*+(\d++)\s*+/\s*+(\d++)")
 
 # CLU's LoggingWriter, behind absl's prefix: `I0919 14:15:27.775955 1401 logging_writer.py:35] [100] k=v, ...`
 CLU = Pattern(r"logging_writer\.py:\d{1,6}+\] \[(\d{1,12}+)\] (.{1,4000}+)")
@@ -162,8 +163,9 @@ class GenericParser(Parser):
         self.loop_bars = LoopBars(self.name)
         self.last_step: dict = {}
         """rank -> its last MMEngine or timm step: the step an evaluation's result comes after"""
-        self.epoch_origin: dict = {}
-        """rank -> 0 or 1: the first epoch of a stream that counts its iterations per epoch"""
+        self.epochs: dict = {}
+        """rank -> [first epoch (0 or 1), whether its steps count per "epoch" or over the "run"
+        (None until an epoch ends), the last epoch and step]: see `_run_step`"""
         self.mxnet_epochs: dict = {}
         """rank -> [epoch, its first step - 1, the last batch it printed]: MXNet counts its
         batches from 0 in each epoch."""
@@ -227,18 +229,20 @@ class GenericParser(Parser):
         if not items:
             return []
         fields, extra = normalise(items)
-        if fields.get("step") is None:
+        tm = step_total(s)
+        step = fields.pop("step", None)
+        if step is None and tm is not None:     # `Step [100/600]`
+            step = int(tm.group(1))
+        if step is None:
             return []
-        step = fields.pop("step")
         if "d2.utils.events" in s:
             printers.detectron2(fields, extra)
-        tm = step_total(s)
         if tm:
             em = EPOCH_OF.search(s) if "poch" in s else None
-            if em is not None:      # `epoch: 8/40, iter: 1340/1816`: the iteration is the epoch's
-                step = self._run_step(rank, fields, int(em.group(1)), int(em.group(2)), step, int(tm.group(1)))
+            if em is not None:      # `epoch: 8/40, iter: 1340/1816`
+                step = self._run_step(rank, fields, int(em.group(1)), int(em.group(2)), step, int(tm.group(2)))
             else:
-                fields.setdefault("total_steps", int(tm.group(1)))
+                fields.setdefault("total_steps", int(tm.group(2)))
         if len(fields) + len(extra) == 0:
             return []
         if not any(k in fields for k in _PROGRESS_FIELDS):
@@ -266,12 +270,23 @@ class GenericParser(Parser):
             fields["metrics"] = dict(list(extra.items())[:24])
         return [record("progress", self.name, rank, step, **fields)]
 
-    def _run_step(self, rank, fields: dict, epoch: int, epochs: int, i: int, per_epoch: int) -> int:
-        """The run's step of iteration `i` of `per_epoch` in `epoch` of `epochs` (in place: the
-        record's epoch fields).  Epochs count from 1 unless the stream showed an epoch 0."""
-        origin = self.epoch_origin.setdefault(rank, 0 if epoch == 0 else 1)
-        fields.update(epoch=epoch, iter_in_epoch=i, iters_per_epoch=per_epoch, total_steps=epochs * per_epoch)
-        return max(epoch - origin, 0) * per_epoch + i
+    def _run_step(self, rank, fields: dict, epoch: int, epochs: int, i: int, of: int) -> int:
+        """The run's step of a line that prints its epoch of `epochs` and its step `i` of `of`
+        (in place: the record's epoch fields).  The step is the epoch's (`of` an epoch) until an
+        epoch begins with a step that runs on from the one before: then it is the run's (`of`
+        the run's).  Epochs count from 1 unless the stream showed an epoch 0."""
+        state = self.epochs.get(rank)
+        if state is None:
+            state = self.epochs[rank] = [0 if epoch == 0 else 1, None, epoch, i]
+        origin, mode, last_epoch, last_i = state
+        if mode is None and epoch > last_epoch:
+            mode = state[1] = "epoch" if i < last_i else "run"
+        state[2], state[3] = epoch, i
+        if mode == "run":
+            fields.update(epoch=epoch, total_steps=of)
+            return i
+        fields.update(epoch=epoch, iter_in_epoch=i, iters_per_epoch=of, total_steps=epochs * of)
+        return max(epoch - origin, 0) * of + i
 
     def _printers(self, s: str, rank) -> list[dict] | None:
         """MetricLogger's, DeiT's accuracy and DLRM's lines (`printers.py`, each named by one of

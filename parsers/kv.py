@@ -21,9 +21,9 @@ SCALE = {"K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
 
 STEP_KEYS = {"step", "iter", "iteration", "it", "global_step", "globalstep", "num_updates",
              "training_steps", "update", "steps", "train/global_step", "trainer/global_step"}
-LOSS_KEYS = {"loss", "train_loss", "lm_loss", "cross_entropy_loss", "ce_loss", "total_loss", "lm loss", "train loss", "training_loss", "step_loss",
+LOSS_KEYS = {"loss", "train_loss", "lm_loss", "lm loss", "train loss", "training_loss", "step_loss",
              "reduced_train_loss", "loss/train/total", "train/loss", "loss/tok", "avg_loss",
-             "train_loss_step", "loss_step"}
+             "train_loss_step", "loss_step", "cross_entropy_loss", "ce_loss", "total_loss"}
 LR_KEYS = {"lr", "learning_rate", "learning rate", "train/learning_rate", "lr-adamw", "train_learning_rate"}
 GN_KEYS = {"grad_norm", "gnorm", "norm", "grad norm", "gradnorm", "grad_norm/total", "train/grad_norm",
            "gradient_norm", "total_grad_norm"}
@@ -138,7 +138,8 @@ def pairs(text: str, limit: int = 64) -> list[tuple[str, str, str | None]]:
 # several sets takes the first.  Keys ending in `_ms` that no earlier set claims are extras.
 _FIELD_SETS = (("step", STEP_KEYS), ("loss", LOSS_KEYS), ("lr", LR_KEYS),
                ("grad_norm", GN_KEYS), ("step_time_ms", TIME_MS_KEYS), ("time", TIME_KEYS),
-               ("tokens_per_s", TOK_KEYS), ("tokens_per_s_per_gpu", TOK_GPU_KEYS), ("samples_per_s", SAMPLE_KEYS), ("it_per_s", IT_KEYS),
+               ("tokens_per_s", TOK_KEYS), ("tokens_per_s_per_gpu", TOK_GPU_KEYS),
+               ("samples_per_s", SAMPLE_KEYS), ("it_per_s", IT_KEYS),
                ("tflops", TFLOPS_KEYS | {"tflops"}), ("mfu", {"mfu"}), ("mem", MEM_KEYS),
                ("epoch", EPOCH_KEYS), ("total_steps", TOTAL_KEYS), ("log_time_s", TIMESTAMP_KEYS))
 _MS_CLAIMED_BY = ("step", "loss", "lr", "grad_norm", "step_time_ms")

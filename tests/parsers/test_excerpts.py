@@ -339,3 +339,18 @@ def test_paddlenlp_trainer_dicts_name_their_step():
     recs = progress(read("paddlenlp_trainer-dicts.log"))
     assert [(r["step"], r["loss"], r["epoch"]) for r in recs] == [(150, 0.1856, 2.0), (160, 0.1202, 2.13),
                                                                   (170, 0.1087, 2.27)]
+
+
+def test_the_pytorch_tutorials_epoch_and_step_in_brackets():
+    recs, _ = feed_all(["Epoch [1/5], Step [100/600], Loss: 0.2345", "Epoch [1/5], Step [600/600], Loss: 0.1345",
+                        "Epoch [2/5], Step [100/600], Loss: 0.1045"])
+    assert [(r["step"], r["epoch"], r["loss"]) for r in recs] == [(100, 1, 0.2345), (600, 1, 0.1345), (700, 2, 0.1045)]
+    assert {r["total_steps"] for r in recs} == {3000}
+
+
+def test_a_step_that_runs_on_into_the_next_epoch_is_the_runs():
+    """`epoch 2/3 step 400/900` after `epoch 1/3 step 300/900`: the step did not start again
+    with the epoch, so it (and its total) is the run's."""
+    recs, _ = feed_all(["epoch 1/3 step 300/900 loss 2.0", "epoch 2/3 step 400/900 loss 1.9",
+                        "epoch 3/3 step 700/900 loss 1.8"])
+    assert [(r["step"], r["epoch"], r["total_steps"]) for r in recs] == [(300, 1, 2700), (400, 2, 900), (700, 3, 900)]

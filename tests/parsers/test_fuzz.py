@@ -83,6 +83,8 @@ FRAGMENTS = [
     "Train: [30/300][400/2859]\teta 0:20:52 lr ", "\tmem 16138MB", "d2.utils.events]:  eta: ", "  last_time: ",
     "max_mem: 3961M", "Finished training it 1024/315310 of epoch 0, ", " ms/it, loss ", "Testing at - ",
     " samples/sec: 51.2 | iteration ", " approx flops per GPU: 150.3TFLOPS |", "global_step/max_steps': '",
+    "Epoch [1/5], Step [", "100/600], Loss: ", "epoch: 8/40, iter: ", "| yolox.core.trainer:246 - ",
+    " batch_cost: ", " reader_cost: ", "1|26|Loss: ", "[trainer0|0]:",
 ]
 
 lines = st.lists(st.sampled_from(FRAGMENTS) | st.text(max_size=20), max_size=40).map("".join)
