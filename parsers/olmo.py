@@ -81,30 +81,30 @@ class OlmoParser(Parser):
         return [self.open.pop(rank) for rank in list(self.open)]
 
     def _add(self, rec: dict, name: str, v: float) -> None:
-        key = name.lower()
-        field = _FIELDS.get(key)
-        if rec["kind"] == "eval":
-            pass
-        elif field is not None:
-            rec.setdefault(field, v)
+        if rec["kind"] == "progress" and _into_field(rec, name.lower(), v):
             return
-        elif key == "throughput/device/bps" and v > 0:
-            rec["it_per_s"] = v
-            rec["step_time_ms"] = round(1000.0 / v, 6)
-            return
-        elif key == "throughput/device/data loading (s)":
-            ms = seconds_to_ms(v)
-            rec["timers_ms"] = {"data": ms}
-            rec["lanes_ms"] = {"input": ms}
-            return
-        elif key.startswith(("optim/learning_rate_group", "optim/lr")):
-            rec.setdefault("lr", v)
-            return
-        elif "mem" in key and any(w in key for w in ("peak", "max", "reserved")):
-            unit = key.rsplit(" ", 1)[-1]
-            if unit in _MEMORY_UNITS:
-                rec.setdefault("mem_gb", round(v * _MEMORY_UNITS[unit], 6))
-                return
         metrics = rec.setdefault("metrics", {})
         if len(metrics) < _METRICS:
             metrics[name] = v
+
+
+def _into_field(rec: dict, key: str, v: float) -> bool:
+    """Set the record's field that metric `key` (lowercased) gives, if it gives one."""
+    field = _FIELDS.get(key)
+    if field is not None:
+        rec.setdefault(field, v)
+    elif key == "throughput/device/bps" and v > 0:
+        rec["it_per_s"] = v
+        rec["step_time_ms"] = round(1000.0 / v, 6)
+    elif key == "throughput/device/data loading (s)":
+        ms = seconds_to_ms(v)
+        rec["timers_ms"] = {"data": ms}
+        rec["lanes_ms"] = {"input": ms}
+    elif key.startswith(("optim/learning_rate_group", "optim/lr")):
+        rec.setdefault("lr", v)
+    elif "mem" in key and any(w in key for w in ("peak", "max", "reserved")) \
+            and key.rsplit(" ", 1)[-1] in _MEMORY_UNITS:
+        rec.setdefault("mem_gb", round(v * _MEMORY_UNITS[key.rsplit(" ", 1)[-1]], 6))
+    else:
+        return False
+    return True
