@@ -180,6 +180,8 @@ class GenericParser(Parser):
         """`bars`: read a training loop's own tqdm bars (`loopbars.py`); not where a framework's
         parser reads the stream's bars, and gives the generic parser only what it does not take."""
         s = line.strip()
+        if bars and "GPU_mem" in s and self.loop_bars.header(s, rank):
+            return []
         if bars and "%|" in s:
             recs = self.loop_bars.parse(s, rank)
             if recs is not None:

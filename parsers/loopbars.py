@@ -1,13 +1,13 @@
 """A training loop's own tqdm bar, on a stream no framework claims: diffusers' and Accelerate's
 example scripts (`Steps:  10%|█  | 100/1000 [00:10<01:30,  9.80it/s, lr=0.0001, step_loss=0.12]`),
-nanoGPT-style loops that call `set_postfix(loss=...)`, torchtune's recipes.
+nanoGPT-style loops that call `set_postfix(loss=...)`, torchtune's recipes, Ultralytics YOLO.
 
 Most bars in a training log are no training steps (downloads, `Map`, `Loading checkpoint
 shards`, evaluation), so a bar counts only where it says it is one: a training word for its
 label, or a loss among its postfix items."""
 from __future__ import annotations
 
-from .base import EVAL_WORDS, BarTracker, Pattern, drawn, parse_bar, record
+from .base import EVAL_WORDS, BarTracker, Pattern, drawn, num, parse_bar, record
 from .kv import normalise
 
 TORCHTUNE = Pattern(r"(\d{1,6}+)\|(\d{1,12}+)\|Loss: (-?[\d.]++(?:[eE][-+]?\d++)?|nan|inf)")
@@ -38,6 +38,36 @@ def relabel_torchtune(bar: dict) -> bool:
     return True
 
 
+def relabel_ultralytics(bar: dict, columns: list[str]) -> bool:
+    """An Ultralytics YOLO bar's redraw (`  70/1000   6.73G   1.081  0.4706  1.084  10  640: 100%|..|
+    16/16 [..]`, its values under the columns of the header line before it) as one bar of the
+    run's steps (in place): the count is the epoch's batch, the epoch counts from 1, the loss is
+    the sum of the printed components (as Ultralytics sums them), `GPU_mem` is GB.  False for
+    another bar."""
+    values = bar["desc"].split()
+    if len(values) != len(columns) or columns[0] != "Epoch":
+        return False
+    epoch, _, epochs = values[0].partition("/")
+    if not (epoch.isdigit() and epochs.isdigit() and epoch.isascii() and epochs.isascii()):
+        return False
+    post: dict = {}
+    for name, value in zip(columns[1:], values[1:]):
+        if name == "GPU_mem":
+            post["mem_gb"] = value.rstrip("G")
+        else:
+            post[name] = value
+    losses = [num(v) for k, v in post.items() if k.endswith("_loss")]
+    if losses and None not in losses:
+        post["loss"] = str(round(sum(v for v in losses if v is not None), 6))
+    post["epoch"] = epoch
+    per_epoch = bar["total"]
+    bar["desc"] = "steps"
+    bar["n"] = (int(epoch) - 1) * (per_epoch or 0) + bar["n"]
+    bar["total"] = per_epoch * int(epochs) if per_epoch else None
+    bar["post"] = {**bar["post"], **post}
+    return True
+
+
 class LoopBars:
     """The final redraw of each step of each training bar, as one progress record.  An inner
     bar that starts again (`for epoch ...: for batch in tqdm(loader)`) runs its steps on after
@@ -47,6 +77,16 @@ class LoopBars:
         self.framework = framework
         self.tracker = BarTracker()
         self.offsets: dict = {}     # (rank, label) -> the steps of the bar's earlier runs
+        self.columns: dict = {}     # rank -> the names of Ultralytics' columns, from its header
+
+    def header(self, line: str, rank) -> bool:
+        """Is `line` Ultralytics' column header (`Epoch GPU_mem box_loss ... Instances Size`)?
+        Its names are then those of the rank's bars' values."""
+        names = line.split()
+        if len(names) < 3 or names[0] != "Epoch" or names[1] != "GPU_mem" or len(names) > 16:
+            return False
+        self.columns[rank] = names
+        return True
 
     def parse(self, line: str, rank) -> list[dict] | None:
         """The records a training bar's redraw completes (often none); None for any other line."""
@@ -54,6 +94,8 @@ class LoopBars:
         if bar is None:
             return None
         torchtune = "|Loss: " in bar["desc"] and relabel_torchtune(bar)
+        if not torchtune and rank in self.columns:
+            relabel_ultralytics(bar, self.columns[rank])
         if not is_training_bar(bar):
             return None
         key = (rank, bar["desc"])

@@ -354,3 +354,22 @@ def test_a_step_that_runs_on_into_the_next_epoch_is_the_runs():
     recs, _ = feed_all(["epoch 1/3 step 300/900 loss 2.0", "epoch 2/3 step 400/900 loss 1.9",
                         "epoch 3/3 step 700/900 loss 1.8"])
     assert [(r["step"], r["epoch"], r["total_steps"]) for r in recs] == [(300, 1, 2700), (400, 2, 900), (700, 3, 900)]
+
+
+def test_ultralytics_bars_under_their_column_header():
+    """Each epoch's final bar: the batch counts in its epoch (16 an epoch), its values are the
+    header's columns; the validation bar after it is no training step."""
+    recs = read("ultralytics_yolov8_epoch-bars.log")
+    assert [(r["step"], r["epoch"]) for r in recs] == [(69 * 16 + 16, 70), (70 * 16 + 16, 71), (71 * 16 + 16, 72)]
+    first = recs[0]
+    assert (first["loss"], first["mem_gb"], first["it_per_s"], first["total_steps"]) == (2.6356, 6.73, 2.78, 16000)
+    assert first["metrics"] == {"box_loss": 1.081, "cls_loss": 0.4706, "dfl_loss": 1.084, "instances": 10.0,
+                                "size": 640.0}
+
+
+def test_ultralytics_redraws_run_on_across_epochs():
+    header = "      Epoch    GPU_mem   box_loss   cls_loss   dfl_loss  Instances       Size"
+    bars = "\r".join(f"      {e}/2      1.2G      1.{n}      2.0      1.5         32        640:  {50 * n}%|█     | "
+                     f"{n}/2 [00:0{n}<00:00,  1.00it/s]" for e in (1, 2) for n in (1, 2))
+    recs, _ = feed_all([header, bars])
+    assert [(r["step"], r["epoch"], r["loss"]) for r in recs] == [(1, 1, 4.6), (2, 1, 4.7), (3, 2, 4.6), (4, 2, 4.7)]

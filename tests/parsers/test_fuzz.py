@@ -85,6 +85,7 @@ FRAGMENTS = [
     " samples/sec: 51.2 | iteration ", " approx flops per GPU: 150.3TFLOPS |", "global_step/max_steps': '",
     "Epoch [1/5], Step [", "100/600], Loss: ", "epoch: 8/40, iter: ", "| yolox.core.trainer:246 - ",
     " batch_cost: ", " reader_cost: ", "1|26|Loss: ", "[trainer0|0]:",
+    "      Epoch    GPU_mem   box_loss   cls_loss   dfl_loss  Instances       Size\n", "    70/1000      6.73G  ",
 ]
 
 lines = st.lists(st.sampled_from(FRAGMENTS) | st.text(max_size=20), max_size=40).map("".join)
