@@ -122,3 +122,11 @@ def test_torchrun_tee_bars_carry_the_read_that_brought_each_redraw():
     recs, _ = read_redraw_by_redraw(writes)
     assert sorted((r["rank"], r["step"], r["drawn_ns"]) for r in recs if r["kind"] == "progress") == sorted(
         (rank, step, first[rank, step]) for rank, step, _ in TEE_BARS_STEPS)
+
+def test_an_olmo_record_says_when_its_header_was_read():
+    """OLMo's record is read over several lines, and given when the next one begins: it carries
+    the read of its header (when its step ended), not of the line that closed it."""
+    lines = (CAPTURED.parent / "excerpts" / "olmo_console-metrics.log").read_bytes().splitlines(keepends=True)
+    headers = [i for i, line in enumerate(lines) if b"[step=" in line]
+    recs, _ = read_redraw_by_redraw(lines)      # one line a read: the read's number is the line's
+    assert [(r["step"], r["drawn_ns"]) for r in recs] == [(1, headers[0]), (2, headers[1]), (3, headers[2])]
