@@ -127,10 +127,6 @@ class LocalRanks:
         self.unplaced = 0
         """Records given rank -1: their node's base was never known."""
 
-    @property
-    def base(self) -> int | None:
-        return self._base.value
-
     def job_rank(self, local_rank: int) -> int:
         base = self._base.get()
         if base is None:
