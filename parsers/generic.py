@@ -274,9 +274,11 @@ class GenericParser(Parser):
 
     def _run_step(self, rank, fields: dict, epoch: int, epochs: int, i: int, of: int) -> int:
         """The run's step of a line that prints its epoch of `epochs` and its step `i` of `of`
-        (in place: the record's epoch fields).  The step is the epoch's (`of` an epoch) until an
-        epoch begins with a step that runs on from the one before: then it is the run's (`of`
-        the run's).  Epochs count from 1 unless the stream showed an epoch 0."""
+        (in place: the record's epoch fields).  Whether the step counts in its epoch (`of` an
+        epoch) or over the run shows where an epoch begins: with a step lower than the last
+        (the epoch's), or one that runs on (the run's).  Until then the step is taken as printed,
+        which is both where the stream starts at the first epoch (epochs count from 1 unless
+        it shows an epoch 0), and keeps steps rising where it starts later."""
         state = self.epochs.get(rank)
         if state is None:
             state = self.epochs[rank] = [0 if epoch == 0 else 1, None, epoch, i]
@@ -284,11 +286,13 @@ class GenericParser(Parser):
         if mode is None and epoch > last_epoch:
             mode = state[1] = "epoch" if i < last_i else "run"
         state[2], state[3] = epoch, i
+        fields["epoch"] = epoch
+        if mode == "epoch":
+            fields.update(iter_in_epoch=i, iters_per_epoch=of, total_steps=epochs * of)
+            return max(epoch - origin, 0) * of + i
         if mode == "run":
-            fields.update(epoch=epoch, total_steps=of)
-            return i
-        fields.update(epoch=epoch, iter_in_epoch=i, iters_per_epoch=of, total_steps=epochs * of)
-        return max(epoch - origin, 0) * of + i
+            fields["total_steps"] = of
+        return i
 
     def _printers(self, s: str, rank) -> list[dict] | None:
         """MetricLogger's, DeiT's accuracy and DLRM's lines (`printers.py`, each named by one of
