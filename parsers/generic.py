@@ -214,10 +214,16 @@ class GenericParser(Parser):
             m = TIMM.search(s)
             if m:
                 return self._timm(m, rank)
-        if "]  eta: " in s or "* Acc@1 " in s or "Finished training it " in s or "Testing at - " in s:
-            recs = self._printers(s, rank)
-            if recs is not None:
-                return recs
+        # MetricLogger's, DeiT's accuracy and DLRM's lines (`printers.py`)
+        recs = None
+        if "]  eta: " in s:
+            recs = printers.metric_logger(s, rank, self.last_step)
+        elif "* Acc@1 " in s:
+            recs = printers.accuracy(s, rank, self.last_step)
+        elif "Finished training it " in s or "Testing at - " in s:
+            recs = printers.dlrm(s, rank, self.last_step)
+        if recs is not None:
+            return recs
         if not stepish(s):
             return []
         text = s
@@ -293,17 +299,6 @@ class GenericParser(Parser):
         if mode == "run":
             fields["total_steps"] = of
         return i
-
-    def _printers(self, s: str, rank) -> list[dict] | None:
-        """MetricLogger's, DeiT's accuracy and DLRM's lines (`printers.py`, each named by one of
-        the phrases `parse` looks for first); None for others."""
-        if "]  eta: " in s:
-            return printers.metric_logger(s, rank, self.last_step)
-        if "* Acc@1 " in s:
-            return printers.accuracy(s, rank, self.last_step)
-        if "Finished training it " in s or "Testing at - " in s:
-            return printers.dlrm(s, rank, self.last_step)
-        return None
 
     def _dict(self, s: str, rank) -> list[dict] | None:
         """The record of a printed dict with a step (`{'training_steps': 1, 'average_loss': 6.3}`);

@@ -13,7 +13,7 @@ _TRAIN_MAP = {"loss": "loss", "learning_rate": "lr", "grad_norm": "grad_norm", "
 def printed_step(d: dict) -> tuple[int | None, int | None]:
     """(step, total) a log dict names: `'step': 5`, PaddleNLP's `'global_step': 150`, or
     ms-swift's `'global_step/max_steps': '78/176'`."""
-    for key in ("step", "global_step"):     # PaddleNLP's trainer: `'global_step': 150`
+    for key in ("step", "global_step"):
         if isinstance(d.get(key), int) and not isinstance(d.get(key), bool):
             return d[key], None
     both = d.get("global_step/max_steps")

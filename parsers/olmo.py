@@ -90,7 +90,7 @@ class OlmoParser(Parser):
 
 def _into_field(rec: dict, key: str, v: float) -> bool:
     """Set the record's field that metric `key` (lowercased) gives, if it gives one."""
-    field = _FIELDS.get(key)
+    field, unit = _FIELDS.get(key), key[key.rfind(" ") + 1:]
     if field is not None:
         rec.setdefault(field, v)
     elif key == "throughput/device/bps" and v > 0:
@@ -102,9 +102,8 @@ def _into_field(rec: dict, key: str, v: float) -> bool:
         rec["lanes_ms"] = {"input": ms}
     elif key.startswith(("optim/learning_rate_group", "optim/lr")):
         rec.setdefault("lr", v)
-    elif "mem" in key and any(w in key for w in ("peak", "max", "reserved")) \
-            and key.rsplit(" ", 1)[-1] in _MEMORY_UNITS:
-        rec.setdefault("mem_gb", round(v * _MEMORY_UNITS[key.rsplit(" ", 1)[-1]], 6))
+    elif unit in _MEMORY_UNITS and "mem" in key and any(w in key for w in ("peak", "max", "reserved")):
+        rec.setdefault("mem_gb", round(v * _MEMORY_UNITS[unit], 6))     # `System/Peak GPU Memory (MB)`
     else:
         return False
     return True

@@ -181,11 +181,9 @@ class StreamPump:
                     self._release(clock)
             if len(pending) > MAX_LINE:
                 self._release(clock)
-                self._drawn_ns = None
                 self._parse(pending, 1)
                 pending = b""
         self._release(clock)
-        self._drawn_ns = None
         if pending:
             self._parse(pending, 1)
         self._flush()
