@@ -218,7 +218,7 @@ class GenericParser(Parser):
         recs = None
         if "]  eta: " in s:
             recs = printers.metric_logger(s, rank, self.last_step)
-        elif "* Acc@1 " in s:
+        elif "Acc@1 " in s:
             recs = printers.accuracy(s, rank, self.last_step)
         elif "Finished training it " in s or "Testing at - " in s:
             recs = printers.dlrm(s, rank, self.last_step)

@@ -5,8 +5,9 @@
   6.8610 (6.8841)  time: 1.0552  data: 0.0035  max mem: 8249`, the batch counted from 0 in its
   epoch.  `time` and `data` are means over the last 20 iterations (`SmoothedValue`'s window),
   `max mem` is MB.  An evaluation prints `Test:  [  0/196]  ...` per batch, then DeiT's
-  `* Acc@1 81.234 Acc@5 95.123 loss 0.812` (torchvision's own result line holds no word the
-  pre-check looks for, and is not read).
+  `Test:  Acc@1 76.130 Acc@5 92.862` (torchvision's own), DeiT's `* Acc@1 81.234 Acc@5 95.123
+  loss 0.812`, or with `;` between (the result over all batches: the batches' own lines read
+  `Acc@1: 78.1 (76.5)`, a value and its mean, and are not results).
 - Detectron2's `CommonMetricPrinter`: `[11/01 11:27:04 d2.utils.events]:  eta: 8:05:12  iter: 1259
   total_loss: 1.012  ...  time: 0.3322  last_time: 0.3310  data_time: 0.0334  last_data_time:
   0.0301  lr: 0.01  max_mem: 3961M`.  Its `time` is the mean since the run began and `data_time`
@@ -22,7 +23,7 @@ from .base import Pattern, num, record, seconds_to_ms, to_gb
 
 METRIC_LOGGER = Pattern(r"(.{0,120}?)\[\s*+(\d++)/(\d++)\]  eta: \S{1,24}+  (.{0,2000}+)")
 _EPOCH = Pattern(r"Epoch: \[(\d++)")
-ACCURACY = Pattern(r"\* Acc@1 ([\d.]++) Acc@5 ([\d.]++)(?: loss ([\d.]++))?")
+ACCURACY = Pattern(r"Acc@1:?+ ++([\d.]++)(?:;?+ ++Acc@5:?+ ++([\d.]++))?+(?:;?+ ++loss:?+ ++([\d.]++))?+ *+$")
 DLRM = Pattern(r"Finished training it (\d++)/(\d++) of epoch (\d++), ([\d.]++) ms/it, loss ([\d.]++)"
                r"(?:, accuracy ([\d.]++) %)?")
 DLRM_TEST = Pattern(r"Testing at - (\d++)/(\d++) of epoch (\d++),(.{0,300}+)")
@@ -68,11 +69,14 @@ def metric_logger(s: str, rank, last_step: dict) -> list[dict] | None:
 
 
 def accuracy(s: str, rank, last_step: dict) -> list[dict] | None:
-    """The ` * Acc@1 .. Acc@5 ..` line that ends a MetricLogger evaluation."""
+    """The `Test:  Acc@1 .. Acc@5 ..` line that ends a MetricLogger evaluation; None for another
+    line with `Acc@1 `."""
     m = ACCURACY.search(s)
     if m is None:
         return None
-    metrics = {"acc1": num(m.group(1)), "acc5": num(m.group(2))}
+    metrics = {"acc1": num(m.group(1))}
+    if m.group(2):
+        metrics["acc5"] = num(m.group(2))
     if m.group(3):
         metrics["loss"] = num(m.group(3))
     return [record("eval", "generic", rank, last_step.get(rank), phase="result", metrics=metrics)]

@@ -253,6 +253,30 @@ def test_metric_logger_evaluation():
     assert recs[2]["metrics"] == {"acc1": 1.1, "acc5": 5.1, "loss": 6.42}
 
 
+def test_torchvision_evaluation_results():
+    recs = read("torchvision-reference_evaluate-results.log")
+    assert [(r["kind"], r["phase"], r["metrics"]) for r in recs] == [
+        ("eval", "result", {"acc1": 78.392, "acc5": 93.592}), ("eval", "result", {"acc1": 76.092, "acc5": 92.656})]
+
+
+@pytest.mark.parametrize("line, metrics", [
+    ("Test:  Acc@1 76.130 Acc@5 92.862", {"acc1": 76.13, "acc5": 92.862}),
+    ("Test: EMA Acc@1 76.2 Acc@5 92.9", {"acc1": 76.2, "acc5": 92.9}),
+    (" * Acc@1 76.130 Acc@5 92.862", {"acc1": 76.13, "acc5": 92.862}),
+    ("====Test:  Acc@1 70.3;  Acc@5 89.8;  loss 1.234", {"acc1": 70.3, "acc5": 89.8, "loss": 1.234}),
+    ("Test Acc@1 55.000", {"acc1": 55.0}),
+])
+def test_accuracy_results_after_a_metric_logger_epoch(line, metrics):
+    """The step of the result is the last training step read; a batch's own `Acc@1 45.0 (76.4)`
+    (its value and the mean so far) is no result."""
+    recs, _ = feed_all([
+        "Epoch: [0]  [ 9/10]  eta: 0:00:01  lr: 0.1  loss: 6.9 (6.9)  time: 0.5000  data: 0.0100  max mem: 100",
+        "Test: [ 10/50]\tTime 0.036 (0.039)\tLoss 2.6388 (0.9189)\tAcc@1 45.000 (76.451)\tAcc@5 55.000 (93.474)",
+        line])
+    results = [r for r in recs if r.get("phase") == "result"]
+    assert [(r["step"], r["metrics"]) for r in results] == [(10, metrics)]
+
+
 def test_swin_meter_lines():
     """`Train: [30/300][400/2859]`: epoch 30 (from 0) of 300; `time` is the step's own, `eta` and
     `lr` share a tab-separated item, `mem` is MB."""
