@@ -359,6 +359,34 @@ def parse_bar(segment: str) -> dict | None:
     return bar
 
 
+# Ultralytics' own bar (8.4 on; before, tqdm's): `  2/5  0G  6.04  4.152  4.327  4  128: 50%
+# ━━━━━━────── 1/2 2.4s/it 0.7s<2.4s`, a rate in it/s or s/it (none on the first frame), times in
+# seconds below a minute and `m:ss` or `h:mm:ss` above.  Redrawn with `\r` even into a pipe.
+ULTRALYTICS_BAR = Pattern(
+    r"(?P<pct>\d{1,3}+)% [\u2500-\u257f]{1,60}+ (?P<n>\d++)/(?P<total>\d++) "
+    r"(?:(?P<rate>[\d.]{1,20}+)(?P<unit>it/s|s/it))? ?(?P<elapsed>[\d.:]{1,12}+)s?(?:<[\d.:]{1,12}+s?)?$")
+ULTRALYTICS_MARKS = ("% \u2501", "% \u2500")
+"""What starts the bar's fields: its percentage, then its first cell, filled or not."""
+
+
+def parse_ultralytics_bar(segment: str) -> dict | None:
+    """Parse one redraw of Ultralytics' bar into what `parse_bar` gives for tqdm; None when the
+    segment is not one."""
+    s = segment.rstrip()
+    m = ULTRALYTICS_BAR.search(s)
+    if m is None:
+        return None
+    elapsed = m.group("elapsed")
+    bar = {"n": int(m.group("n")), "total": int(m.group("total")),
+           "desc": s[:m.start()].strip().rstrip(":").strip(),
+           "elapsed_s": hms_to_s(elapsed) if ":" in elapsed else num(elapsed),
+           "end": m.end(), "post": {}}
+    rate = num(m.group("rate"))
+    if rate:
+        bar["it_per_s"] = rate if m.group("unit") == "it/s" else round(1.0 / rate, 6)
+    return bar
+
+
 # Rich progress bars (Lightning's RichProgressBar): `Epoch 2/9  ━━━━╺━━━ 120/500 0:00:31 •
 # 0:01:38 3.87it/s v_num: 0 train_loss: 1.234`, colours stripped.  Redrawn with `\r` on a
 # terminal; in a pipe Rich prints only the final state, once.  The total is `--` when unknown.

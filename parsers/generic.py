@@ -8,7 +8,8 @@ import json
 import re
 
 from . import printers
-from .base import SOURCE_LOCATION, Parser, Pattern, num, printable_ascii, record, seconds_to_ms, to_gb, to_ms
+from .base import (SOURCE_LOCATION, ULTRALYTICS_MARKS, Parser, Pattern, num, printable_ascii, record,
+                   seconds_to_ms, to_gb, to_ms)
 from .kv import normalise, pairs
 from .loopbars import LoopBars
 from .pydict import parse_flat_dict
@@ -182,7 +183,7 @@ class GenericParser(Parser):
         s = line.strip()
         if bars and "GPU_mem" in s and self.loop_bars.header(s, rank):
             return []
-        if bars and "%|" in s:
+        if bars and ("%|" in s or ULTRALYTICS_MARKS[0] in s or ULTRALYTICS_MARKS[1] in s):
             recs = self.loop_bars.parse(s, rank)
             if recs is not None:
                 return recs

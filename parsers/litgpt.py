@@ -5,23 +5,26 @@
     iter 0 step 1: loss 10.9819, iter time: 1036.84ms (optimizer.step)              (lit-gpt, 2023)
 
 and `iter 4800: val loss 1.7258, val time: 3778.02 ms` after a validation (its duration), which
-follows an optimizer step.
+follows an optimizer step; `Final evaluation | val loss: 4.993 | val ppl: 147.314` at the end.
 
 An iteration is one micro-batch.  `step` counts the optimizer steps done, and moves once every
 few iterations under gradient accumulation, on the iteration marked `(step)` or
 `(optimizer.step)`.  A step's record is that marked line, and its step is `step`.  The printed
 time is that one iteration's: the step's time only where every iteration is a step (`iter` equal
 to `step`, or one less where iterations count from 0); otherwise it is kept as `iter_time_ms`.
-The lines of accumulating iterations end no step and give no record."""
+The lines of accumulating iterations end no step and give no record (`litgpt pretrain` prints
+none: it logs every `log_interval` steps, on their last iteration).  Read live, a record with no
+step time says when it was read (`drawn_ns`): a step's end, where every step is printed."""
 from __future__ import annotations
 
-from .base import Parser, Pattern, num, record
+from .base import CLOCK, Parser, Pattern, num, record
 
 LINE = Pattern(r"(?:Epoch (\d++) \| )?iter (\d++) (?:\| )?step (\d++)(?::|\s\|)(.{0,1000}+)")
 VALIDATION = Pattern(r"iter (\d++): val loss (-?[\d.]++(?:[eE][-+]?\d++)?), val time: ([\d.]++) ?ms")
 _LOSS = Pattern(r"loss(?: train)?(?: \(curr\))?:? ?(-?[\d.]++(?:[eE][-+]?\d++)?)")
 _VAL_LOSS = Pattern(r"val(?: \(prev val iter\))?: (-?[\d.]++(?:[eE][-+]?\d++)?)")
 _ITER_TIME = Pattern(r"iter time: ([\d.]++) ?ms")
+FINAL = Pattern(r"Final evaluation \| val loss: (-?[\d.]++) \| val ppl: ([\d.]++)")
 _STEP_MARKS = ("(step)", "(optimizer.step)", "(opt.step)")
 
 
@@ -46,6 +49,11 @@ class LitGPTParser(Parser):
     def parse(self, line: str, rank: int | None) -> list[dict]:
         s = line.strip()
         if not s.startswith(("iter ", "Epoch ")):
+            if s.startswith("Final evaluation"):
+                f = FINAL.match(s)
+                if f:
+                    return [record("eval", self.name, rank, self.last_step.get(rank), phase="result",
+                                   label="final", metrics={"val_loss": num(f.group(1)), "val_ppl": num(f.group(2))})]
             return []
         m = LINE.match(s)
         if m is None:
@@ -75,7 +83,10 @@ class LitGPTParser(Parser):
             metrics["val_loss"] = num(val.group(1))
         if iter_ms is not None and not every_iteration_a_step:
             metrics["iter_time_ms"] = iter_ms
-        return [record("progress", self.name, rank, step,
-                       epoch=int(m.group(1)) if m.group(1) else None,
-                       loss=num(loss.group(1)) if loss else None,
-                       step_time_ms=iter_ms if every_iteration_a_step else None, metrics=metrics)]
+        rec = record("progress", self.name, rank, step,
+                     epoch=int(m.group(1)) if m.group(1) else None,
+                     loss=num(loss.group(1)) if loss else None,
+                     step_time_ms=iter_ms if every_iteration_a_step else None, metrics=metrics)
+        if "step_time_ms" not in rec and CLOCK.now_ns is not None:
+            rec["drawn_ns"] = CLOCK.now_ns
+        return [rec]

@@ -7,7 +7,8 @@ shards`, evaluation), so a bar counts only where it says it is one: a training w
 label, or a loss among its postfix items."""
 from __future__ import annotations
 
-from .base import EVAL_WORDS, BarTracker, Pattern, drawn, num, parse_bar, record
+from .base import (EVAL_WORDS, ULTRALYTICS_MARKS, BarTracker, Pattern, drawn, num, parse_bar,
+                   parse_ultralytics_bar, record)
 from .kv import normalise
 
 TORCHTUNE = Pattern(r"(\d{1,6}+)\|(\d{1,12}+)\|Loss: (-?[\d.]++(?:[eE][-+]?\d++)?|nan|inf)")
@@ -38,12 +39,16 @@ def relabel_torchtune(bar: dict) -> bool:
     return True
 
 
-def relabel_ultralytics(bar: dict, columns: list[str]) -> bool:
+def relabel_ultralytics(bar: dict, columns: list[str], before: dict | None) -> bool:
     """An Ultralytics YOLO bar's redraw (`  70/1000   6.73G   1.081  0.4706  1.084  10  640: 100%|..|
-    16/16 [..]`, its values under the columns of the header line before it) as one bar of the
+    16/16 [..]`, or its own bar's since 8.4, `..  640: 50% ━━━━━━────── 1/2 2.7it/s 0.3s<0.4s`; its values under the columns of the header line before it) as one bar of the
     run's steps (in place): the count is the epoch's batch, the epoch counts from 1, the loss is
     the sum of the printed components (as Ultralytics sums them), `GPU_mem` is GB.  False for
-    another bar."""
+    another bar.
+
+    Ultralytics sets the values after each batch, before the bar counts that batch: a redraw
+    whose values differ from `before` (the bar's redraw before it) shows the batch after its
+    count (`0/2` with the first batch's losses); one with the same values, the batches counted."""
     values = bar["desc"].split()
     if len(values) != len(columns) or columns[0] != "Epoch":
         return False
@@ -60,9 +65,14 @@ def relabel_ultralytics(bar: dict, columns: list[str]) -> bool:
     if losses and None not in losses:
         post["loss"] = str(round(sum(v for v in losses if v is not None), 6))
     post["epoch"] = epoch
-    per_epoch = bar["total"]
+    per_epoch, done = bar["total"], bar["n"]
+    if before is None or before.get("values") != bar["desc"]:
+        done = min(done + 1, per_epoch) if per_epoch else done + 1
+    bar["values"] = bar["desc"]
     bar["desc"] = "steps"
-    bar["n"] = (int(epoch) - 1) * (per_epoch or 0) + bar["n"]
+    bar["n"] = (int(epoch) - 1) * (per_epoch or 0) + done
+    if before is not None and before.get("values") == bar["values"] and before["n"] > bar["n"]:
+        bar["n"] = before["n"]
     bar["total"] = per_epoch * int(epochs) if per_epoch else None
     bar["post"] = {**bar["post"], **post}
     return True
@@ -91,11 +101,13 @@ class LoopBars:
     def parse(self, line: str, rank) -> list[dict] | None:
         """The records a training bar's redraw completes (often none); None for any other line."""
         bar = parse_bar(line)
+        if bar is None and (ULTRALYTICS_MARKS[0] in line or ULTRALYTICS_MARKS[1] in line):
+            bar = parse_ultralytics_bar(line)
         if bar is None:
             return None
         torchtune = "|Loss: " in bar["desc"] and relabel_torchtune(bar)
         if not torchtune and rank in self.columns:
-            relabel_ultralytics(bar, self.columns[rank])
+            relabel_ultralytics(bar, self.columns[rank], self.tracker.peek((rank, "steps")))
         if not is_training_bar(bar):
             return None
         key = (rank, bar["desc"])

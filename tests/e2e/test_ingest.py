@@ -168,3 +168,20 @@ def test_ingest_rejects_missing_files_and_empty_logs(tmp_path):
                   str(empty), check=False)
     assert nothing.returncode == 1 and "no records" in nothing.stderr
     assert not Path(tmp_path / "spool").exists()
+
+
+def test_ingest_an_olmo_core_run(tansu_stack):
+    """A real OLMo-core run's log: its slow batch (step 13) is an input step; the save of a
+    checkpoint is the checkpoint lane of the step that saved."""
+    job = f"ingest-olmo-{uuid.uuid4().hex[:6]}"
+    report = ingest(tansu_stack, job, str(CAPTURED / "olmo-core-3.0.0_trainer_1rank_plain_cpu.log")).stderr
+    assert "framework olmo" in report and "timestamps printed" in report and "NOT delivered" not in report
+    steps = tansu_stack.wait_for_steps(job, 19)
+    by_step = {s["step"]: s for s in steps}
+    assert sorted(by_step) == list(range(2, 21))    # step 1 prints no throughput
+    # step 7 comes before the baseline's fifth step; 10 and 20 ran an evaluation
+    assert [s["step"] for s in steps if s["slow"]] == [10, 13, 20]
+    assert by_step[13]["cause"] == "input" and by_step[13]["lanes_ms"]["input"] == pytest.approx(500.6)
+    assert by_step[10]["cause"] == by_step[20]["cause"] == "unknown"
+    assert by_step[7]["duration_ms"] == pytest.approx(527.148)
+    assert by_step[8]["lanes_ms"]["checkpoint"] == pytest.approx(83.0)

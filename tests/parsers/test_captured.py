@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
+from pytest import approx
 
 from ridgescope.parsers import Dispatcher
 from ridgescope.parsers.template import TeePrefix
@@ -534,3 +535,101 @@ def test_keras_epoch_of_325_steps():
     slow = prog[335]
     assert (slow["epoch"], slow["iter_in_epoch"], slow["step_avg_ms"], prog[334]["step_avg_ms"]) == (2, 11, 123.0, 69.0)
     assert (prog[-1]["elapsed_s"], prog[-1]["loss"]) == (25.0, 0.5223)
+
+
+def _by_kind(recs: list[dict], kind: str) -> list[dict]:
+    return [r for r in recs if r["kind"] == kind]
+
+
+def test_olmo_core_records_of_a_real_run():
+    """OLMo-core's own trainer: BPS gives the step's time, the data loading time its input
+    lane; numbers in its own format (`2.107B`) are read and never end a record early."""
+    recs = parse_file("olmo-core-3.0.0_trainer_1rank_plain_cpu.log")
+    prog = _by_kind(recs, "progress")
+    assert sorted({r["step"] for r in prog}) == list(range(1, 21))
+    assert all(r["framework"] == "olmo" and r["total_steps"] == 20 for r in prog)
+    by_step = {r["step"]: r for r in prog if r.get("loss") is not None}
+    assert len(by_step) == 20                                   # every step's loss
+    seven, thirteen = by_step[7], by_step[13]
+    assert (seven["loss"], seven["it_per_s"], seven["step_time_ms"]) == (6.264, 1.897, approx(1000 / 1.897))
+    assert seven["metrics"]["throughput/device/flopsPS (actual avg)"] == 2.107e9
+    assert seven["metrics"]["throughput/total petaflops"] == 1.59e-06
+    assert thirteen["lanes_ms"] == {"input": 500.6} and thirteen["step_time_ms"] == approx(1000 / 1.947)
+    assert max(r.get("lanes_ms", {}).get("input", 0) for r in prog if r["step"] != 13) < 20
+    # a step saved to a checkpoint: its loss, then its throughput and the save's time
+    eight = [r for r in prog if r["step"] == 8]
+    assert [(r.get("loss"), r.get("step_time_ms")) for r in eight] == [(6.252, None), (None, approx(1000 / 8.159))]
+    assert eight[1]["lanes_ms"] == {"checkpoint": 83.0, "input": 9.7}
+    ckpt = [(r["phase"], r["step"]) for r in _by_kind(recs, "checkpoint")]
+    assert ckpt == [("start", 0), ("end", None), ("start", 8), ("end", 8), ("start", 16), ("end", 16),
+                    ("start", 20), ("end", 20)]
+    evals = [(r["phase"], r["step"], r["label"], r.get("duration_ms"), r.get("metrics")) for r in _by_kind(recs, "eval")]
+    assert evals == [("start", 10, "lm", None, None),
+                     ("result", 10, "lm", 500.0, {"random-val/CE loss": 6.07, "random-val/PPL": 432.6}),
+                     ("start", 20, "lm", None, None),
+                     ("result", 20, "lm", 400.0, {"random-val/CE loss": 6.069, "random-val/PPL": 432.4})]
+
+
+def test_olmo_core_rich_format_gives_the_same_steps():
+    plain = parse_file("olmo-core-3.0.0_trainer_1rank_plain_cpu.log")
+    rich = parse_file("olmo-core-3.0.0_trainer_1rank_rich_cpu.log")
+    assert [(r["kind"], r["step"], r.get("loss")) for r in rich] == [(r["kind"], r["step"], r.get("loss")) for r in plain]
+    slow = [r["step"] for r in _by_kind(rich, "progress") if (r.get("step_time_ms") or 0) > 250]
+    assert slow == [7, 10, 13, 20]          # the slow forward, two evaluations, the slow batch
+
+
+def test_olmo_core_two_ranks_records_late():
+    """Metrics reduced in the background: records come after later steps' checkpoint and
+    evaluation lines, and each is still whole."""
+    recs = parse_file("olmo-core-3.0.0_trainer_2rank_plain_cpu.log")
+    prog = _by_kind(recs, "progress")
+    assert sorted({r["step"] for r in prog}) == list(range(1, 21))
+    assert len({r["step"] for r in prog if r.get("loss") is not None}) == 20
+    order = [(r["kind"], r["step"]) for r in recs]
+    assert order.index(("checkpoint", 16)) < order.index(("progress", 13))
+    (thirteen,) = [r for r in prog if r["step"] == 13]
+    assert thirteen["lanes_ms"] == {"input": 504.3}
+    results = [r for r in recs if r["kind"] == "eval" and r["phase"] == "result"]
+    assert [r["metrics"]["random-val/CE loss"] for r in results] == [6.069, 6.069]
+
+
+def test_litgpt_pretrain_with_accumulation():
+    """A line per optimizer step, on its last micro-batch: its time is that micro-batch's, kept
+    as `iter_time_ms`, never the step's; a slow earlier micro-batch shows nowhere."""
+    recs = parse_file("litgpt-0.5.13_pretrain_accum_cpu.log")
+    prog = _by_kind(recs, "progress")
+    assert [r["step"] for r in prog] == list(range(1, 21))
+    assert all(r["framework"] == "litgpt" and "step_time_ms" not in r for r in prog)
+    assert [r["metrics"]["iter"] for r in prog] == list(range(2, 41, 2))
+    assert (prog[11]["metrics"]["iter_time_ms"], prog[11]["loss"], prog[11]["epoch"]) == (504.26, 5.006, 2)
+    evals = [(r["step"], r.get("label"), r["metrics"]) for r in _by_kind(recs, "eval")]
+    assert evals[:2] == [(4, None, {"val_loss": 5.0401}), (8, None, {"val_loss": 5.0127})]
+    assert evals[-1] == (20, "final", {"val_loss": 4.993, "val_ppl": 147.314})
+    assert [(r["step"], r["path"]) for r in _by_kind(recs, "checkpoint")] == [
+        (8, "out/accum/step-00000008/lit_model.pth"), (16, "out/accum/step-00000016/lit_model.pth"),
+        (20, "out/accum/final/lit_model.pth")]
+    hidden = _by_kind(parse_file("litgpt-0.5.13_pretrain_accumhid_cpu.log"), "progress")
+    assert max(r["metrics"]["iter_time_ms"] for r in hidden) < 5
+
+
+def test_litgpt_pretrain_every_iteration_a_step():
+    prog = _by_kind(parse_file("litgpt-0.5.13_pretrain_noaccum_cpu.log"), "progress")
+    assert [r["step"] for r in prog] == list(range(1, 21))
+    slow = [(r["step"], r["step_time_ms"]) for r in prog if r["step_time_ms"] > 50]
+    assert slow == [(1, 319.94), (12, 504.33)]      # the compilation, the slow loss call
+
+
+@pytest.mark.parametrize("name, steps", [
+    ("ultralytics-8.4.190_train-from-yaml_pipe.log", [1, 2, 3, 4, 5, 6, 8, 9, 10]),
+    ("ultralytics-8.4.190_train-from-yaml_tty-stty120.log", [1, 2, 3, 4, 5, 6, 8, 10]),
+])
+def test_ultralytics_own_bar(name, steps):
+    """Ultralytics 8.4's own bar: a record per batch drawn, its step run on across epochs, its
+    losses those of its batch; a count never drawn has no record; validation is no step."""
+    prog = parse_file(name)
+    assert [r["step"] for r in prog] == steps
+    assert all(r["kind"] == "progress" and r["total_steps"] == 10 for r in prog)
+    by_step = {r["step"]: r for r in prog}
+    assert [by_step[s]["metrics"]["box_loss"] for s in (1, 2, 3, 4)] == [5.778, 6.018, 6.078, 6.04]
+    assert (by_step[4]["epoch"], by_step[4]["loss"], by_step[4]["mem_gb"]) == (2, 14.519, 0.0)
+    assert by_step[3]["it_per_s"] == approx(1 / 1.7)     # `1.7s/it`, the slow batch's rate

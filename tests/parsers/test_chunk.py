@@ -9,9 +9,11 @@ from ridgescope.parsers import PARSERS, Dispatcher
 from ridgescope.parsers.base import MAX_LINE
 
 from .conftest import CORPUS
+from .test_captured import CAPTURED
 from .test_fuzz import FRAGMENTS
 
 LOGS = sorted(str(p.relative_to(CORPUS)) for p in CORPUS.rglob("*.log"))
+OWN_RUNS = sorted(p.name for p in CAPTURED.glob("*.log"))
 
 
 def fed(method, items, log_format=None, cls=Dispatcher):
@@ -54,9 +56,10 @@ def blocks_of(data, size):
     return out
 
 
-@pytest.mark.parametrize("rel", LOGS)
-def test_corpus_chunks_match_lines(rel):
-    data = (CORPUS / rel).read_bytes()
+@pytest.mark.parametrize("path", [CORPUS / rel for rel in LOGS] + [CAPTURED / name for name in OWN_RUNS],
+                         ids=LOGS + OWN_RUNS)
+def test_logs_chunks_match_lines(path):
+    data = path.read_bytes()
     want = per_line(data.split(b"\n")[:-1] if data.endswith(b"\n") else data.split(b"\n"))
     assert chunked([data]) == want
     assert chunked(blocks_of(data, 65536)) == want

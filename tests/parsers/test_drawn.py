@@ -130,3 +130,15 @@ def test_an_olmo_record_says_when_its_header_was_read():
     headers = [i for i, line in enumerate(lines) if b"[step=" in line]
     recs, _ = read_redraw_by_redraw(lines)      # one line a read: the read's number is the line's
     assert [(r["step"], r["drawn_ns"]) for r in recs] == [(1, headers[0]), (2, headers[1]), (3, headers[2])]
+
+
+def test_a_litgpt_step_with_no_time_says_when_it_was_read():
+    """Under accumulation LitGPT prints no step time: read live, each step's line says when it
+    was read (its step's end); a step's own time, where printed, needs none."""
+    lines = (CAPTURED / "litgpt-0.5.13_pretrain_accum_cpu.log").read_bytes().splitlines(keepends=True)
+    at = {int(m.group(1)): i for i, line in enumerate(lines) if (m := re.search(rb" step (\d+) \|", line))}
+    recs, _ = read_redraw_by_redraw(lines)
+    prog = [r for r in recs if r["kind"] == "progress"]
+    assert [(r["step"], r["drawn_ns"]) for r in prog] == sorted(at.items())
+    timed, _ = read_redraw_by_redraw((CAPTURED / "litgpt-0.5.13_pretrain_noaccum_cpu.log").read_bytes().splitlines(keepends=True))
+    assert not any("drawn_ns" in r for r in timed)

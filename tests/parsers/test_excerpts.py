@@ -400,8 +400,11 @@ def test_ultralytics_bars_under_their_column_header():
 
 
 def test_ultralytics_redraws_run_on_across_epochs():
+    """Ultralytics sets a batch's losses before the bar counts it: `0/2` with the first batch's
+    losses, then `1/2` with the same, then `1/2` with the second's, then `2/2`."""
     header = "      Epoch    GPU_mem   box_loss   cls_loss   dfl_loss  Instances       Size"
-    bars = "\r".join(f"      {e}/2      1.2G      1.{n}      2.0      1.5         32        640:  {50 * n}%|█     | "
-                     f"{n}/2 [00:0{n}<00:00,  1.00it/s]" for e in (1, 2) for n in (1, 2))
+    frames = [(0, 1), (1, 1), (1, 2), (2, 2)]   # (the bar's count, the batch whose losses it shows)
+    bars = "\r".join(f"      {e}/2      1.2G      1.{b}      2.0      1.5         32        640:  {50 * n}%|█     | "
+                     f"{n}/2 [00:0{n}<00:00,  1.00it/s]" for e in (1, 2) for n, b in frames)
     recs, _ = feed_all([header, bars])
     assert [(r["step"], r["epoch"], r["loss"]) for r in recs] == [(1, 1, 4.6), (2, 1, 4.7), (3, 2, 4.6), (4, 2, 4.7)]
