@@ -187,6 +187,10 @@ class GenericParser(Parser):
             recs = self.loop_bars.parse(s, rank)
             if recs is not None:
                 return recs
+        if s.startswith("all ") and bars:
+            recs = self.loop_bars.validation_result(s, rank)
+            if recs is not None:
+                return recs
         if "][" in s and "/" in s and any(tag in s for tag in _METER_TAGS):
             m = METER.search(s)
             if m:

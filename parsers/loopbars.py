@@ -78,6 +78,25 @@ def relabel_ultralytics(bar: dict, columns: list[str], before: dict | None) -> b
     return True
 
 
+def validation_names(desc: str) -> list[str] | None:
+    """The names of Ultralytics' validation results, from its validation bar's label (`Class
+    Images Instances Box(P R mAP50 mAP50-95)`, or a classifier's `classes top1_acc top5_acc`):
+    `images`, `instances`, `box/P`, ..., `mask/mAP50-95`.  None for another label, or one cut to
+    fit a terminal."""
+    words = desc.split()
+    if len(words) < 3 or words[0] not in ("Class", "classes") or "\u2026" in desc:
+        return None
+    names, group = [], ""
+    for word in words[1:]:
+        if "(" in word:
+            group, _, word = word.partition("(")
+            group = group.lower() + "/"
+        names.append(group + word.rstrip(")") if group else word.lower())
+        if word.endswith(")"):
+            group = ""
+    return names
+
+
 class LoopBars:
     """The final redraw of each step of each training bar, as one progress record.  An inner
     bar that starts again (`for epoch ...: for batch in tqdm(loader)`) runs its steps on after
@@ -88,6 +107,7 @@ class LoopBars:
         self.tracker = BarTracker()
         self.offsets: dict = {}     # (rank, label) -> the steps of the bar's earlier runs
         self.columns: dict = {}     # rank -> the names of Ultralytics' columns, from its header
+        self.results: dict = {}     # rank -> the names of its validation's results, from the bar
 
     def header(self, line: str, rank) -> bool:
         """Is `line` Ultralytics' column header (`Epoch GPU_mem box_loss ... Instances Size`)?
@@ -109,6 +129,10 @@ class LoopBars:
         if not torchtune and rank in self.columns:
             relabel_ultralytics(bar, self.columns[rank], self.tracker.peek((rank, "steps")))
         if not is_training_bar(bar):
+            if rank in self.columns and bar["desc"][:1] in "Cc":
+                names = validation_names(bar["desc"])
+                if names:
+                    self.results[rank] = names
             return None
         key = (rank, bar["desc"])
         old = self.tracker.peek(key)
@@ -123,6 +147,20 @@ class LoopBars:
         if old is not None and bar["n"] < old["n"]:
             self.offsets[key] = self.offsets.get(key, 0) + (old["total"] or old["n"])
         return out
+
+    def validation_result(self, line: str, rank) -> list[dict] | None:
+        """Ultralytics' `all  722  1444  0.989  0.992  0.994  0.849` after its validation bar:
+        an eval result at the training step the bar was at; None for another line."""
+        names = self.results.get(rank)
+        values = line.split()
+        if names is None or len(values) != len(names) + 1 or values[0] != "all":
+            return None
+        metrics = {name: num(v) for name, v in zip(names, values[1:])}
+        if None in metrics.values():
+            return None
+        del self.results[rank]
+        at = self.tracker.peek((rank, "steps"))
+        return [record("eval", self.framework, rank, at["n"] if at else None, phase="result", metrics=metrics)]
 
     def flush(self) -> list[dict]:
         out = [self._record(key, bar) for key, bar in self.tracker.held.items() if bar["n"] > 0]

@@ -390,9 +390,15 @@ def test_a_step_that_runs_on_into_the_next_epoch_is_the_runs():
 
 def test_ultralytics_bars_under_their_column_header():
     """Each epoch's final bar: the batch counts in its epoch (16 an epoch), its values are the
-    header's columns; the validation bar after it is no training step."""
+    header's columns; the validation bar after it is no training step, and the `all` line after
+    that is the validation's result, named by the validation bar's label."""
     recs = read("ultralytics_yolov8_epoch-bars.log")
+    results = [(r["step"], r["metrics"]) for r in recs if r["kind"] == "eval"]
+    recs = progress(recs)
     assert [(r["step"], r["epoch"]) for r in recs] == [(69 * 16 + 16, 70), (70 * 16 + 16, 71), (71 * 16 + 16, 72)]
+    assert [step for step, _ in results] == [r["step"] for r in recs]
+    assert results[0][1] == {"images": 722, "instances": 1444, "box/P": 0.989, "box/R": 0.99, "box/mAP50": 0.993,
+                             "box/mAP50-95": 0.681}
     first = recs[0]
     assert (first["loss"], first["mem_gb"], first["it_per_s"], first["total_steps"]) == (2.6356, 6.73, 2.78, 16000)
     assert first["metrics"] == {"box_loss": 1.081, "cls_loss": 0.4706, "dfl_loss": 1.084, "instances": 10.0,

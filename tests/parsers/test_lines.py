@@ -772,3 +772,14 @@ def test_records_are_msgpack_serialisable():
                         "node:1:2 [0] NCCL INFO comm 0x1 rank 0 nranks 2 cudaDev 0 busId 100 - Init COMPLETE"])
     for r in recs:
         assert msgpack.unpackb(msgpack.packb(r)) == r
+
+
+def test_ultralytics_validation_names():
+    from ridgescope.parsers.loopbars import validation_names
+    assert validation_names("Class     Images  Instances      Box(P          R      mAP50  mAP50-95)     "
+                            "Mask(P          R      mAP50  mAP50-95)") == [
+        "images", "instances", "box/P", "box/R", "box/mAP50", "box/mAP50-95",
+        "mask/P", "mask/R", "mask/mAP50", "mask/mAP50-95"]
+    assert validation_names("classes   top1_acc   top5_acc") == ["top1_acc", "top5_acc"]
+    assert validation_names("Class     Images  Instances      Box(P          R      mAP50  mA\u2026") is None
+    assert validation_names("Training") is None
