@@ -86,6 +86,13 @@ FRAGMENTS = [
     "Epoch [1/5], Step [", "100/600], Loss: ", "epoch: 8/40, iter: ", "| yolox.core.trainer:246 - ",
     " batch_cost: ", " reader_cost: ", "1|26|Loss: ", "[trainer0|0]:",
     "      Epoch    GPU_mem   box_loss   cls_loss   dfl_loss  Instances       Size\n", "    70/1000      6.73G  ",
+    # Ultralytics' own bar and its validation, OLMo-core's numbers and evaluations, LitGPT's end,
+    # torchvision's evaluation result
+    "128: 50% \u2501\u2501\u2501\u2500\u2500\u2500 1/2 ", "2.4s/it 0.7s<2.4s", " 0/2  0.1s", "\r\x1b[K",
+    "                 Class     Images  Instances      Box(P          R      mAP50  mAP50-95): ",
+    "                   all          4          4      0.989", "=2.107B", "=1.59E-06", "=2,378",
+    "Running lm evals...", "Finished lm evals in 0.5 seconds. Metrics:\n", "    checkpoint/save_duration_s=",
+    "Final evaluation | val loss: ", " | val ppl: ", "Test:  Acc@1 ", ";  Acc@5 ",
 ]
 
 lines = st.lists(st.sampled_from(FRAGMENTS) | st.text(max_size=20), max_size=40).map("".join)
