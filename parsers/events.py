@@ -49,9 +49,11 @@ CKPT_KERAS = Pattern(r"Epoch (\d++): (?:.{0,400}?, )?(finished )?saving model to
 CKPT_PATH = Pattern(r"""(?:\bto|\bfrom|\bat|\bin|\bfor|:)\s++['"]?(/?[\w.~-]{0,200}+/[^\s'",]{1,800}+|[\w.-]{1,200}?\.(?:pt|pth|bin|ckpt|safetensors|distcp)\b)""")
 CKPT_DUR = Pattern(r"(?i)\b(?:in|took|time(?: \(ms\))?:?)\s*+([\d.]++)\s*+(ms|s|sec|secs|seconds)\b")
 CKPT_STEP = Pattern(r"(?i)(?:iteration|global[ _]step|step)[\s:=_-]{0,8}+(\d++)|checkpoint-(\d++)|step[-_](\d++)")
+# A resume names its step, or the checkpoint it names does (LitGPT: `Resuming training from
+# out/step-00000008/lit_model.pth`).
 RESUME = Pattern(
     r"(?i)(?:resum(?:ing|ed|e)|continuing training|restarting)\b[^\n]{0,80}?"
-    r"(iteration|global step|step|epoch)\s*+[:=]?\s*+(\d++)")
+    r"(iteration|global step|step|epoch)(?:\s*+[:=]?\s*+|[-_])(\d++)")
 RESUME_STEP = Pattern(r"(?i)\b(?:iteration|global[ _]step|step)\s*+[:=]?\s*+(\d++)")
 """The step of a resume line that names its epoch first (HF 5: `... with epoch 1 and global step 8`)."""
 GLOO_TIMEOUT = Pattern(r"Timed out waiting (\d{1,12}+)ms for (\w{1,20}+) operation")

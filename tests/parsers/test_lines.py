@@ -783,3 +783,12 @@ def test_ultralytics_validation_names():
     assert validation_names("classes   top1_acc   top5_acc") == ["top1_acc", "top5_acc"]
     assert validation_names("Class     Images  Instances      Box(P          R      mAP50  mA\u2026") is None
     assert validation_names("Training") is None
+
+
+@pytest.mark.parametrize("line, step", [
+    ("Resuming training from out/pretrain/step-00000008/lit_model.pth", 8),   # LitGPT
+    ("Resuming from step_120", 120),
+])
+def test_a_resume_from_a_checkpoint_named_for_its_step(line, step):
+    (r,) = [r for r in feed_all([line])[0] if r["kind"] == "restart"]
+    assert r["step"] == step
