@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import functools
 
-from .base import (ANSI, BACKSPACES, CLOCK, CONTROL, LIMIT, MAX_LINE, READ_LINE, SHORT_LINE, TIMEOUT, Parser,
-                   Unclocked)
+from .base import (ANSI, BACKSPACES, BAR, CLOCK, CONTROL, LIMIT, MAX_LINE, READ_LINE, SHORT_LINE, TIMEOUT,
+                   Parser, Unclocked)
 from .composer import ComposerParser
 from .deepspeed import DeepSpeedParser
 from .events import EventParser
@@ -90,6 +90,16 @@ def _without_codes(text: str) -> str | None:
     if CONTROL.search(text, timeout=timeout):
         return None
     return text
+
+
+def _bar_end(line: str) -> int:
+    """Where a tqdm redraw ends in `line`, if text follows it: a bar never ends its line, so
+    what the job prints next runs on after the redraw (torchtune's `Step 5 | loss:...`, a
+    checkpoint's message); 0 if nothing does."""
+    m = BAR.search(line)
+    if m is None or line[m.end() - 1] != "]" or not line[m.end():].strip():
+        return 0
+    return m.end()
 
 
 def _as_bytes(data: str | bytes | bytearray | memoryview) -> bytes:
@@ -714,6 +724,11 @@ class Dispatcher:
     def _line(self, line: str, rank, checked: bool = False) -> list[dict]:
         """The records of one line, its launcher prefix gone (`checked`: `feed` found a keyword
         in it, with no traceback or multi-line record open)."""
+        if "%|" in line and line[-1:] != "]" and self.active is None:
+            # a training loop's bar (a framework's parser reads its own bars' lines whole)
+            end = _bar_end(line)
+            if end:     # a bar's redraw, then what was printed before its next one
+                return self._line(line[:end], rank) + self._line(line[end:], rank)
         events = self.events
         out: list = []
         if events.tb and rank in events.tb:
@@ -746,7 +761,7 @@ class Dispatcher:
             return out
         recs = events.parse(line, rank, self._fw())
         if recs:
-            out.extend(recs if self.active is None else self.active.place_events(recs, rank))
+            out.extend((self.active or self.generic).place_events(recs, rank))
         return out
 
     def _note_step(self, recs: list, rank) -> None:

@@ -34,10 +34,10 @@ CKPT = Pattern(
     r"[^\n]{0,80}?\bcheckpoints?\b(?!_|=| *+:? *+(?:None|False|True)\b)")
 # The noun first: DeepSpeed's `[Torch] Checkpoint global_step10 is about to be saved!` and `... is
 # ready now!`, NeMo's `Scheduled async checkpoint save for /ckpt/..` and `Async checkpoint save for
-# step 19 finalized successfully.`
+# step 19 finalized successfully.`, torchtune's `Model checkpoint of size 0.04 GiB saved to /out/..`
 # (Not a path's `/checkpoint/` or a flag's `--checkpoint-activations`: the verb follows the noun
 # or its tag.)
-CKPT_NOUN = Pattern(r"(?i)(?<![/\w-])checkpoints? (?:[\w.-]{1,200}+ )?(saved?|loaded|load|is about to be saved|is ready now)\b")
+CKPT_NOUN = Pattern(r"(?i)(?<![/\w-])checkpoints? (?:[\w.-]{1,200}+ ){0,4}?(saved?|loaded|load|is about to be saved|is ready now)\b")
 CKPT_HF = Pattern(r"Saving model checkpoint to (\S{1,1000}+)")
 # Lightning's ModelCheckpoint(verbose=True): `Epoch 0, global step 100: 'val_loss' reached 2.34500
 # (best 2.34500), saving model to '/ckpt/epoch=0-step=100.ckpt' as top 1`, then it saves.

@@ -136,6 +136,8 @@ class LoopBars:
             return None
         key = (rank, bar["desc"])
         old = self.tracker.peek(key)
+        if old is not None and "absorbed" in old and old["n"] == bar["n"]:
+            bar["absorbed"] = old["absorbed"]
         if torchtune and old is not None and old["n"] == bar["n"]:
             # the step's later redraw is the next step's count under this step's label: the
             # step's own times are those it was first drawn with
@@ -147,6 +149,23 @@ class LoopBars:
         if old is not None and bar["n"] < old["n"]:
             self.offsets[key] = self.offsets.get(key, 0) + (old["total"] or old["n"])
         return out
+
+    def drawn_step(self, rank) -> int | None:
+        """The step the rank's training bar last drew, if it has not given its record yet."""
+        held = self.tracker.peek((rank, "steps"))
+        return held["n"] if held is not None and held["n"] > 0 else None
+
+    def absorb(self, rank, step: int, fields: dict) -> bool:
+        """Does the bar of the rank's steps hold `step`, drawn and not yet given?  It then takes
+        the fields of another line of that step (torchtune's `Step 5 | loss:... lr:...
+        tokens_per_second_per_gpu:...`, printed after the bar's redraw), so that the step
+        has one record.  A step already given (stdout held in a buffer, its lines printed
+        after the next steps' redraws) has its line's record of its own."""
+        held = self.tracker.peek((rank, "steps"))
+        if held is None or held["n"] != step:
+            return False
+        held["absorbed"] = fields
+        return True
 
     def validation_result(self, line: str, rank) -> list[dict] | None:
         """Ultralytics' `all  722  1444  0.989  0.992  0.994  0.849` after its validation bar:
@@ -178,5 +197,10 @@ class LoopBars:
             fields["it_per_s"] = bar["it_per_s"]
         if extra:
             fields["metrics"] = dict(list(extra.items())[:24])
+        for name, value in bar.get("absorbed", {}).items():
+            if name == "metrics" and "metrics" in fields:
+                fields["metrics"] = {**value, **fields["metrics"]}
+            else:
+                fields.setdefault(name, value)
         return record("progress", self.framework, key[0], offset + bar["n"], total_steps=bar["total"],
                       elapsed_s=bar["elapsed_s"], **fields, **drawn(bar))

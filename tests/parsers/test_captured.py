@@ -641,3 +641,36 @@ def test_ultralytics_own_bar(name, steps):
         assert [r["step"] for r in results] == [2, 4, 6, 8, 10, 10]
         assert results[0]["metrics"] == {"images": 4, "instances": 4, "box/P": 0, "box/R": 0, "box/mAP50": 0,
                                          "box/mAP50-95": 0}
+
+
+@pytest.mark.parametrize("name", [
+    "torchtune-0.6.1_full_finetune_single_device_pipe-unbuffered_cpu.log",
+    "torchtune-0.6.1_full_finetune_single_device_pty_cpu.log",
+    "torchtune-0.6.1_full_finetune_distributed_nproc2_pipe_cpu.log",
+])
+def test_torchtune_bar_and_its_logger_make_one_record_a_step(name):
+    """The logger's `Step N | loss:.. lr:.. tokens_per_second_per_gpu:..` runs on after the
+    bar's redraw of step N: the two make one record, and the slow batch shows in the rate."""
+    recs = parse_file(name)
+    prog = _by_kind(recs, "progress")
+    assert [r["step"] for r in prog] == list(range(1, 25))
+    assert all(r["lr"] == 2e-05 and r["epoch"] == (1 if r["step"] <= 12 else 2) for r in prog)
+    slow = 10 if "distributed" in name else 5
+    rates = {r["step"]: r["tokens_per_s_per_gpu"] for r in prog}
+    assert min(rates, key=rates.get) == slow and rates[slow] < 0.3 * max(rates.values())
+    assert prog[4]["loss"] == 6.103287696838379
+    saved = [(r["step"], r["path"].rsplit("/", 2)[-2]) for r in _by_kind(recs, "checkpoint")
+             if r["phase"] == "end" and r.get("path", "").endswith(".safetensors")]
+    assert saved == [(12, "epoch_0"), (24, "epoch_1")]    # each epoch's, at its last step
+
+
+def test_torchtune_logger_lines_held_in_a_buffer():
+    """Into a pipe the logger's lines come after the epoch's bar: a step already given by the
+    bar keeps its record, and the line gives one of its own; the bar's last step, still held,
+    takes its line."""
+    prog = _by_kind(parse_file("torchtune-0.6.1_full_finetune_single_device_pipe_cpu.log"), "progress")
+    drawn = [r["step"] for r in prog if "elapsed_s" in r]
+    logged = [r["step"] for r in prog if "lr" in r]
+    assert drawn == list(range(1, 25)) and sorted(logged) == list(range(1, 25))
+    both = [r["step"] for r in prog if "elapsed_s" in r and "lr" in r]
+    assert both == [12, 24]
