@@ -759,9 +759,13 @@ class Dispatcher:
             out.extend(recs)
             self._note_step(recs, rank)
             return out
+        if self.active is None:     # a loop's bar that drew a step not given yet: the rank is at it
+            drawn = self.generic.loop_bars.drawn_step(rank)
+            if drawn is not None and drawn > (events.last_step.get(rank) or 0):
+                events.last_step[rank] = drawn
         recs = events.parse(line, rank, self._fw())
         if recs:
-            out.extend((self.active or self.generic).place_events(recs, rank))
+            out.extend(recs if self.active is None else self.active.place_events(recs, rank))
         return out
 
     def _note_step(self, recs: list, rank) -> None:

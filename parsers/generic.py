@@ -177,16 +177,6 @@ class GenericParser(Parser):
     def flush(self) -> list[dict]:
         return self.loop_bars.flush()
 
-    def place_events(self, recs: list[dict], rank) -> list[dict]:
-        """An event after a training bar drew a step that it has not given yet (its record
-        comes with the next step's redraw) follows that step."""
-        drawn = self.loop_bars.drawn_step(rank)
-        if drawn is not None:
-            for r in recs:
-                if r["step"] is None or r["step"] < drawn:
-                    r["step"] = drawn
-        return recs
-
     def parse(self, line: str, rank: int | None, bars: bool = True) -> list[dict]:
         """`bars`: read a training loop's own tqdm bars (`loopbars.py`); not where a framework's
         parser reads the stream's bars, and gives the generic parser only what it does not take."""

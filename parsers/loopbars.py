@@ -41,10 +41,10 @@ def relabel_torchtune(bar: dict) -> bool:
 
 def relabel_ultralytics(bar: dict, columns: list[str], before: dict | None) -> bool:
     """An Ultralytics YOLO bar's redraw (`  70/1000   6.73G   1.081  0.4706  1.084  10  640: 100%|..|
-    16/16 [..]`, or its own bar's since 8.4, `..  640: 50% ━━━━━━────── 1/2 2.7it/s 0.3s<0.4s`; its values under the columns of the header line before it) as one bar of the
-    run's steps (in place): the count is the epoch's batch, the epoch counts from 1, the loss is
-    the sum of the printed components (as Ultralytics sums them), `GPU_mem` is GB.  False for
-    another bar.
+    16/16 [..]`, or since 8.4 its own bar's, `..  640: 50% ━━━━━━────── 1/2 2.7it/s 0.3s<0.4s`;
+    its values under the columns of the header line before it) as one bar of the run's steps
+    (in place): the count is the epoch's batch, the epoch counts from 1, the loss is the sum of
+    the printed components (as Ultralytics sums them), `GPU_mem` is GB.  False for another bar.
 
     Ultralytics sets the values after each batch, before the bar counts that batch: a redraw
     whose values differ from `before` (the bar's redraw before it) shows the batch after its
@@ -178,8 +178,7 @@ class LoopBars:
         if None in metrics.values():
             return None
         del self.results[rank]
-        at = self.tracker.peek((rank, "steps"))
-        return [record("eval", self.framework, rank, at["n"] if at else None, phase="result", metrics=metrics)]
+        return [record("eval", self.framework, rank, self.drawn_step(rank), phase="result", metrics=metrics)]
 
     def flush(self) -> list[dict]:
         out = [self._record(key, bar) for key, bar in self.tracker.held.items() if bar["n"] > 0]

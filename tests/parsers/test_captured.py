@@ -12,6 +12,8 @@ from pytest import approx
 from ridgescope.parsers import Dispatcher
 from ridgescope.parsers.template import TeePrefix
 
+from .conftest import feed_all
+
 CAPTURED = Path(__file__).resolve().parents[1] / "data" / "captured"
 
 
@@ -674,3 +676,13 @@ def test_torchtune_logger_lines_held_in_a_buffer():
     assert drawn == list(range(1, 25)) and sorted(logged) == list(range(1, 25))
     both = [r["step"] for r in prog if "elapsed_s" in r and "lr" in r]
     assert both == [12, 24]
+
+
+def test_an_event_naming_its_step_keeps_it_after_a_drawn_step():
+    """An event with no step of its own follows the step a loop's bar drew last; one that
+    names its step keeps it."""
+    bar = "1|12|Loss: 5.6: 100%|##########| 12/12 [00:06<00:00,  3.42it/s]"
+    recs, _ = feed_all([bar, "Model checkpoint of size 0.04 GiB saved to /out/epoch_0/model.safetensors",
+                        "Resuming from step 8"])
+    events = [(r["kind"], r["step"]) for r in recs if r["kind"] != "progress"]
+    assert events == [("checkpoint", 12), ("restart", 8)]
