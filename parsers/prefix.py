@@ -1,6 +1,8 @@
 """Launcher line prefixes (torchrun, srun --label, mpirun) -> rank."""
 from __future__ import annotations
 
+from collections import deque
+
 from .base import Pattern
 
 _PREFIX = Pattern(
@@ -77,10 +79,17 @@ _RAY_REPEATED = Pattern(r" \[repeated \d{1,9}+x across cluster\]$")
 
 
 class RayWorkers:
-    """The ranks of a Ray job's workers, learnt from its output (one per stream)."""
+    """The ranks of a Ray job's workers, learnt from its output (one per stream).
+
+    Ray Train 2.x (its "V2", the default since 2.51) sends what a worker prints to the worker's
+    stdout and stderr files, and Ray forwards both: each line comes twice, a few lines apart.
+    A worker's line that repeats one of its last REPEATS lines is such a copy, and is dropped."""
+
+    REPEATS = 16
 
     def __init__(self) -> None:
         self.by_pid: dict[str, dict[str | None, int]] = {}   # pid -> {ip: rank}
+        self.recent: dict[tuple[str, str | None], deque] = {}   # (pid, ip) -> its last lines
 
     def split(self, line: str) -> tuple[int | None, str] | None:
         """(rank, rest) of a line behind a Ray prefix (rank None while unknown); None for a line
@@ -92,6 +101,14 @@ class RayWorkers:
         if rest.endswith("across cluster]"):
             rest = _RAY_REPEATED.sub("", rest)
         pid, ip = m.group(2), m.group(3)
+        recent = self.recent.get((pid, ip))
+        if recent is None:
+            if len(self.recent) >= 65536:
+                self.recent.clear()
+            recent = self.recent[(pid, ip)] = deque(maxlen=self.REPEATS)
+        elif rest in recent:
+            return self._rank(pid, ip), ""
+        recent.append(rest)
         if "world_rank=" in rest:
             w = RAY_WORKER.search(rest)
             if w:

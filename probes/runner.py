@@ -64,6 +64,9 @@ def child_env(job: str, socket_path: Path, hooks: bool) -> dict[str, str]:
     child["PYTHONPATH"] = os.pathsep.join(python_path)
     child[env.JOB] = job
     child[env.SOCKET] = str(socket_path)
+    # Ray folds its workers' lines that differ only in their numbers into one
+    # (`[repeated 8x across cluster]`): most steps' lines, and a straggler's, never reach stdout
+    child.setdefault("RAY_DEDUP_LOGS", "0")
     if not hooks:
         child[env.HOOKS] = "0"
     return child

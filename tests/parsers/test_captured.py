@@ -686,3 +686,34 @@ def test_an_event_naming_its_step_keeps_it_after_a_drawn_step():
                         "Resuming from step 8"])
     events = [(r["kind"], r["step"]) for r in recs if r["kind"] != "progress"]
     assert events == [("checkpoint", 12), ("restart", 8)]
+
+
+def _steps_by_rank(recs: list[dict]) -> dict:
+    out: dict = {}
+    for r in _by_kind(recs, "progress"):
+        out.setdefault(r["rank"], []).append((r["step"], r["step_time_ms"]))
+    return out
+
+
+@pytest.mark.parametrize("name, slow", [
+    ("ray-2.60.0_torchtrainer_2cpu-workers_train-v2_dedup-off.log", {(1, 8)}),
+    ("ray-2.60.0_torchtrainer_2cpu-workers_train-v2_dedup-off_2nodes-loopback.log", {(1, 8)}),
+    ("ray-2.60.0_torchtrainer_2cpu-workers_train-v1_dedup-off.log", {(1, 8), (0, 9)}),
+])
+def test_ray_workers_ranks_from_rays_own_lists(name, slow):
+    """Ray's prefix names a worker's pid (and ip, off the driver's node), never its rank: the
+    rank comes from the trainer's list of its workers.  V2's second copy of each line is
+    dropped; the straggler's step is its rank's."""
+    by_rank = _steps_by_rank(parse_file(name))
+    assert sorted(by_rank) == [0, 1]
+    assert all([s for s, _ in steps] == list(range(1, 13)) for steps in by_rank.values())
+    assert {(rank, s) for rank, steps in by_rank.items() for s, ms in steps if ms > 100} == slow
+
+
+def test_ray_log_deduplication_hides_steps():
+    """Ray's default folds lines that differ only in their numbers: few steps reach stdout, and
+    not the straggler's (`ridgescope run` turns the folding off for the job it starts)."""
+    by_rank = _steps_by_rank(parse_file("ray-2.60.0_torchtrainer_2cpu-workers_train-v2_dedup-on.log"))
+    seen = sum(len(steps) for steps in by_rank.values())
+    assert sorted(by_rank) == [0, 1] and 0 < seen < 12
+    assert all(ms < 100 for steps in by_rank.values() for _, ms in steps)

@@ -27,3 +27,13 @@ def test_job_end_follows_the_log_records_without_hooks(tmp_path):
         mine = [(topic, msg["kind"]) for topic, key, msg in sent if key == f"{job}/{rank}".encode()
                 and msg["kind"] in ("progress", "job_end")]
         assert mine == [("rs.raw.log", "progress"), ("rs.raw.log", "job_end")], mine
+
+
+def test_run_turns_rays_log_folding_off_unless_asked(tmp_path, monkeypatch):
+    """Ray folds its workers' lines that differ only in numbers: the job `run` starts prints
+    each of them, unless its user chose otherwise."""
+    from ridgescope.probes.runner import child_env
+    monkeypatch.delenv("RAY_DEDUP_LOGS", raising=False)
+    assert child_env("j", tmp_path / "s", True)["RAY_DEDUP_LOGS"] == "0"
+    monkeypatch.setenv("RAY_DEDUP_LOGS", "1")
+    assert child_env("j", tmp_path / "s", True)["RAY_DEDUP_LOGS"] == "1"
