@@ -12,7 +12,8 @@ import numpy as np
 KEYWORDS = ("tep", "NCCL", "oss", "ime", "iter", "%|", "rror", "Trace", "heckpoint", "poch", "/s",
             "val", "{", "esum", "estart", "ontinuing", "xitcode", "Kill", "atency", "Speed", "DLL ",
             "[batch=", "emory", "detected", "ppl", "ailed", "chosen_", "CHECKPOINT", "world_rank=",
-            "process group for", "[token=", "[sample=", "egmentation fault", "core dumped", "Acc@", "% \u2501", "% \u2500", "  all ")
+            "process group for", "[token=", "[sample=", "egmentation fault", "core dumped", "Acc@",
+            "% \u2501", "% \u2500", "  all ")
 """Every word that some parser or event looks for, as a stem that covers both cases ('tep' for
 step/Step).  A line holding none of them yields no record."""
 
