@@ -39,6 +39,9 @@ CKPT = Pattern(
 # or its tag.)
 CKPT_NOUN = Pattern(r"(?i)(?<![/\w-])checkpoints? (?:[\w.-]{1,200}+ ){0,4}?(saved?|loaded|load|is about to be saved|is ready now)\b")
 CKPT_HF = Pattern(r"Saving model checkpoint to (\S{1,1000}+)")
+CKPT_NOT = Pattern(r"(?i)\b(?:not|no|never|without|skip(?:ping)?)\s++$")
+"""What, right before a checkpoint's verb, says it did not happen (MaxText: `No existing
+checkpoints found, not restoring checkpoint.`)."""
 # Lightning's ModelCheckpoint(verbose=True): `Epoch 0, global step 100: 'val_loss' reached 2.34500
 # (best 2.34500), saving model to '/ckpt/epoch=0-step=100.ckpt' as top 1`, then it saves.
 CKPT_LIGHTNING = Pattern(r"global step (\d++): .{0,400}?saving model to '([^']{1,1000}+)'")
@@ -265,7 +268,7 @@ class EventParser:
         verb = "saving"
         if not m:
             m = CKPT.search(line) or CKPT_NOUN.search(line)
-            if not m:
+            if not m or CKPT_NOT.search(line[max(0, m.start() - 20):m.start()]):
                 return []
             verb = m.group(1).lower()
         action = "load" if verb.startswith(("load", "restor")) else "save"

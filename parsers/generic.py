@@ -8,8 +8,8 @@ import json
 import re
 
 from . import printers
-from .base import (SOURCE_LOCATION, ULTRALYTICS_MARKS, Parser, Pattern, num, printable_ascii, record,
-                   seconds_to_ms, to_gb, to_ms)
+from .base import (CLOCK, SOURCE_LOCATION, ULTRALYTICS_MARKS, Parser, Pattern, num, printable_ascii,
+                   record, seconds_to_ms, to_gb, to_ms)
 from .kv import normalise, pairs
 from .loopbars import LoopBars
 from .pydict import parse_flat_dict
@@ -170,6 +170,8 @@ class GenericParser(Parser):
         self.mxnet_epochs: dict = {}
         """rank -> [epoch, its first step - 1, the last batch it printed]: MXNet counts its
         batches from 0 in each epoch."""
+        self.clu_steps: dict = {}
+        """rank -> the step of its last CLU progress record"""
 
     def detect(self, line: str) -> bool:
         return False
@@ -334,7 +336,10 @@ class GenericParser(Parser):
 
     def _clu(self, step: int, text: str, rank) -> list[dict]:
         """JAX trainers' metric writer (CLU: Flax examples, T5X): `[100] steps_per_second=2.18,
-        train_loss=6.95`, and evaluations' metrics the same way (`[2000] bleu=22.66`)."""
+        train_loss=6.95`, and evaluations' metrics the same way (`[2000] bleu=22.66`).  Each
+        `write_scalars` is a line: a step's later lines with no loss (CLU's `ReportProgress`,
+        `[100] steps_per_sec=..` and `[100] uptime=..`) add nothing to its record.  Read live, a
+        record says when it was read (`drawn_ns`): its step's end, where each step is written."""
         fields, extra = normalise(pairs(text))
         fields.pop("step", None)
         if not fields and not extra:
@@ -342,7 +347,14 @@ class GenericParser(Parser):
         kind = "progress"
         if not any(k in fields for k in _PROGRESS_FIELDS) and _EVAL_WORDS.search(text):
             kind = "eval"
-        return [record(kind, self.name, rank, step, **fields, **({"metrics": extra} if extra else {}))]
+        elif self.clu_steps.get(rank) == step and "loss" not in fields:
+            return []
+        else:
+            self.clu_steps[rank] = step
+        rec = record(kind, self.name, rank, step, **fields, **({"metrics": extra} if extra else {}))
+        if kind == "progress" and CLOCK.now_ns is not None:
+            rec["drawn_ns"] = CLOCK.now_ns
+        return [rec]
 
     def _mmengine(self, m, rank) -> list[dict]:
         mode = m.group(1) or m.group(3)

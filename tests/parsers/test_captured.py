@@ -717,3 +717,30 @@ def test_ray_log_deduplication_hides_steps():
     seen = sum(len(steps) for steps in by_rank.values())
     assert sorted(by_rank) == [0, 1] and 0 < seen < 12
     assert all(ms < 100 for steps in by_rank.values() for _, ms in steps)
+
+
+def test_clu_metric_writer_of_a_flax_loop():
+    """CLU's lines behind absl's prefix: a record a step, with its rate; ReportProgress's own
+    lines of a step add none; the evaluation's metrics are its result."""
+    recs = parse_file("clu-0.0.12_flax-0.12.8_logging-writer_cpu.log")
+    prog = _by_kind(recs, "progress")
+    assert [r["step"] for r in prog] == list(range(1, 31))
+    by_step = {r["step"]: r for r in prog}
+    assert (by_step[17]["loss"], by_step[17]["lr"], by_step[17]["it_per_s"]) == (2.2161, 0.00049, 1.9981)
+    assert min(by_step, key=lambda s: by_step[s]["it_per_s"]) == 17
+    evals = [(r["step"], r["metrics"]["eval_loss"]) for r in _by_kind(recs, "eval")]
+    assert evals == [(10, 2.41186), (20, 2.40521), (30, 2.403)]
+
+
+def test_maxtext_trainer():
+    """MaxText's steps count from 0; its evaluations are read; a checkpoint it does not restore
+    is no event."""
+    recs = parse_file("maxtext-0.2.5_train_synthetic_slowstep17_cpu.log")
+    prog = _by_kind(recs, "progress")
+    assert [r["step"] for r in prog] == list(range(20)) and {r["framework"] for r in prog} == {"maxtext"}
+    seventeen = prog[17]
+    assert (seventeen["step_time_ms"], seventeen["tokens_per_s_per_gpu"], seventeen["loss"]) == (503.0, 127.138, 5.952)
+    assert [r["step"] for r in prog if r["step_time_ms"] > 100] == [1, 17]     # the compilation, the sleep
+    evals = [(r["phase"], r["step"], (r.get("metrics") or {}).get("loss")) for r in _by_kind(recs, "eval")]
+    assert evals == [("result", 0, 6.123), ("start", 10, None), ("result", 10, 5.985)]
+    assert _by_kind(recs, "checkpoint") == []

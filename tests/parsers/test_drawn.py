@@ -142,3 +142,15 @@ def test_a_litgpt_step_with_no_time_says_when_it_was_read():
     assert [(r["step"], r["drawn_ns"]) for r in prog] == sorted(at.items())
     timed, _ = read_redraw_by_redraw((CAPTURED / "litgpt-0.5.13_pretrain_noaccum_cpu.log").read_bytes().splitlines(keepends=True))
     assert not any("drawn_ns" in r for r in timed)
+
+
+def test_a_clu_step_says_when_it_was_read():
+    """CLU writes a line of a step's metrics with no step time: read live, each says when."""
+    lines = (CAPTURED / "clu-0.0.12_flax-0.12.8_logging-writer_cpu.log").read_bytes().splitlines(keepends=True)
+    at = {}
+    for i, line in enumerate(lines):
+        m = re.search(rb"\] \[(\d+)\] learning_rate=", line)
+        if m:
+            at[int(m.group(1))] = i
+    recs, _ = read_redraw_by_redraw(lines)
+    assert [(r["step"], r["drawn_ns"]) for r in recs if r["kind"] == "progress"] == sorted(at.items())
