@@ -6,7 +6,8 @@ stdout, and its records travel the same way: `job_start`, one `progress` message
 job's steps are judged and stored like those of a job run under RidgeScope.
 
 Times come from the log where it prints them (ISO 8601 and `[2024-01-02 03:04:05,678]`-style
-prefixes, ctime dates, MLPerf `time_ms`, or else a Unix time printed in the record itself, such
+prefixes, ctime dates, glog's and absl's `I1130 18:28:04.930220 ...] ` in the year the file was
+written, MLPerf `time_ms`, or else a Unix time printed in the record itself, such
 as MLPerf BERT's `{'training_steps': 2, ..., 'timestamp': 1593108597.22}`: `log_time_s`).  A
 record on a line without a timestamp is placed after the last time printed before it, on any
 line (an `nvidia-smi` header's date, an MLPerf `:::MLLOG` event), by the step times printed
@@ -53,13 +54,19 @@ _MONTHS = {m: i for i, m in enumerate(("Jan", "Feb", "Mar", "Apr", "May", "Jun",
 _CTIME = re.compile(r"\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct"
                     r"|Nov|Dec) {1,2}(\d{1,2}) (\d\d):(\d\d):(\d\d)(?: [A-Z]{3,5})? (\d{4})\b")
 _EPOCH_MS = re.compile(r'"time_ms":\s?(\d{13})\b')
+# glog's and absl's prefix (JAX and TensorFlow trainers, CLU, MaxText): `I1130 18:28:04.930220
+# 139737532708544 logging_writer.py:48] `, a thread's id and the source after the time; no year
+_GLOG = re.compile(r"(?<![\w.])[IWEF](\d\d)(\d\d) (\d\d):(\d\d):(\d\d)\.(\d{1,9}) +\d+ [\w.-]+:\d+\] ")
+_DAY_NS = 86_400 * 1_000_000_000
 _RANK_IN_NAME = re.compile(r"rank[_-]?(\d{1,6})(?!\d)", re.IGNORECASE)
 
 
-def line_timestamp(head: str) -> tuple[int, bool] | None:
+def line_timestamp(head: str, written_ns: int | None = None) -> tuple[int, bool] | None:
     """(epoch ns, sub-second precision) of the timestamp a line starts with, if any.
 
-    Times without a zone are taken as UTC: an old log rarely says where it ran."""
+    Times without a zone are taken as UTC: an old log rarely says where it ran.  glog's prefix
+    prints no year: it is the year of `written_ns` (when the log was last written), or the one
+    before where that would put the line after it."""
     if "time_ms" in head:
         m = _EPOCH_MS.search(head)
         if m:
@@ -87,6 +94,26 @@ def line_timestamp(head: str) -> tuple[int, bool] | None:
         except (ValueError, OverflowError):
             return None
         return secs * 1_000_000_000, False
+    if written_ns is not None and "] " in head:
+        m = _GLOG.search(head)
+        if m:
+            return _glog_time(m.groups(), written_ns)
+    return None
+
+
+def _glog_time(parts: tuple, written_ns: int) -> tuple[int, bool] | None:
+    mo, d, hh, mi, ss = (int(p) for p in parts[:5])
+    if not (1 <= mo <= 12 and 1 <= d <= 31 and hh < 24):
+        return None
+    frac_ns = int(parts[5].ljust(9, "0")[:9])
+    year = time.gmtime(written_ns // 1_000_000_000).tm_year
+    for y in (year, year - 1):
+        try:
+            ns = calendar.timegm((y, mo, d, hh, mi, ss)) * 1_000_000_000 + frac_ns
+        except (ValueError, OverflowError):
+            return None
+        if ns <= written_ns + _DAY_NS:
+            return ns, True
     return None
 
 
@@ -138,11 +165,12 @@ def read_file(path: str, log_format: str | None, prefix: TeePrefix | None = None
     items = result.items
     name = f"ingest:{Path(path).name}"
     stream = sys.stdin.buffer if path == "-" else open_log(path)
+    end_ns = time.time_ns() if path == "-" else os.stat(path).st_mtime_ns
     try:
         for raw in stream:
             stamp = None
             if raw[:1] not in (b"\n", b""):
-                stamp = line_timestamp(raw[:HEAD].decode("utf-8", "replace"))
+                stamp = line_timestamp(raw[:HEAD].decode("utf-8", "replace"), end_ns)
             recs = disp.feed(raw)
             if node is not None:
                 recs = [node_logs.as_job_rank(rec, node) for rec in recs]
@@ -171,7 +199,6 @@ def read_file(path: str, log_format: str | None, prefix: TeePrefix | None = None
     result.framework = disp.framework or next(
         (it.record["framework"] for it in items if it.record is not None
          and it.record.get("framework") not in (None, "", "generic")), None)
-    end_ns = time.time_ns() if path == "-" else os.stat(path).st_mtime_ns
     result.timestamps = place_in_time(items, end_ns)
     result.items = [it for it in items if it.record is not None]
     return result

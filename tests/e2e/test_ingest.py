@@ -185,3 +185,17 @@ def test_ingest_an_olmo_core_run(tansu_stack):
     assert by_step[10]["cause"] == by_step[20]["cause"] == "unknown"
     assert by_step[7]["duration_ms"] == pytest.approx(527.148)
     assert by_step[8]["lanes_ms"]["checkpoint"] == pytest.approx(83.0)
+
+
+def test_ingest_a_jax_run(tansu_stack):
+    """A real Flax loop's CLU lines: no step time, but absl's timestamp on each line times the
+    steps: its slow step (17, a 0.5 s sleep) is found, and step 11, which follows the
+    evaluation at step 10."""
+    job = f"ingest-clu-{uuid.uuid4().hex[:6]}"
+    report = ingest(tansu_stack, job, str(CAPTURED / "clu-0.0.12_flax-0.12.8_logging-writer_cpu.log")).stderr
+    assert "timestamps printed" in report and "NOT delivered" not in report
+    steps = tansu_stack.wait_for_steps(job, 29)
+    by_step = {s["step"]: s for s in steps}
+    assert sorted(by_step) == list(range(2, 31))     # step 1 has no line before it to time it by
+    assert [s["step"] for s in steps if s["slow"]] == [11, 17]
+    assert by_step[17]["duration_ms"] == pytest.approx(501.195) and by_step[17]["cause"] == "unknown"

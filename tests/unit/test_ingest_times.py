@@ -2,11 +2,13 @@
 no timestamp prefix but whose printed dicts hold their own Unix time (`'timestamp': ...`)."""
 from __future__ import annotations
 
+import calendar
+
 from pathlib import Path
 
 from pytest import approx
 
-from ridgescope.cli.cmd_ingest import Item, add_clock, read_file, record_time
+from ridgescope.cli.cmd_ingest import Item, add_clock, line_timestamp, read_file, record_time
 from ridgescope.parsers.template import TeePrefix
 
 MLPERF = Path(__file__).resolve().parents[1] / "data" / "corpus" / "multirank_prefixed"
@@ -82,3 +84,15 @@ def test_ingest_reads_torchruns_other_prefixes_and_srun_around_torchrun():
                                       "lines-in-two-writes_2x2rank.log"), None)
     assert sorted((it.rank, it.record["step"]) for it in nested.items if it.record["kind"] == "progress") == [
         (rank, step) for rank in range(4) for step in range(1, 5)]
+
+
+def test_glog_prefix_takes_the_year_the_log_was_written():
+    """absl's and glog's `I1130 18:28:04.930220 1397 file.py:48] ` print no year: the log's
+    own year, or the one before where that would put the line after the log was written."""
+    written = calendar.timegm((2026, 1, 2, 0, 0, 0)) * 10**9
+    assert line_timestamp("I0101 18:28:04.930220 139737532708544 logging_writer.py:48] [1] loss=2", written) == (
+        calendar.timegm((2026, 1, 1, 18, 28, 4)) * 10**9 + 930_220_000, True)
+    assert line_timestamp("W1231 23:59:59.5 7 a.cc:9] x", written)[0] == calendar.timegm((2025, 12, 31, 23, 59, 59)) * 10**9 + 500_000_000
+    assert line_timestamp("[rank0]:I0101 00:00:01.000001 7 a.py:1] x", written) is not None
+    assert line_timestamp("I0101 00:00:01.000001 hello", written) is None     # no thread and source
+    assert line_timestamp("I1399 00:00:01.000001 7 a.py:1] x", written) is None  # month 13
