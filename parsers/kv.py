@@ -42,8 +42,8 @@ TOK_GPU_KEYS = {"tgs", "tokens_per_sec_per_gpu", "tokens_per_second_per_gpu", "t
 SAMPLE_KEYS = {"samples/s", "samples/sec", "samples_per_sec", "samples_per_s", "seq/s", "sps",
                "samples_per_second", "train_samples_per_second", "throughput", "img/s", "images/s",
                "timing/seqs_per_second", "ips", "interval_samples_per_second"}
-IT_KEYS = {"it/s", "ups", "steps_per_second", "steps_per_sec", "train_steps_per_second", "iters/s", "batches_per_sec",
-           "timing/steps_per_second", "interval_steps_per_second"}
+IT_KEYS = {"it/s", "ups", "steps_per_second", "steps_per_sec", "train_steps_per_second", "iters/s",
+           "batches_per_sec", "timing/steps_per_second", "interval_steps_per_second"}
 TFLOPS_KEYS = {"tflops", "tflop/s", "tflops/gpu", "model_tflops", "tflop", "TFLOPs", "model_tflops_per_gpu",
                "tflops_per_gpu"}
 MEM_KEYS = {"memory", "mem", "max mem", "mem_gb", "peak_mem", "max_mem", "peak memory", "memory_gb",

@@ -238,20 +238,9 @@ profiler:
 
 
 def model_cfg(lora: bool) -> str:
-    if not lora:
-        return f"""\
-model:
-  _component_: torchtune.models.llama3.llama3
-  vocab_size: {VOCAB_SIZE}
-  num_layers: {NUM_LAYERS}
-  num_heads: {NUM_HEADS}
-  num_kv_heads: {NUM_KV_HEADS}
-  embed_dim: {EMBED_DIM}
-  intermediate_dim: {INTERMEDIATE_DIM}
-  max_seq_len: {MAX_SEQ_LEN}
-"""
-    return f"""\
-model:
+    """The model's section: llama3's builder, or its LoRA one with the adapters' settings."""
+    if lora:
+        head = """\
   _component_: torchtune.models.llama3.lora_llama3
   lora_attn_modules: ['q_proj', 'v_proj', 'output_proj']
   apply_lora_to_mlp: True
@@ -259,7 +248,12 @@ model:
   lora_rank: 8
   lora_alpha: 16
   lora_dropout: 0.0
-  vocab_size: {VOCAB_SIZE}
+"""
+    else:
+        head = "  _component_: torchtune.models.llama3.llama3\n"
+    return f"""\
+model:
+{head}  vocab_size: {VOCAB_SIZE}
   num_layers: {NUM_LAYERS}
   num_heads: {NUM_HEADS}
   num_kv_heads: {NUM_KV_HEADS}
