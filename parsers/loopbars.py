@@ -78,14 +78,22 @@ def relabel_ultralytics(bar: dict, columns: list[str], before: dict | None) -> b
     return True
 
 
-def validation_names(desc: str) -> list[str] | None:
+ULTRALYTICS_GROUP = ("P", "R", "mAP50", "mAP50-95")
+"""The results of each group (`Box(`, `Mask(`, `Pose(`) of Ultralytics' validation, in order."""
+
+
+def validation_names(desc: str) -> tuple[list[str], bool] | None:
     """The names of Ultralytics' validation results, from its validation bar's label (`Class
     Images Instances Box(P R mAP50 mAP50-95)`, or a classifier's `classes top1_acc top5_acc`):
-    `images`, `instances`, `box/P`, ..., `mask/mAP50-95`.  None for another label, or one cut to
-    fit a terminal."""
+    `images`, `instances`, `box/P`, ..., `mask/mAP50-95`; and whether the label was whole.  A
+    label cut to fit a terminal (`... Box(P R mAP50 mA\u2026`) names the results before the cut,
+    and the rest of its last group, which always holds the same four.  None for another label."""
     words = desc.split()
-    if len(words) < 3 or words[0] not in ("Class", "classes") or "\u2026" in desc:
+    if len(words) < 3 or words[0] not in ("Class", "classes"):
         return None
+    whole = "\u2026" not in desc
+    if not whole:
+        words = words[:next(i for i, w in enumerate(words) if "\u2026" in w)]
     names, group = [], ""
     for word in words[1:]:
         if "(" in word:
@@ -94,7 +102,10 @@ def validation_names(desc: str) -> list[str] | None:
         names.append(group + word.rstrip(")") if group else word.lower())
         if word.endswith(")"):
             group = ""
-    return names
+    last = names[-1][len(group):] if group and names else None
+    if not whole and last in ULTRALYTICS_GROUP:
+        names += [group + name for name in ULTRALYTICS_GROUP[ULTRALYTICS_GROUP.index(last) + 1:]]
+    return (names, whole) if names else None
 
 
 class LoopBars:
@@ -107,7 +118,7 @@ class LoopBars:
         self.tracker = BarTracker()
         self.offsets: dict = {}     # (rank, label) -> the steps of the bar's earlier runs
         self.columns: dict = {}     # rank -> the names of Ultralytics' columns, from its header
-        self.results: dict = {}     # rank -> the names of its validation's results, from the bar
+        self.results: dict = {}     # rank -> its validation's result names, from the bar, and if whole
 
     def header(self, line: str, rank) -> bool:
         """Is `line` Ultralytics' column header (`Epoch GPU_mem box_loss ... Instances Size`)?
@@ -130,9 +141,9 @@ class LoopBars:
             relabel_ultralytics(bar, self.columns[rank], self.tracker.peek((rank, "steps")))
         if not is_training_bar(bar):
             if rank in self.columns and bar["desc"][:1] in "Cc":
-                names = validation_names(bar["desc"])
-                if names:
-                    self.results[rank] = names
+                named = validation_names(bar["desc"])
+                if named:
+                    self.results[rank] = named
             return None
         key = (rank, bar["desc"])
         old = self.tracker.peek(key)
@@ -169,10 +180,12 @@ class LoopBars:
 
     def validation_result(self, line: str, rank) -> list[dict] | None:
         """Ultralytics' `all  722  1444  0.989  0.992  0.994  0.849` after its validation bar:
-        an eval result at the training step the bar was at; None for another line."""
-        names = self.results.get(rank)
+        an eval result at the training step the bar was at, holding the results the bar's label
+        names; None for another line."""
+        names, whole = self.results.get(rank) or ((), True)
         values = line.split()
-        if names is None or len(values) != len(names) + 1 or values[0] != "all":
+        if not names or values[:1] != ["all"] or not (len(values) == len(names) + 1 if whole
+                                                   else len(values) > len(names)):
             return None
         metrics = {name: num(v) for name, v in zip(names, values[1:])}
         if None in metrics.values():

@@ -776,13 +776,32 @@ def test_records_are_msgpack_serialisable():
 
 def test_ultralytics_validation_names():
     from ridgescope.parsers.loopbars import validation_names
+    box = ["images", "instances", "box/P", "box/R", "box/mAP50", "box/mAP50-95"]
     assert validation_names("Class     Images  Instances      Box(P          R      mAP50  mAP50-95)     "
-                            "Mask(P          R      mAP50  mAP50-95)") == [
-        "images", "instances", "box/P", "box/R", "box/mAP50", "box/mAP50-95",
-        "mask/P", "mask/R", "mask/mAP50", "mask/mAP50-95"]
-    assert validation_names("classes   top1_acc   top5_acc") == ["top1_acc", "top5_acc"]
-    assert validation_names("Class     Images  Instances      Box(P          R      mAP50  mA\u2026") is None
+                            "Mask(P          R      mAP50  mAP50-95)") == (
+        box + ["mask/P", "mask/R", "mask/mAP50", "mask/mAP50-95"], True)
+    assert validation_names("classes   top1_acc   top5_acc") == (["top1_acc", "top5_acc"], True)
+    # cut to fit a terminal: the names before the cut, and the rest of the open group
+    assert validation_names("Class     Images  Instances      Box(P          R      mAP50  mA\u2026") == (box, False)
+    assert validation_names("Class     Images  Instances      Box(P          R      mAP50  mAP50-95)     "
+                            "Mask(P   \u2026") == (box + ["mask/P", "mask/R", "mask/mAP50", "mask/mAP50-95"], False)
+    assert validation_names("Class     Images  Insta\u2026") == (["images"], False)
+    assert validation_names("Class  \u2026") is None
     assert validation_names("Training") is None
+
+
+def test_ultralytics_cut_label_reads_the_named_results_only():
+    """A segmentation run on a narrow terminal: the label is cut inside the mask group, so the
+    row's mask results have no names; the box results are still read, the row still an eval."""
+    bar = "        1/1         0G      1.234      2.345      3.456          4        128: 100% \u2501\u2501\u2501 2/2 1.2it/s 1.6s"
+    val = ("\r\x1b[K                 Class     Images  Instances      Box(P          R      mAP50  mAP50-95)"
+           "     Ma\u2026\x1b[0m: 100% \u2501\u2501\u2501 1/1 5.0it/s 0.2s")
+    recs, _ = feed_all(["      Epoch    GPU_mem   box_loss   seg_loss   cls_loss  Instances       Size", bar, val,
+                        "                   all          4          5      0.125       0.25        0.5      0.375"
+                        "        0.1        0.2        0.3        0.4"])
+    evals = [r for r in recs if r["kind"] == "eval"]
+    assert [(r["step"], r["metrics"]) for r in evals] == [(2, {
+        "images": 4, "instances": 5, "box/P": 0.125, "box/R": 0.25, "box/mAP50": 0.5, "box/mAP50-95": 0.375})]
 
 
 @pytest.mark.parametrize("line, step", [
