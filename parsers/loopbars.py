@@ -35,7 +35,9 @@ def relabel_torchtune(bar: dict) -> bool:
         return False
     bar["desc"] = "steps"
     bar["n"] = int(m.group(2))
+    # the count's total is the epoch's steps; the run's is nowhere in the bar
     bar["post"] = {**bar["post"], "loss": m.group(3), "epoch": m.group(1)}
+    bar["per_epoch"], bar["total"] = bar["total"], None
     return True
 
 
@@ -207,6 +209,8 @@ class LoopBars:
             fields["iter_in_epoch"] = bar["n"]
         if "it_per_s" in bar:
             fields["it_per_s"] = bar["it_per_s"]
+        if bar.get("per_epoch"):
+            fields["iters_per_epoch"] = bar["per_epoch"]
         if extra:
             fields["metrics"] = dict(list(extra.items())[:24])
         for name, value in bar.get("absorbed", {}).items():

@@ -657,6 +657,8 @@ def test_torchtune_bar_and_its_logger_make_one_record_a_step(name):
     prog = _by_kind(recs, "progress")
     assert [r["step"] for r in prog] == list(range(1, 25))
     assert all(r["lr"] == 2e-05 and r["epoch"] == (1 if r["step"] <= 12 else 2) for r in prog)
+    # the bar's total is the epoch's steps, not the run's
+    assert all(r["iters_per_epoch"] == 12 and "total_steps" not in r for r in prog)
     slow = 10 if "distributed" in name else 5
     rates = {r["step"]: r["tokens_per_s_per_gpu"] for r in prog}
     assert min(rates, key=rates.get) == slow and rates[slow] < 0.3 * max(rates.values())
