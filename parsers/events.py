@@ -6,6 +6,7 @@ from __future__ import annotations
 import signal
 
 from .base import SOURCE_LOCATION, Pattern, num, parse_bar, record, to_ms
+from .coco import CocoSummary
 
 WATCHDOG = Pattern(
     r"Watchdog caught collective operation timeout: WorkNCCL\(SeqNum=(\d++), OpType=(\w++)"
@@ -30,8 +31,10 @@ EXC_END = Pattern(r"([A-Za-z_][\w.]{0,120}?(?:Error|Exception|Interrupt|Exit|War
 NAN = Pattern(r"(?:Inf|NaN|nan|inf) detected|[Ll]oss is (?:nan|NaN|inf)")
 
 CKPT = Pattern(
-    r"(?i)\b(sav(?:ing|ed)|wr(?:ote|iting)|load(?:ing|ed)|restor(?:ing|ed)|stor(?:ing|ed))\b"
+    r"(?i)\b(sav(?:ing|ed)|save(?= checkpoints?: )|wr(?:ote|iting)|load(?:ing|ed)|restor(?:ing|ed)|stor(?:ing|ed))\b"
     r"[^\n]{0,80}?\bcheckpoints?\b(?!_|=| *+:? *+(?:None|False|True)\b)")
+# (`save` only as a label's, PaddleDetection's `Save checkpoint: /output/ppyoloe`: a plain `save`
+# is more often a setting's name than a message's verb.)
 # The noun first: DeepSpeed's `[Torch] Checkpoint global_step10 is about to be saved!` and `... is
 # ready now!`, NeMo's `Scheduled async checkpoint save for /ckpt/..` and `Async checkpoint save for
 # step 19 finalized successfully.`, torchtune's `Model checkpoint of size 0.04 GiB saved to /out/..`
@@ -53,9 +56,11 @@ CKPT_PATH = Pattern(r"""(?:\bto|\bfrom|\bat|\bin|\bfor|:)\s++['"]?(/?[\w.~-]{0,2
 CKPT_DUR = Pattern(r"(?i)\b(?:in|took|time(?: \(ms\))?:?)\s*+([\d.]++)\s*+(ms|s|sec|secs|seconds)\b")
 CKPT_STEP = Pattern(r"(?i)(?:iteration|global[ _]step|step)[\s:=_-]{0,8}+(\d++)|checkpoint-(\d++)|step[-_](\d++)")
 # A resume names its step, or the checkpoint it names does (LitGPT: `Resuming training from
-# out/step-00000008/lit_model.pth`).
+# out/step-00000008/lit_model.pth`).  A setting's name is no message (`Namespace(..., resume='',
+# start_epoch=0)`, `'resume': False`, `resume: true`).
 RESUME = Pattern(
-    r"(?i)(?:resum(?:ing|ed|e)|continuing training|restarting)\b[^\n]{0,80}?"
+    r"(?i)(?:resum(?:ing|ed|e)|continuing training|restarting)\b"
+    r"(?!['\"]?+ *+=|['\"] *+:| *+: *+(?:true|false|none|null|''|\"\"|\d))[^\n]{0,80}?"
     r"(iteration|global step|step|epoch)(?:\s*+[:=]?\s*+|[-_])(\d++)")
 RESUME_STEP = Pattern(r"(?i)\b(?:iteration|global[ _]step|step)\s*+[:=]?\s*+(\d++)")
 """The step of a resume line that names its epoch first (HF 5: `... with epoch 1 and global step 8`)."""
@@ -75,6 +80,7 @@ class EventParser:
         self.tb: dict = {}          # rank -> open traceback lines
         self.seen_timeouts: set = set()
         self.last_step: dict = {}
+        self.coco = CocoSummary()
 
     def in_traceback(self, rank) -> bool:
         return rank in self.tb
@@ -245,6 +251,12 @@ class EventParser:
             m = EVAL_START.search(line)
             if m:
                 return [record("eval", framework, rank, step, phase="start", message=line.strip()[:300])]
+        if "maxDets=" in line or "annotation type" in line:
+            metrics = self.coco.read(line, rank)
+            if metrics:
+                return [record("eval", framework, rank, step, phase="result", metrics=metrics)]
+        if "Eval iter: 0" in line and line.endswith("Eval iter: 0"):      # PaddleDetection's first
+            return [record("eval", framework, rank, step, phase="start", message=line.strip()[:300])]
         return []
 
     def _crash(self, line: str, rank, framework: str, step) -> list[dict]:

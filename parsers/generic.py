@@ -221,7 +221,7 @@ class GenericParser(Parser):
             m = TIMM.search(s)
             if m:
                 return self._timm(m, rank)
-        # MetricLogger's, DeiT's accuracy and DLRM's lines (`printers.py`)
+        # MetricLogger's, DeiT's accuracy, DLRM's and PaddleDetection's lines (`printers.py`)
         recs = None
         if "]  eta: " in s:
             recs = printers.metric_logger(s, rank, self.last_step)
@@ -229,6 +229,8 @@ class GenericParser(Parser):
             recs = printers.accuracy(s, rank, self.last_step)
         elif "Finished training it " in s or "Testing at - " in s:
             recs = printers.dlrm(s, rank, self.last_step)
+        elif "] [" in s and "Epoch: [" in s:
+            recs = printers.paddle_detection(s, rank, self.last_step)
         if recs is not None:
             return recs
         if not stepish(s):

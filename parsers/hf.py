@@ -12,16 +12,61 @@ _TRAIN_MAP = {"loss": "loss", "learning_rate": "lr", "grad_norm": "grad_norm", "
 
 def printed_step(d: dict) -> tuple[int | None, int | None]:
     """(step, total) a log dict names: `'step': 5`, PaddleNLP's `'global_step': 150`, or
-    ms-swift's `'global_step/max_steps': '78/176'`."""
+    ms-swift's `'global_step/max_steps': '78/176'` (`'iteration': '78/176'` under Megatron)."""
     for key in ("step", "global_step"):
         if isinstance(d.get(key), int) and not isinstance(d.get(key), bool):
             return d[key], None
-    both = d.get("global_step/max_steps")
-    if isinstance(both, str):
-        step, _, total = both.partition("/")
-        if step.isdigit() and total.isdigit() and step.isascii() and total.isascii():
-            return int(step), int(total)
+    for key in ("global_step/max_steps", "iteration"):
+        both = d.get(key)
+        if isinstance(both, str):
+            step, _, total = both.partition("/")
+            if step.isdigit() and total.isdigit() and step.isascii() and total.isascii():
+                return int(step), int(total)
     return None, None
+
+
+def decimals(v: float) -> int:
+    """The decimals `v` was printed with (0.1119: 4): a printed mean is only that precise."""
+    for k in range(12):
+        if round(v, k) == v:
+            return k
+    return 12
+
+
+RUN_MEAN_KEY = "train_speed(s/it)"
+
+
+class RunMeans:
+    """Step times from ms-swift's `train_speed(s/it)`, the seconds a step since training began
+    (the run's mean, not the step's): two dicts' means give the mean of the steps between them,
+    (n * mean_n - m * mean_m) / (n - m), which is the step's own time when every step is logged.
+
+    A run resumed at step s counts its mean over the steps since s, which the log does not
+    say.  A fresh run logs first at its logging interval, so the second dict is the first one's
+    step past it; where it is not, the run was resumed, and no time is given.  Nor where the
+    printed digits (four in the bar's dicts) leave the result uncertain by over 5%."""
+
+    def __init__(self) -> None:
+        self.last: dict = {}        # rank -> (step, mean, decimals) of its last dict
+        self.fresh: dict = {}       # rank -> whether the run started at step 0 (None: not known)
+
+    def step_time_ms(self, rank, step: int | None, mean) -> float | None:
+        if step is None or isinstance(mean, bool) or not isinstance(mean, (int, float)) or mean <= 0:
+            return None
+        before, now = self.last.get(rank), (step, float(mean), decimals(mean))
+        self.last[rank] = now
+        if before is None or before[0] >= step:
+            return None
+        if rank not in self.fresh:
+            self.fresh[rank] = before[0] == step - before[0]
+        if not self.fresh[rank]:
+            return None
+        (m, mean_m, dm), (n, mean_n, dn) = before, now
+        seconds = (n * mean_n - m * mean_m) / (n - m)
+        doubt = (n * 0.5 * 10.0 ** -dn + m * 0.5 * 10.0 ** -dm) / (n - m)
+        if seconds <= 0 or doubt > 0.05 * seconds:
+            return None
+        return round(seconds * 1000, 3)
 
 
 _RECORD_SLOTS = frozenset(("kind", "framework", "rank", "step", "phase"))
@@ -55,6 +100,10 @@ class HFTrainerParser(Parser):
         """rank -> records whose step is that of the bar's next redraw (an evaluation's banner
         and result: the bar's last redraw may lag the step, tqdm redraws at most every 0.1 s)."""
         self.main_total: dict = {}
+        self.given: dict = {}
+        """rank -> the last step a dict gave a record of its own, before any bar of the stream
+        was read (ms-swift prints its first dict before the bar's first step)"""
+        self.means = RunMeans()
 
     def detect(self, line: str) -> bool:
         return ("{'loss':" in line or "{'train_runtime'" in line or "|trainer.py:" in line
@@ -81,8 +130,8 @@ class HFTrainerParser(Parser):
         for waiting in self.next_redraw.pop(rank, ()):
             waiting["step"] = n
             out.append(waiting)
-        if n <= 0:
-            return
+        if n <= self.given.get(rank, 0):
+            return      # no step, or one a dict already gave before the bar was read
         if held is None:
             held = record("progress", self.name, rank, n, total_steps=total)
             if CLOCK.now_ns is not None:
@@ -99,6 +148,7 @@ class HFTrainerParser(Parser):
 
     def _dict(self, d: dict, rank, out: list) -> None:
         step = self.held[rank]["step"] if rank in self.held else None
+        printed, total = printed_step(d)
         if any(k.startswith("eval_") for k in d):
             fields = {}
             for k, v in dict_fields(d).items():
@@ -107,8 +157,8 @@ class HFTrainerParser(Parser):
                     fields[name] = v
             if "runtime" in fields:
                 fields["duration_ms"] = to_ms(fields.pop("runtime"), "s")
-            result = record("eval", self.name, rank, step, phase="result", **fields)
-            if rank in self.main_total:
+            result = record("eval", self.name, rank, step if printed is None else printed, phase="result", **fields)
+            if rank in self.main_total and printed is None:
                 self.next_redraw.setdefault(rank, []).append(result)
             else:
                 out.append(result)
@@ -120,15 +170,20 @@ class HFTrainerParser(Parser):
                               it_per_s=f.pop("train_steps_per_second", None),
                               loss=f.pop("train_loss", None), epoch=f.pop("epoch", None)))
         elif "loss" in d or "learning_rate" in d or "grad_norm" in d:
+            fields = dict_fields(d)
+            step_ms = self.means.step_time_ms(rank, printed, d.get(RUN_MEAN_KEY))
+            if step_ms is not None:
+                fields["step_time_ms"] = step_ms
             if rank not in self.main_total:
                 # no progress bar on this stream (disable_tqdm, file logging): nothing to wait for
-                step, total = printed_step(d)
-                out.append(record("progress", self.name, rank, step, total_steps=total, **dict_fields(d)))
+                if printed is not None:
+                    self.given[rank] = printed
+                out.append(record("progress", self.name, rank, printed, total_steps=total, **fields))
                 return
             old = self.pending.pop(rank, None)
             if old is not None:
                 out.append(record("progress", self.name, rank, step, **old))
-            self.pending[rank] = dict_fields(d)
+            self.pending[rank] = fields
 
     def parse(self, line: str, rank: int | None) -> list[dict]:
         out: list = []

@@ -16,10 +16,16 @@
 - DLRM's `Finished training it 1024/315310 of epoch 0, 15.12 ms/it, loss 0.476438, accuracy
   78.931 %` (the mean over the iterations since its last line) and `Testing at - 1000/2000 of
   epoch 0, loss 0.516816, accuracy 78.123 %, best 78.123 %`.
+- PaddleDetection's `LogPrinter` (and PaddleX's detection models): `Epoch: [1] [ 20/200]
+  learning_rate: 0.000025 loss: 5.93 loss_cls: 0.14 ... eta: 10 days, 19:39:33 batch_cost: 6.6231
+  data_cost: 6.0753 ips: 4.8315 images/s`, since 2.7 followed by `, max_mem_reserved: 42653 MB,
+  max_mem_allocated: 31490 MB`.  Epoch and batch count from 0, the batch padded to the width of
+  the count; `batch_cost` and `data_cost` are the batch's own seconds.
 """
 from __future__ import annotations
 
 from .base import Pattern, num, record, seconds_to_ms, to_gb
+from .kv import normalise, pairs
 
 METRIC_LOGGER = Pattern(r"(.{0,120}?)\[\s*+(\d++)/(\d++)\]  eta: \S{1,24}+  (.{0,2000}+)")
 _EPOCH = Pattern(r"Epoch: \[(\d++)")
@@ -29,6 +35,8 @@ DLRM = Pattern(r"Finished training it (\d++)/(\d++) of epoch (\d++), ([\d.]++) m
 DLRM_TEST = Pattern(r"Testing at - (\d++)/(\d++) of epoch (\d++),(.{0,300}+)")
 _DLRM_TEST_ITEM = Pattern(r"(loss|accuracy|auc|best) ([\d.]++)")
 _EVAL_HEADERS = ("Test", "Val", "Eval")
+PADDLE_DETECTION = Pattern(r"Epoch: \[(\d++)\] \[ *+(\d++)/(\d++)\] (.{0,4000}+)")
+_PADDLE_ETA = Pattern(r"eta: (?:\d{1,6}+ days?, )?\d{1,4}+:\d\d:\d\d")
 
 
 def metric_logger(s: str, rank, last_step: dict) -> list[dict] | None:
@@ -115,3 +123,23 @@ def dlrm(s: str, rank, last_step: dict) -> list[dict] | None:
     it, of, epoch = int(t.group(1)), int(t.group(2)), int(t.group(3))
     metrics = {im.group(1): num(im.group(2)) for im in _DLRM_TEST_ITEM.finditer(t.group(4))}
     return [record("eval", "dlrm", rank, epoch * of + it, phase="result", metrics=metrics or None)]
+
+
+def paddle_detection(s: str, rank, last_step: dict) -> list[dict] | None:
+    """The record of a PaddleDetection training line; None for another line."""
+    m = PADDLE_DETECTION.search(s)
+    if m is None:
+        return None
+    epoch, i, of = int(m.group(1)), int(m.group(2)), int(m.group(3))
+    fields, extra = normalise(pairs(_PADDLE_ETA.sub("", m.group(4))))
+    data = extra.pop("data_cost", None)
+    if data is not None:
+        ms = seconds_to_ms(data)
+        fields["timers_ms"] = {"data": ms}
+        fields["lanes_ms"] = {"input": ms}
+    allocated = extra.pop("max_mem_allocated", None)
+    if allocated is not None:
+        fields["mem_gb"] = to_gb(allocated, "mb")
+    step = last_step[rank] = epoch * of + i + 1
+    return [record("progress", "generic", rank, step, epoch=epoch, iter_in_epoch=i, iters_per_epoch=of,
+                   **fields, metrics=extra or None)]

@@ -746,3 +746,112 @@ def test_maxtext_trainer():
     evals = [(r["phase"], r["step"], (r.get("metrics") or {}).get("loss")) for r in _by_kind(recs, "eval")]
     assert evals == [("result", 0, 6.123), ("start", 10, None), ("result", 10, 5.985)]
     assert _by_kind(recs, "checkpoint") == []
+
+
+def test_paddleseg_trainer():
+    """PaddleSeg's `[TRAIN] epoch: 2, iter: 7/20, ... batch_cost: .., reader_cost: ..`: the run's
+    iteration, its time, and the wait for its batch as the input lane."""
+    prog = _by_kind(parse_file("paddleseg-2.8.0_paddle-3.3.1_core-train_cpu.log"), "progress")
+    assert [r["step"] for r in prog] == list(range(1, 21))
+    assert [r["epoch"] for r in prog] == [s for s in range(1, 6) for _ in range(4)]
+    seven = prog[6]
+    assert (seven["loss"], seven["lr"], seven["step_time_ms"], seven["lanes_ms"]) == (
+        2.7676, 0.007, 418.1, {"input": 336.6})
+    assert max(prog, key=lambda r: r["lanes_ms"]["input"])["step"] == 7
+
+
+def test_paddledetection_trainer():
+    """PaddleDetection's `Epoch: [1] [0/4] ... batch_cost: .. data_cost: ..`: epoch and batch from
+    0, the run's step from 1; its checkpoint messages, and pycocotools' table as the result of
+    each evaluation."""
+    recs = parse_file("paddledet-2.6.0_paddle-2.6.2_trainer_cpu.log")
+    prog = _by_kind(recs, "progress")
+    assert [(r["step"], r["epoch"], r["iter_in_epoch"]) for r in prog] == [
+        (e * 4 + i + 1, e, i) for e in range(3) for i in range(4)]
+    five = prog[4]
+    assert (five["loss"], five["lr"], five["step_time_ms"], five["lanes_ms"], five["samples_per_s"]) == (
+        2.93683, 0.00097, 736.2, {"input": 503.6}, 2.7168)
+    assert five["metrics"]["loss_dfl"] == 2.109126
+    assert max(prog, key=lambda r: r["lanes_ms"]["input"])["step"] == 5
+    saves = [(r["step"], r["action"], r["path"]) for r in _by_kind(recs, "checkpoint")]
+    assert saves == [(s, "save", "/tmp/cap-paddle/work/det_output/ppyoloe_s_tiny") for s in (8, 8, 12, 12)]
+    evals = [(r["phase"], r["step"]) for r in _by_kind(recs, "eval")]
+    assert evals == [("start", 8), ("result", 8), ("start", 12), ("result", 12)]
+    result = _by_kind(recs, "eval")[1]["metrics"]
+    assert len(result) == 12 and (result["bbox/AP"], result["bbox/AR100"], result["bbox/APl"]) == (0.0, 0.0, -1.0)
+
+
+def test_paddledetection_crash_under_paddle_3():
+    """The run that dies in its first step: one error, with the exception of its traceback."""
+    recs = parse_file("paddledet-2.6.0_paddle-3.3.1_trainer_type-promotion-error_cpu.log")
+    assert [(r["kind"], r["exception"]) for r in recs] == [("error", "TypeError")]
+    assert recs[0]["message"].startswith("(InvalidType) Type promotion only support")
+
+
+@pytest.mark.parametrize("name", ["ms-swift-4.6.0_sft_tiny-qwen2_cpu.log",
+                                  "ms-swift-4.6.0_sft_tiny-qwen2_disable-tqdm_cpu.log"])
+def test_ms_swift_sft(name):
+    """ms-swift's dicts: one record a step, with or without its bar (whose first step comes after
+    the first dict); the step's time from the run's mean step, `train_speed(s/it)`, of two
+    dicts; its evaluations at the step they name; its checkpoints."""
+    recs = parse_file(name)
+    prog = [r for r in _by_kind(recs, "progress") if not r.get("summary")]
+    assert [r["step"] for r in prog] == list(range(1, 21))
+    assert all(r["total_steps"] == 20 for r in prog)
+    times = {r["step"]: r.get("step_time_ms") for r in prog}
+    assert times[1] is None                          # no mean before it to take it from
+    assert 505 < times[5] < 520                      # the 0.5 s sleep
+    assert max(times, key=lambda s: times[s] or 0) == 5
+    assert 250 < times[11] < 350                     # after the evaluation at step 10
+    assert all(t < 50 for s, t in times.items() if s not in (1, 5, 11))
+    assert prog[4]["loss"] == approx(5.973, abs=1e-3) and prog[4]["lr"] == approx(0.000933, rel=1e-3)
+    evals = [(r["step"], round(r["loss"], 3)) for r in _by_kind(recs, "eval")]
+    assert evals == [(10, 5.927), (20, 5.877)]
+    saves = [(r["step"], r["path"].rsplit("/", 1)[-1]) for r in _by_kind(recs, "checkpoint")]
+    assert saves == [(8, "checkpoint-8"), (16, "checkpoint-16"), (20, "checkpoint-20")]
+
+
+def test_ms_swift_step_times_need_a_fresh_run_and_enough_digits():
+    """A resumed run's mean counts from the step it resumed at, which its dicts do not say:
+    where the second dict is not the first one's step past it, no time is given.  Nor where
+    the printed digits leave it too uncertain."""
+    from ridgescope.parsers.hf import RunMeans
+    fresh = RunMeans()         # every 10 steps: the mean of the 10 since the last dict
+    assert [fresh.step_time_ms(0, n, a) for n, a in ((10, 0.512345), (20, 0.612345), (30, 0.545678))] == [
+        None, 712.345, 412.344]
+    resumed = RunMeans()       # first logged at 30, then 40: resumed somewhere past step 10
+    assert [resumed.step_time_ms(0, n, a) for n, a in ((30, 0.512345), (40, 0.612345))] == [None, None]
+    coarse = RunMeans()        # 4 digits at step 5000: +-0.25 s on a 0.51 s step
+    assert [coarse.step_time_ms(0, n, a) for n, a in ((1, 0.5101), (2, 0.5102), (5000, 0.5101), (5001, 0.5101))] == [
+        None, 510.3, 510.1, None]
+
+
+def test_torchvision_reference_script():
+    """torchvision's MetricLogger lines: the step counted over the run, `data` the input lane
+    (a mean of the epoch's last 20 batches, so the slow batch raises those after it); an
+    evaluation's start and result; its arguments' `resume=''` is no restart."""
+    recs = parse_file("torchvision-0.29.2_references-classification-train-2019_cpu.log")
+    prog = _by_kind(recs, "progress")
+    assert [r["step"] for r in prog] == list(range(1, 17))
+    thirteen = prog[12]
+    assert (thirteen["epoch"], thirteen["iter_in_epoch"], thirteen["step_time_ms"], thirteen["lanes_ms"]) == (
+        1, 4, 586.2, {"input": 405.6})
+    assert max(prog, key=lambda r: r["step_time_ms"])["step"] == 13
+    evals = [(r["phase"], r["step"], r.get("metrics")) for r in _by_kind(recs, "eval")]
+    assert evals == [("start", 8, None), ("result", 8, {"acc1": 50.0, "acc5": 100.0}),
+                     ("start", 16, None), ("result", 16, {"acc1": 50.0, "acc5": 100.0})]
+    assert _by_kind(recs, "restart") == []
+
+
+def test_timm_train_script():
+    """timm's `Train: 1 [   3/8 ( 50%)]` lines: the step over the run, the update's own time and
+    data wait (before the means in brackets); each epoch's evaluation result."""
+    recs = parse_file("timm-1.0.31_train-py_cpu.log")
+    prog = _by_kind(recs, "progress")
+    assert [r["step"] for r in prog] == list(range(1, 17))
+    twelve = prog[11]
+    assert (twelve["step_time_ms"], twelve["lanes_ms"], twelve["samples_per_s"], twelve["loss"]) == (
+        2041.0, {"input": 2003.0}, 1.96, 0.903)
+    assert max(prog, key=lambda r: r["step_time_ms"])["step"] == 12
+    evals = [(r["step"], r["metrics"]["top1"]) for r in _by_kind(recs, "eval")]
+    assert evals == [(8, 50.0), (16, 43.75)]

@@ -93,6 +93,12 @@ FRAGMENTS = [
     "                   all          4          4      0.989", "=2.107B", "=1.59E-06", "=2,378",
     "Running lm evals...", "Finished lm evals in 0.5 seconds. Metrics:\n", "    checkpoint/save_duration_s=",
     "Final evaluation | val loss: ", " | val ppl: ", "Test:  Acc@1 ", ";  Acc@5 ",
+    # PaddleDetection, pycocotools' table, ms-swift's mean step, a cut validation label
+    "Epoch: [1] [ 20/200] learning_rate: ", " eta: 67 days, 10:28:48 ", " data_cost: ", " images/s, max_mem_reserved: ",
+    "Save checkpoint: ", "Eval iter: 0", "Evaluate annotation type *bbox*",
+    " Average Precision  (AP) @[ IoU=0.50:0.95 | area=   all | maxDets=100 ] = ",
+    " Average Recall     (AR) @[ IoU=0.50:0.95 | area= large | maxDets=100 ] = ", "'train_speed(s/it)': ",
+    "'iteration': '5/20'", "  mA\u2026", "resume=''",
 ]
 
 lines = st.lists(st.sampled_from(FRAGMENTS) | st.text(max_size=20), max_size=40).map("".join)

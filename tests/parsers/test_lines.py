@@ -811,3 +811,55 @@ def test_ultralytics_cut_label_reads_the_named_results_only():
 def test_a_resume_from_a_checkpoint_named_for_its_step(line, step):
     (r,) = [r for r in feed_all([line])[0] if r["kind"] == "restart"]
     assert r["step"] == step
+
+
+def test_paddledetection_line_variants():
+    """A long run's eta in days, and PaddleX's memory after the rate (`max_mem_allocated` MB is
+    the record's memory)."""
+    recs, _ = feed_all([
+        "[02/04 22:46:24] ppdet.engine.callbacks INFO: Epoch: [0] [2087/7312] learning_rate: 0.000029 loss: 4.504654"
+        " loss_cls: 1.374781 eta: 67 days, 10:28:48 batch_cost: 0.1664 data_cost: 0.0034 ips: 96.1758 images/s,"
+        " max_mem_reserved: 42653 MB, max_mem_allocated: 31490 MB",
+        "[07/21 14:40:44] ppdet.engine INFO: Epoch: [3] [  0/200] learning_rate: 0.000000 loss: 5331.523438"
+        " eta: 1 day, 22:18:02 batch_cost: 18.5622 data_cost: 17.9648 ips: 1.7239 images/s"])
+    assert [(r["step"], r["step_time_ms"], r["lanes_ms"]["input"]) for r in recs] == [
+        (2088, 166.4, 3.4), (601, 18562.2, 17964.8)]
+    assert recs[0]["mem_gb"] == approx(31490 / 1024) and recs[0]["metrics"] == {
+        "loss_cls": 1.374781, "max_mem_reserved": 42653}
+    assert "eta" not in recs[1].get("metrics", {})
+
+
+def test_coco_summary_is_one_result():
+    """pycocotools' table: one eval result at its last row, named as papers name the rows; a
+    keypoints table has 10 rows, a table with no type line before it no prefix."""
+    rows = [(" Average Precision  (AP) @[ IoU=0.50:0.95 | area=   all | maxDets= 20 ] = 0.651", "AP"),
+            (" Average Precision  (AP) @[ IoU=0.50      | area=   all | maxDets= 20 ] = 0.862", "AP50"),
+            (" Average Precision  (AP) @[ IoU=0.75      | area=   all | maxDets= 20 ] = 0.713", "AP75"),
+            (" Average Precision  (AP) @[ IoU=0.50:0.95 | area=medium | maxDets= 20 ] = 0.611", "APm"),
+            (" Average Precision  (AP) @[ IoU=0.50:0.95 | area= large | maxDets= 20 ] = 0.724", "APl"),
+            (" Average Recall     (AR) @[ IoU=0.50:0.95 | area=   all | maxDets= 20 ] = 0.702", "AR20"),
+            (" Average Recall     (AR) @[ IoU=0.50      | area=   all | maxDets= 20 ] = 0.891", "AR50"),
+            (" Average Recall     (AR) @[ IoU=0.75      | area=   all | maxDets= 20 ] = 0.760", "AR75"),
+            (" Average Recall     (AR) @[ IoU=0.50:0.95 | area=medium | maxDets= 20 ] = 0.659", "ARm"),
+            (" Average Recall     (AR) @[ IoU=0.50:0.95 | area= large | maxDets= 20 ] = 0.767", "ARl")]
+    lines = ["Epoch: [0]  [9/10]  eta: 0:00:00  loss: 1.0 (1.0)  time: 0.1  data: 0.01",
+             "Evaluate annotation type *keypoints*", "DONE (t=0.05s)."] + [line for line, _ in rows]
+    recs, _ = feed_all(lines + [line for line, _ in rows])
+    evals = [r for r in recs if r["kind"] == "eval"]
+    assert [(r["step"], r["phase"]) for r in evals] == [(10, "result"), (10, "result")]
+    assert evals[0]["metrics"] == {f"keypoints/{name}": num for (line, name), num in
+                                   zip(rows, (0.651, 0.862, 0.713, 0.611, 0.724, 0.702, 0.891, 0.76, 0.659, 0.767))}
+    assert set(evals[1]["metrics"]) == {name for _, name in rows}      # the second table: no type line
+
+
+@pytest.mark.parametrize("line, kind", [
+    ("[11/30 19:38:56] ppdet.utils.checkpoint INFO: Save checkpoint: /out/ppyoloe", "checkpoint"),
+    ("save checkpoint every 1000 steps", None),                   # a setting, not a message
+    ("Namespace(data_path='/data', resume='', start_epoch=0, epochs=90)", None),
+    ("{'resume': False, 'epoch': 3}", None),
+    ("resume: true  epoch: 4", None),
+    ("Resuming: loading from iteration 5", "restart"),
+])
+def test_settings_are_no_events(line, kind):
+    recs, _ = feed_all([line])
+    assert [r["kind"] for r in recs] == ([kind] if kind else [])
