@@ -227,6 +227,11 @@ class EventParser:
                 return [record("checkpoint", framework, rank, step, action="save", path=m.group(3),
                                epoch=int(m.group(1)), phase="end" if m.group(2) else "start",
                                message=line.strip()[:500])]
+        if line.rstrip().endswith("Current checkpoints:"):
+            # timm's train.py, after it kept a checkpoint among its best: the list that follows,
+            # best first, does not say which one is new
+            return [record("checkpoint", framework, rank, step, action="save", path=None, phase="end",
+                           message=line.strip()[:500])]
         if "heckpoint" in line or "CHECKPOINT" in line:
             # (a logger's location, `[torch_checkpoint_engine.py:33:commit]`, says nothing)
             said = SOURCE_LOCATION.sub("", line) if ".py:" in line else line

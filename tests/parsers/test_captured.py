@@ -845,7 +845,7 @@ def test_torchvision_reference_script():
 
 def test_timm_train_script():
     """timm's `Train: 1 [   3/8 ( 50%)]` lines: the step over the run, the update's own time and
-    data wait (before the means in brackets); each epoch's evaluation result."""
+    data wait (before the means in brackets); each epoch's evaluation result and checkpoint."""
     recs = parse_file("timm-1.0.31_train-py_cpu.log")
     prog = _by_kind(recs, "progress")
     assert [r["step"] for r in prog] == list(range(1, 17))
@@ -855,3 +855,6 @@ def test_timm_train_script():
     assert max(prog, key=lambda r: r["step_time_ms"])["step"] == 12
     evals = [(r["step"], r["metrics"]["top1"]) for r in _by_kind(recs, "eval")]
     assert evals == [(8, 50.0), (16, 43.75)]
+    # `Current checkpoints:` after each save; its list (best first) does not say which is new
+    saves = [(r["step"], r["action"], r["phase"]) for r in _by_kind(recs, "checkpoint")]
+    assert saves == [(8, "save", "end"), (16, "save", "end")]
