@@ -6,8 +6,8 @@ stdout, and its records travel the same way: `job_start`, one `progress` message
 job's steps are judged and stored like those of a job run under RidgeScope.
 
 Times come from the log where it prints them (ISO 8601 and `[2024-01-02 03:04:05,678]`-style
-prefixes, ctime dates, glog's and absl's `I1130 18:28:04.930220 ...] ` in the year the file was
-written, MLPerf `time_ms`, or else a Unix time printed in the record itself, such
+prefixes, ctime dates, glog's and absl's `I1130 18:28:04.930220 ...] ` and Detectron2's and
+PaddleDetection's `[11/30 19:38:55 d2.engine]` in the year the file was written, MLPerf `time_ms`, or else a Unix time printed in the record itself, such
 as MLPerf BERT's `{'training_steps': 2, ..., 'timestamp': 1593108597.22}`: `log_time_s`).  A
 record on a line without a timestamp is placed after the last time printed before it, on any
 line (an `nvidia-smi` header's date, an MLPerf `:::MLLOG` event), by the step times printed
@@ -57,6 +57,9 @@ _EPOCH_MS = re.compile(r'"time_ms":\s?(\d{13})\b')
 # glog's and absl's prefix (JAX and TensorFlow trainers, CLU, MaxText): `I1130 18:28:04.930220
 # 139737532708544 logging_writer.py:48] `, a thread's id and the source after the time; no year
 _GLOG = re.compile(r"(?<![\w.])[IWEF](\d\d)(\d\d) (\d\d):(\d\d):(\d\d)\.(\d{1,9}) +\d+ [\w.-]+:\d+\] ")
+# Detectron2's and PaddleDetection's logger prefix: `[11/30 19:38:55 d2.utils.events]: `,
+# `[11/30 19:38:55] ppdet.engine INFO: ` (month first, no year, whole seconds)
+_MONTH_DAY = re.compile(r"(?<![\w/.:])\[(\d\d)/(\d\d) (\d\d):(\d\d):(\d\d)[\] ]")
 _DAY_NS = 86_400 * 1_000_000_000
 _RANK_IN_NAME = re.compile(r"rank[_-]?(\d{1,6})(?!\d)", re.IGNORECASE)
 
@@ -64,9 +67,9 @@ _RANK_IN_NAME = re.compile(r"rank[_-]?(\d{1,6})(?!\d)", re.IGNORECASE)
 def line_timestamp(head: str, written_ns: int | None = None) -> tuple[int, bool] | None:
     """(epoch ns, sub-second precision) of the timestamp a line starts with, if any.
 
-    Times without a zone are taken as UTC: an old log rarely says where it ran.  glog's prefix
-    prints no year: it is the year of `written_ns` (when the log was last written), or the one
-    before where that would put the line after it."""
+    Times without a zone are taken as UTC: an old log rarely says where it ran.  glog's and
+    Detectron2's prefixes print no year: it is the year of `written_ns` (when the log was last
+    written), or the one before where that would put the line after it."""
     if "time_ms" in head:
         m = _EPOCH_MS.search(head)
         if m:
@@ -97,15 +100,22 @@ def line_timestamp(head: str, written_ns: int | None = None) -> tuple[int, bool]
     if written_ns is not None and "] " in head:
         m = _GLOG.search(head)
         if m:
-            return _glog_time(m.groups(), written_ns)
+            return _yearless_time(m.groups(), written_ns)
+    if written_ns is not None and "[" in head:
+        m = _MONTH_DAY.search(head)
+        if m:
+            found = _yearless_time(m.groups(), written_ns)
+            return (found[0], False) if found else None
     return None
 
 
-def _glog_time(parts: tuple, written_ns: int) -> tuple[int, bool] | None:
+def _yearless_time(parts: tuple, written_ns: int) -> tuple[int, bool] | None:
+    """month, day, hours, minutes, seconds (and a fraction): in the year of `written_ns`, or
+    the one before where that would put them after it."""
     mo, d, hh, mi, ss = (int(p) for p in parts[:5])
     if not (1 <= mo <= 12 and 1 <= d <= 31 and hh < 24):
         return None
-    frac_ns = int(parts[5].ljust(9, "0")[:9])
+    frac_ns = int(parts[5].ljust(9, "0")[:9]) if len(parts) > 5 else 0
     year = time.gmtime(written_ns // 1_000_000_000).tm_year
     for y in (year, year - 1):
         try:

@@ -199,3 +199,30 @@ def test_ingest_a_jax_run(tansu_stack):
     assert sorted(by_step) == list(range(2, 31))     # step 1 has no line before it to time it by
     assert [s["step"] for s in steps if s["slow"]] == [11, 17]
     assert by_step[17]["duration_ms"] == pytest.approx(501.195) and by_step[17]["cause"] == "unknown"
+
+
+def test_ingest_a_timm_run(tansu_stack):
+    """timm's train.py prints no timestamp, but each update's own time and data wait: the
+    update whose batch waited 2 s for an image (step 12) is slow, and its cause is input."""
+    job = f"ingest-timm-{uuid.uuid4().hex[:6]}"
+    report = ingest(tansu_stack, job, str(CAPTURED / "timm-1.0.31_train-py_cpu.log")).stderr
+    assert "framework timm" in report and "timestamps unknown" in report and "NOT delivered" not in report
+    steps = tansu_stack.wait_for_steps(job, 16)
+    by_step = {s["step"]: s for s in steps}
+    assert [s["step"] for s in steps if s["slow"]] == [12]
+    assert by_step[12]["cause"] == "input" and by_step[12]["lanes_ms"]["input"] == pytest.approx(2003.0)
+
+
+def test_ingest_an_ms_swift_run(tansu_stack):
+    """ms-swift prints only the run's mean step time: the steps' own times come from it.  The
+    sleep in step 5 is 513 ms (before the baseline has its steps); the steps after the
+    checkpoint at 8 and the evaluation at 10 are slow, for no printed reason."""
+    job = f"ingest-swift-{uuid.uuid4().hex[:6]}"
+    report = ingest(tansu_stack, job, str(CAPTURED / "ms-swift-4.6.0_sft_tiny-qwen2_disable-tqdm_cpu.log")).stderr
+    assert "framework hf_trainer" in report and "NOT delivered" not in report
+    steps = tansu_stack.wait_for_steps(job, 19)
+    by_step = {s["step"]: s for s in steps}
+    assert sorted(by_step) == list(range(2, 21))     # step 1 has no mean before it
+    assert by_step[5]["duration_ms"] == pytest.approx(512.966)
+    assert [s["step"] for s in steps if s["slow"]] == [9, 11]
+    assert by_step[11]["cause"] == "unknown"

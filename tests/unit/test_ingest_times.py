@@ -96,3 +96,16 @@ def test_glog_prefix_takes_the_year_the_log_was_written():
     assert line_timestamp("[rank0]:I0101 00:00:01.000001 7 a.py:1] x", written) is not None
     assert line_timestamp("I0101 00:00:01.000001 hello", written) is None     # no thread and source
     assert line_timestamp("I1399 00:00:01.000001 7 a.py:1] x", written) is None  # month 13
+
+
+def test_detectron2_and_paddledetection_prefixes_take_the_year_the_log_was_written():
+    """`[11/30 19:38:55 d2.engine.hooks]: ` and `[11/30 19:38:55] ppdet.engine INFO: `: month
+    first, whole seconds, no year."""
+    written = calendar.timegm((2026, 1, 2, 0, 0, 0)) * 10**9
+    assert line_timestamp("[01/01 11:27:04 d2.utils.events]:  eta: 8:05:12  iter: 1259", written) == (
+        calendar.timegm((2026, 1, 1, 11, 27, 4)) * 10**9, False)
+    assert line_timestamp("[12/31 19:38:55] ppdet.engine INFO: Epoch: [1] [0/4]", written) == (
+        calendar.timegm((2025, 12, 31, 19, 38, 55)) * 10**9, False)
+    assert line_timestamp("[13/01 00:00:01] x", written) is None           # no month 13
+    assert line_timestamp("[01/01 00:00:01] x") is None                    # no year to place it in
+    assert line_timestamp("path/[01/01 00:00:01] x", written) is None      # inside a path
