@@ -769,9 +769,16 @@ class Dispatcher:
         return out
 
     def _note_step(self, recs: list, rank) -> None:
-        """The step a rank is at, for the events of its next lines (a checkpoint, an error)."""
-        if recs and recs[0]["kind"] in ("progress", "timing") and recs[0]["step"] is not None:
-            self.events.last_step[rank] = recs[0]["step"]
+        """The step a rank is at, for the events of its next lines (a checkpoint, an error).  An
+        evaluation that names a later step than the last one trained says the rank reached it
+        (nanoGPT evaluates and saves at step N before it prints `iter N`)."""
+        r0 = recs[0] if recs else None
+        if r0 is None or r0["step"] is None:
+            return
+        if r0["kind"] in ("progress", "timing"):
+            self.events.last_step[rank] = r0["step"]
+        elif r0["kind"] == "eval" and r0["step"] > (self.events.last_step.get(rank) or 0):
+            self.events.last_step[rank] = r0["step"]
 
     def _fw(self) -> str:
         return self.active.name if self.active else "generic"

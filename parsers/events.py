@@ -62,6 +62,10 @@ RESUME = Pattern(
     r"(?i)(?:resum(?:ing|ed|e)|continuing training|restarting)\b"
     r"(?!['\"]?+ *+=|['\"] *+:| *+: *+(?:true|false|none|null|''|\"\"|\d))[^\n]{0,80}?"
     r"(iteration|global step|step|epoch)(?:\s*+[:=]?\s*+|[-_])(\d++)")
+RESUME_FROM = Pattern(r"\bResuming(?: training)? from (?:checkpoint )?['\"]?(/?[\w.~-]{0,200}+/[^\s'\",]{1,800}+"
+                      r"|(?!scratch\b)[\w.~-]{1,200}+)['\"]? *+$")
+"""A resume that names only its checkpoint's path, not its step: nanoGPT's `Resuming training
+from out`, the last words of its line."""
 RESUME_STEP = Pattern(r"(?i)\b(?:iteration|global[ _]step|step)\s*+[:=]?\s*+(\d++)")
 """The step of a resume line that names its epoch first (HF 5: `... with epoch 1 and global step 8`)."""
 GLOO_TIMEOUT = Pattern(r"Timed out waiting (\d{1,12}+)ms for (\w{1,20}+) operation")
@@ -248,6 +252,10 @@ class EventParser:
                 sm = RESUME_STEP.search(low, m.end())
                 return [record("restart", framework, rank, int(sm.group(1)) if sm else None,
                                epoch=int(m.group(2)), message=line.strip()[:500])]
+            m = RESUME_FROM.search(low)
+            if m:
+                return [record("restart", framework, rank, None, path=m.group(1).rstrip("."),
+                               message=line.strip()[:500])]
             m = RESTART_ELASTIC.search(low)
             if m:
                 return [record("restart", framework, rank, step, attempts_left=int(m.group(1)),

@@ -858,3 +858,35 @@ def test_timm_train_script():
     # `Current checkpoints:` after each save; its list (best first) does not say which is new
     saves = [(r["step"], r["action"], r["phase"]) for r in _by_kind(recs, "checkpoint")]
     assert saves == [(8, "save", "end"), (16, "save", "end")]
+
+
+def test_nanogpt_train_script():
+    """nanoGPT's `iter 7: loss .., time 503.52ms, mfu ..` lines, iterations from 0; its
+    evaluation and checkpoint at step N come before `iter N`, and belong to step N."""
+    recs = parse_file("nanogpt_train-py_tiny-char_cpu.log")
+    prog = _by_kind(recs, "progress")
+    assert [r["step"] for r in prog] == list(range(31))
+    assert (prog[7]["step_time_ms"], prog[7]["loss"]) == (503.52, 4.0577)
+    assert max(prog, key=lambda r: r["step_time_ms"])["step"] == 7
+    evals = [(r["step"], r["loss"], r["train_loss"]) for r in _by_kind(recs, "eval")]
+    assert evals == [(0, 4.1711, 4.1682), (10, 4.0233, 3.9936), (20, 3.9001, 3.9105), (30, 3.8579, 3.8266)]
+    saves = [(r["step"], r["path"]) for r in _by_kind(recs, "checkpoint")]
+    assert saves == [(s, "/tmp/cap-scripts/nano-out") for s in (10, 20, 30)]
+
+
+def test_nanogpt_resume():
+    """`Resuming training from <out_dir>` names no step: a restart without one; the evaluation
+    after it names the step the run resumed at."""
+    recs = parse_file("nanogpt_train-py_resume_cpu.log")
+    assert [(r["kind"], r["step"]) for r in recs[:3]] == [("restart", None), ("eval", 30), ("checkpoint", 30)]
+    assert recs[0]["path"] == "/tmp/cap-scripts/nano-out"
+    assert [r["step"] for r in _by_kind(recs, "progress")] == list(range(30, 41))
+
+
+def test_dlrm_script():
+    """DLRM's `Finished training it 25/40 of epoch 0, 501.49 ms/it, ...`: iterations from 1."""
+    prog = _by_kind(parse_file("dlrm_dlrm-s-pytorch_random-data_cpu.log"), "progress")
+    assert [r["step"] for r in prog] == list(range(1, 41))
+    slow = prog[24]
+    assert (slow["step_time_ms"], slow["loss"], slow["metrics"]) == (501.49, 0.236359, {"accuracy": 62.5})
+    assert max(prog, key=lambda r: r["step_time_ms"])["step"] == 25

@@ -859,6 +859,9 @@ def test_coco_summary_is_one_result():
     ("{'resume': False, 'epoch': 3}", None),
     ("resume: true  epoch: 4", None),
     ("Resuming: loading from iteration 5", "restart"),
+    ("Resuming training from out", "restart"),                   # nanoGPT: a path, no step
+    ("Resuming training from scratch", None),
+    ("Resuming training from checkpoint if it exists", None),
 ])
 def test_settings_are_no_events(line, kind):
     recs, _ = feed_all([line])
