@@ -11,10 +11,13 @@ critic updates are the compute lane; sending the trainer's weights to the rollou
 (`update_weights`) is communication; `save_checkpoint` the checkpoint lane.  The reward,
 advantage and validation phases get no lane: they may run on the CPU or in another service.
 Validation metrics (`val-core/...`, `val-aux/...`) are an evaluation's result; `step:0` holds
-only those, from the validation before the first step."""
+only those, from the validation before the first step.
+
+The SFT trainer prints `step:8 - train/loss:5.06 - train/lr:0.001 - train/mfu:0.0026 - ...`,
+with no time: read live, its record says when it was read (`drawn_ns`), its step's end."""
 from __future__ import annotations
 
-from .base import Parser, num, record, seconds_to_ms
+from .base import CLOCK, Parser, Pattern, num, record, seconds_to_ms
 
 _FIELDS = {"actor/pg_loss": "loss", "train/loss": "loss", "actor/grad_norm": "grad_norm",
            "train/grad_norm": "grad_norm", "actor/lr": "lr", "train/lr": "lr",
@@ -25,6 +28,17 @@ _LANES = {"gen": "compute", "old_log_prob": "compute", "ref": "compute", "values
 _MEMORY = ("perf/max_memory_reserved_gb", "perf/max_memory_allocated_gb")
 _METRICS = 32
 _PAIRS = 400
+_EPOCH_OF = Pattern(r"Epoch \d{1,6}+/\d{1,6}+: ")
+
+
+def _after_bar(s: str) -> str:
+    """The SFT trainer's line after its tqdm bar's redraw, which never ends its line: `Epoch
+    1/1:  35%|###5      | 7/20 [00:01<00:03,  3.62it/s]step:8 - train/loss:5.06 - ...`."""
+    if "%|" in s:
+        at = s.find("]step:")
+        if at > 0:
+            return s[at + 1:]
+    return s
 
 
 class VerlParser(Parser):
@@ -33,11 +47,18 @@ class VerlParser(Parser):
     def detect(self, line: str) -> bool:
         if "step:" not in line or " - " not in line:
             return False
-        s = line.lstrip()
+        s = _after_bar(line.lstrip())
         return s.startswith("step:") and _step(s[:s.find(" - ")]) is not None
 
+    def owns(self, line: str) -> bool:
+        """The SFT trainer's bar alone (`Epoch 1/1:  95%|...| 19/20 [..]`, its last redraw after
+        the run's last line): its steps are those of the step lines, and Lightning's bar, whose
+        label it resembles, counts no epochs of a total."""
+        s = line.lstrip()
+        return s.startswith("Epoch ") and "%|" in s and _EPOCH_OF.match(s) is not None
+
     def parse(self, line: str, rank: int | None) -> list[dict]:
-        s = line.strip()
+        s = _after_bar(line.strip())
         if not s.startswith("step:") or " - " not in s:
             return []
         items = s.split(" - ", _PAIRS)
@@ -60,7 +81,7 @@ class VerlParser(Parser):
                 validation[key] = v
             elif key in _FIELDS:
                 fields.setdefault(_FIELDS[key], v)
-            elif key == "perf/mfu/actor":
+            elif key == "perf/mfu/actor" or key == "train/mfu":
                 fields["mfu"] = round(v * 100, 6) if v <= 1 else v
             elif key in _MEMORY:
                 memory[key] = v
@@ -78,8 +99,11 @@ class VerlParser(Parser):
             if "epoch" in fields:
                 fields["epoch"] = int(fields["epoch"])
             mem = next((memory[k] for k in _MEMORY if k in memory), None)
-            out.append(record("progress", self.name, rank, step, **fields, mem_gb=mem,
-                              timers_ms=timers or None, lanes_ms=lanes or None, metrics=metrics or None))
+            rec = record("progress", self.name, rank, step, **fields, mem_gb=mem,
+                         timers_ms=timers or None, lanes_ms=lanes or None, metrics=metrics or None)
+            if "step_time_ms" not in rec and CLOCK.now_ns is not None:
+                rec["drawn_ns"] = CLOCK.now_ns     # the SFT trainer times no step: it ended now
+            out.append(rec)
         if validation:
             out.append(record("eval", self.name, rank, step, phase="result", metrics=validation))
         return out

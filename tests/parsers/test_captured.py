@@ -890,3 +890,19 @@ def test_dlrm_script():
     slow = prog[24]
     assert (slow["step_time_ms"], slow["loss"], slow["metrics"]) == (501.49, 0.236359, {"accuracy": 62.5})
     assert max(prog, key=lambda r: r["step_time_ms"])["step"] == 25
+
+
+@pytest.mark.parametrize("name", ["verl-0.9.1_sft-trainer_tiny-qwen2_cpu.log",
+                                  "verl-0.9.1_sft-trainer_tiny-qwen2_2rank_cpu.log"])
+def test_verl_sft_trainer(name):
+    """verl's SFT trainer: its step lines follow the bar's redraw on one line and stay verl's
+    (Lightning's bar looks alike); the bar alone gives nothing; `train/mfu` is the MFU."""
+    recs = parse_file(name)
+    prog = _by_kind(recs, "progress")
+    assert [r["step"] for r in prog] == list(range(1, 21)) and {r["framework"] for r in prog} == {"verl"}
+    assert prog[0]["loss"] == 5.96875 and prog[0]["lr"] == 0.001
+    assert min(prog, key=lambda r: r["mfu"])["step"] == 8         # the step that slept
+    evals = [(r["step"], r["metrics"]) for r in _by_kind(recs, "eval")]
+    assert evals == [(20, {"val/loss": 3.71875 if "2rank" not in name else 3.71484375})]
+    saves = [(r["step"], r["path"].rsplit("/", 1)[-1]) for r in _by_kind(recs, "checkpoint")]
+    assert saves == [(20, "global_step_20")]

@@ -154,3 +154,13 @@ def test_a_clu_step_says_when_it_was_read():
             at[int(m.group(1))] = i
     recs, _ = read_redraw_by_redraw(lines)
     assert [(r["step"], r["drawn_ns"]) for r in recs if r["kind"] == "progress"] == sorted(at.items())
+
+
+def test_a_verl_sft_step_says_when_it_was_read():
+    """verl's SFT trainer times no step: read live, each step line (after the bar's redraw on
+    its line) says when it was read, its step's end."""
+    writes = writes_of((CAPTURED / "verl-0.9.1_sft-trainer_tiny-qwen2_cpu.log").read_bytes())
+    at = {int(m.group(1)): i for i, w in enumerate(writes) if (m := re.search(rb"step:(\d+) - perf/", w))}
+    recs, _ = read_redraw_by_redraw(writes)
+    prog = [r for r in recs if r["kind"] == "progress"]
+    assert len(at) == 20 and [(r["step"], r["drawn_ns"]) for r in prog] == sorted(at.items())

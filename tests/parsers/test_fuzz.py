@@ -99,6 +99,8 @@ FRAGMENTS = [
     " Average Precision  (AP) @[ IoU=0.50:0.95 | area=   all | maxDets=100 ] = ",
     " Average Recall     (AR) @[ IoU=0.50:0.95 | area= large | maxDets=100 ] = ", "'train_speed(s/it)': ",
     "'iteration': '5/20'", "  mA\u2026", "resume=''",
+    # verl's SFT trainer after its bar, nanoGPT's resume
+    "\rEpoch 1/1:  35%|###5      | 7/20 [00:01<00:03,  3.62it/s]", "step:8 - train/mfu:", "Resuming training from ",
 ]
 
 lines = st.lists(st.sampled_from(FRAGMENTS) | st.text(max_size=20), max_size=40).map("".join)
