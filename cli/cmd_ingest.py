@@ -7,15 +7,15 @@ job's steps are judged and stored like those of a job run under RidgeScope.
 
 Times come from the log where it prints them (ISO 8601 and `[2024-01-02 03:04:05,678]`-style
 prefixes, ctime dates, glog's and absl's `I1130 18:28:04.930220 ...] ` and Detectron2's and
-PaddleDetection's `[11/30 19:38:55 d2.engine]` in the year the file was written, MLPerf `time_ms`, or else a Unix time printed in the record itself, such
-as MLPerf BERT's `{'training_steps': 2, ..., 'timestamp': 1593108597.22}`: `log_time_s`).  A
-record on a line without a timestamp is placed after the last time printed before it, on any
-line (an `nvidia-smi` header's date, an MLPerf `:::MLLOG` event), by the step times printed
-since (`ts_source: estimated`).  A log that prints no timestamp at all gets times synthesised
-from its cumulative step times, ending at the file's modification time, and its records say
-`ts_unknown: true`.  When a progress line has a timestamp but no step time, the step time is
-the time since the previous progress line of that rank (`step_time_from_ts: true`), if the
-timestamps have sub-second precision.
+PaddleDetection's `[11/30 19:38:55 d2.engine]` in the year the file was written, MLPerf `time_ms`,
+or else a Unix time printed in the record itself, such as MLPerf BERT's `{'training_steps': 2, ...,
+'timestamp': 1593108597.22}`: `log_time_s`). A record on a line without a timestamp is placed after
+the last time printed before it, on any line (an `nvidia-smi` header's date, an MLPerf `:::MLLOG`
+event), by the step times printed since (`ts_source: estimated`). A log that prints no timestamp at
+all gets times synthesised from its cumulative step times, ending at the file's modification time,
+and its records say `ts_unknown: true`. When a progress line has a timestamp but no step time, the
+step time is the time since the previous progress line of that rank (`step_time_from_ts: true`), if
+the timestamps have sub-second precision.
 """
 from __future__ import annotations
 

@@ -48,7 +48,7 @@ class RunMeans:
 
     def __init__(self) -> None:
         self.last: dict = {}        # rank -> (step, mean, decimals) of its last dict
-        self.fresh: dict = {}       # rank -> whether the run started at step 0 (None: not known)
+        self.fresh: dict = {}       # rank -> whether the run started at step 0, once two dicts tell
 
     def step_time_ms(self, rank, step: int | None, mean) -> float | None:
         if step is None or isinstance(mean, bool) or not isinstance(mean, (int, float)) or mean <= 0:
