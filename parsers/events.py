@@ -74,7 +74,7 @@ EVAL_START = Pattern(r"(?i)\*{3,}+\s*+(?:Running )?(Evaluation|Evaluating|Predic
 
 
 _CKPT_NOT = ("%|", "not found", "Unable to find", "No checkpoint", "no existing checkpoint",
-             "if checkpoint", "will be saved", "Defaulting", "checkpoint_", "_checkpoint=")
+             "if checkpoint", "will be saved", "will be loaded", "Defaulting", "checkpoint_", "_checkpoint=")
 
 
 class EventParser:

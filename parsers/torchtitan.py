@@ -1,14 +1,19 @@
-"""torchtitan `step: N  loss: ..  memory: ..GiB(..%)  tps: ..  tflops: ..  mfu: ..%` lines."""
+"""torchtitan `step: N  loss: ..  memory: ..GiB(..%)  tps: ..  tflops: ..  mfu: ..%` lines (since 0.3
+with `grad_norm: ..` after the loss), its validation's `validate step: N  loss: ..`, and its
+checkpoints' `Finished saving the checkpoint in 0.46 seconds.` and `Last step checkpoint
+completed in 0.87s`.  A step line times nothing: read live, its record says when it was read
+(`drawn_ns`), its step's end where every step is logged (`metrics.log_freq` 1)."""
 from __future__ import annotations
 
-from .base import Parser, Pattern, num, record, to_gb, to_ms
+from .base import CLOCK, Parser, Pattern, num, record, to_gb, to_ms
 from .kv import normalise, pairs
 
 STEP = Pattern(r"(?:^|\s)(validate\s++)?step:\s*+(\d++)\s++loss:")
 MEM = Pattern(r"memory:\s*+([\d.]++)\s*+(GiB|GB|MiB)(?:\(\s*+([\d.]++)%\))?")
 TOTAL = Pattern(r"total steps (\d++)")
 START = Pattern(r"Training starts at step (\d++)")
-CKPT_DONE = Pattern(r"Finished (saving|loading) the (?:full )?checkpoint.{0,80}?in ([\d.]++) seconds")
+CKPT_DONE = Pattern(r"Finished (saving|loading) the (?:full )?checkpoint.{0,80}?in ([\d.]++) seconds"
+                    r"|Last step (checkpoint) completed in ([\d.]++)s\b")
 
 
 class TorchtitanParser(Parser):
@@ -30,6 +35,8 @@ class TorchtitanParser(Parser):
                 fields, extra = normalise(pairs(rest.replace("%", "% ")))
                 fields.pop("step", None)
                 fields.pop("mem_gb", None)
+                if "tokens_per_s" in fields:        # `tps`: "tokens per second per device"
+                    fields["tokens_per_s_per_gpu"] = fields.pop("tokens_per_s")
                 mm = MEM.search(rest)
                 if mm:
                     fields["mem_gb"] = to_gb(num(mm.group(1)), mm.group(2))
@@ -38,7 +45,10 @@ class TorchtitanParser(Parser):
                 if m.group(1):
                     return [record("eval", self.name, rank, step, phase="validation", **fields)]
                 self.last_step[rank] = step
-                return [record("progress", self.name, rank, step, total_steps=self.total, **fields)]
+                rec = record("progress", self.name, rank, step, total_steps=self.total, **fields)
+                if CLOCK.now_ns is not None:
+                    rec["drawn_ns"] = CLOCK.now_ns
+                return [rec]
         if "total steps" in line:
             m = TOTAL.search(line)
             if m:
@@ -47,10 +57,11 @@ class TorchtitanParser(Parser):
             m = START.search(line)
             if m and int(m.group(1)) > 1:
                 return [record("restart", self.name, rank, int(m.group(1)), message=line.strip()[-300:])]
-        if "Finished" in line and "checkpoint" in line:
+        if ("Finished" in line or "Last step" in line) and "checkpoint" in line:
             m = CKPT_DONE.search(line)
             if m:
+                verb, seconds = (m.group(1), m.group(2)) if m.group(1) else ("saving", m.group(4))
                 return [record("checkpoint", self.name, rank, self.last_step.get(rank),
-                               action="save" if m.group(1) == "saving" else "load",
-                               duration_ms=to_ms(num(m.group(2)), "s"))]
+                               action="save" if verb == "saving" else "load", phase="end",
+                               duration_ms=to_ms(num(seconds), "s"))]
         return []

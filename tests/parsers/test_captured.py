@@ -906,3 +906,32 @@ def test_verl_sft_trainer(name):
     assert evals == [(20, {"val/loss": 3.71875 if "2rank" not in name else 3.71484375})]
     saves = [(r["step"], r["path"].rsplit("/", 1)[-1]) for r in _by_kind(recs, "checkpoint")]
     assert saves == [(20, "global_step_20")]
+
+
+@pytest.mark.parametrize("name, rank", [("torchtitan-0.3.0_llama3-debugmodel_1rank_cpu.log", None),
+                                        ("torchtitan-0.3.0_llama3-debugmodel_2rank-run-train-flags_cpu.log", 0)])
+def test_torchtitan_trainer(name, rank):
+    """torchtitan 0.3's coloured step lines (with grad_norm), its validation, and its checkpoint's
+    start and end with the time it took; `Checkpoints will be loaded from and saved to` is no
+    checkpoint; the slow batch shows in the step's tokens/s."""
+    recs = parse_file(name)
+    prog = _by_kind(recs, "progress")
+    assert [(r["rank"], r["step"]) for r in prog] == [(rank, s) for s in range(1, 21)]
+    rates = {r["step"]: r["tokens_per_s_per_gpu"] for r in prog}      # `tps`, a device's
+    assert rates[13] < 0.85 * min(rates[12], rates[14])
+    if rank is None:
+        assert (prog[12]["loss"], prog[12]["grad_norm"], rates[13]) == (7.46844, 1.7597, 777)
+    assert [r["step"] for r in _by_kind(recs, "eval")] == [1, 5, 10, 15, 20]
+    saves = [(r["step"], r["phase"], r.get("duration_ms")) for r in _by_kind(recs, "checkpoint")]
+    assert [s for s in saves if s[1] == "end"] == [(10, "end", 460.0 if rank is None else 660.0),
+                                                  (20, "end", 870.0 if rank is None else saves[-1][2])]
+    assert all(s[0] in (10, 20) for s in saves)          # nothing at the start
+
+
+def test_torchtitan_unlabelled_ranks_give_each_step_twice():
+    """Two ranks' lines with no label: each step's line comes once from each rank, and nothing
+    tells them apart, so each step has two records of no rank (the flags of torchtitan's own
+    `run_train.sh` label them)."""
+    prog = _by_kind(parse_file("torchtitan-0.3.0_llama3-debugmodel_2rank-unlabelled_cpu.log"), "progress")
+    assert [r["step"] for r in prog] == [s for s in range(1, 21) for _ in range(2)]
+    assert {r["rank"] for r in prog} == {None}

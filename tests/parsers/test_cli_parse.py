@@ -31,7 +31,7 @@ def test_json_output(capsys):
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     prog = [r for r in rows if r["kind"] == "progress"]
     assert [r["step"] for r in prog] == list(range(1, 11))
-    assert prog[9]["tokens_per_s"] == 560 and prog[9]["rank"] == 0
+    assert prog[9]["tokens_per_s_per_gpu"] == 560 and prog[9]["rank"] == 0
 
 
 def test_table_output_and_forced_format(capsys, tmp_path):

@@ -299,13 +299,13 @@ def test_nemo_dllogger(parse_log):
 @covers("torchtitan_nemo_nanogpt_etc/torchtitan_qwen3-14b_8xgpu_rank0_slow-step10_ansi.log")
 def test_torchtitan_ansi_slow_last_step(parse_log):
     recs = parse_log("torchtitan_nemo_nanogpt_etc/torchtitan_qwen3-14b_8xgpu_rank0_slow-step10_ansi.log")
-    prog = by_step(recs, key="tokens_per_s")
+    prog = by_step(recs, key="tokens_per_s_per_gpu")
     assert sorted(prog) == list(range(1, 11))
     assert all(r["rank"] == 0 and r["total_steps"] == 10 for r in prog.values())
-    assert prog[2]["loss"] == approx(10.8611) and prog[2]["tokens_per_s"] == 6893 and prog[2]["tflops"] == 580.79
+    assert prog[2]["loss"] == approx(10.8611) and prog[2]["tokens_per_s_per_gpu"] == 6893 and prog[2]["tflops"] == 580.79
     assert prog[2]["mem_gb"] == 173.16 and prog[2]["mem_pct"] == 97.09
     assert "mfu" not in prog[2]                                  # 'mfu: N/A'
-    assert prog[10]["tokens_per_s"] == 560                       # the outlier step
+    assert prog[10]["tokens_per_s_per_gpu"] == 560               # the outlier step
     retries = errors(recs, "cuda_alloc_retry")
     assert retries[-1]["retries"] == 10
 

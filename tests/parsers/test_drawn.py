@@ -164,3 +164,13 @@ def test_a_verl_sft_step_says_when_it_was_read():
     recs, _ = read_redraw_by_redraw(writes)
     prog = [r for r in recs if r["kind"] == "progress"]
     assert len(at) == 20 and [(r["step"], r["drawn_ns"]) for r in prog] == sorted(at.items())
+
+
+def test_a_torchtitan_step_says_when_it_was_read():
+    """torchtitan's step line times nothing (its timestamp is the log's, not the reader's):
+    read live, each says when it was read; a validation line is no step."""
+    lines = (CAPTURED / "torchtitan-0.3.0_llama3-debugmodel_1rank_cpu.log").read_bytes().splitlines(keepends=True)
+    at = {int(m.group(1)): i for i, line in enumerate(lines) if (m := re.search(rb"\x1b\[31mstep: +(\d+) ", line))}
+    recs, _ = read_redraw_by_redraw(lines)
+    prog = [r for r in recs if r["kind"] == "progress"]
+    assert len(at) == 20 and [(r["step"], r["drawn_ns"]) for r in prog] == sorted(at.items())

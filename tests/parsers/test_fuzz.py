@@ -101,6 +101,7 @@ FRAGMENTS = [
     "'iteration': '5/20'", "  mA\u2026", "resume=''",
     # verl's SFT trainer after its bar, nanoGPT's resume
     "\rEpoch 1/1:  35%|###5      | 7/20 [00:01<00:03,  3.62it/s]", "step:8 - train/mfu:", "Resuming training from ",
+    "Last step checkpoint completed in ", "Checkpoints will be loaded from and saved to ",
 ]
 
 lines = st.lists(st.sampled_from(FRAGMENTS) | st.text(max_size=20), max_size=40).map("".join)

@@ -131,7 +131,8 @@ def test_megatron_checkpoint_and_resume():
 
 def test_torchtitan_line():
     r = one("step: 10  loss:  7.9  memory: 30.1GiB(40.5%)  tps: 1,234  tflops: 88.5  mfu: 12.3%")
-    assert (r["framework"], r["step"], r["loss"], r["mem_gb"], r["tokens_per_s"], r["tflops"], r["mfu"]) == \
+    # `tps`: "tokens per second per device", in torchtitan's words
+    assert (r["framework"], r["step"], r["loss"], r["mem_gb"], r["tokens_per_s_per_gpu"], r["tflops"], r["mfu"]) == \
         ("torchtitan", 10, 7.9, 30.1, 1234, 88.5, 12.3)
     recs, _ = feed_all(["[titan] 2025-01-01 - root - INFO - Finished saving the checkpoint (or staging if async"
                         " is enabled)in 12.34 seconds."], "torchtitan")
@@ -739,7 +740,7 @@ def test_garbage_counted_and_skipped():
 
 def test_ansi_codes_stripped():
     r = one("\x1b[31mstep:  1  \x1b[32mloss: 12.57298  \x1b[34mtps: 462  \x1b[36mtflops: 38.94  \x1b[35mmfu: N/A\x1b[39m")
-    assert (r["step"], r["loss"], r["tokens_per_s"]) == (1, 12.57298, 462)
+    assert (r["step"], r["loss"], r["tokens_per_s_per_gpu"]) == (1, 12.57298, 462)
 
 
 def test_format_switch_and_forced():
