@@ -867,3 +867,15 @@ def test_coco_summary_is_one_result():
 def test_settings_are_no_events(line, kind):
     recs, _ = feed_all([line])
     assert [r["kind"] for r in recs] == ([kind] if kind else [])
+
+
+def test_ms_swift_megatron_dicts_name_their_iteration():
+    """ms-swift's Megatron trainer names its step `'iteration': '5/20'`; its run-mean step time
+    gives the steps' own, once two dicts show that the run began at step 0."""
+    recs, _ = feed_all([
+        "{'loss': 2.1, 'grad_norm': 1.5, 'learning_rate': 0.0001, 'iteration': '1/20', "
+        "'elapsed_time': '1s', 'remaining_time': '19s', 'memory(GiB)': 12.5, 'train_speed(s/it)': 1.012345}",
+        "{'loss': 2.0, 'grad_norm': 1.4, 'learning_rate': 0.0001, 'iteration': '2/20', "
+        "'elapsed_time': '2s', 'remaining_time': '18s', 'memory(GiB)': 12.5, 'train_speed(s/it)': 1.256789}"])
+    assert [(r["step"], r["total_steps"], r.get("step_time_ms"), r["mem_gb"]) for r in recs] == [
+        (1, 20, None, 12.5), (2, 20, 1501.233, 12.5)]
