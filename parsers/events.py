@@ -54,7 +54,10 @@ CKPT_LIGHTNING = Pattern(r"global step (\d++): .{0,400}?saving model to '([^']{1
 CKPT_KERAS = Pattern(r"Epoch (\d++): (?:.{0,400}?, )?(finished )?saving model to (\S{1,1000}+)")
 CKPT_PATH = Pattern(r"""(?:\bto|\bfrom|\bat|\bin|\bfor|:)\s++['"]?(/?[\w.~-]{0,200}+/[^\s'",]{1,800}+|[\w.-]{1,200}?\.(?:pt|pth|bin|ckpt|safetensors|distcp)\b)""")
 CKPT_DUR = Pattern(r"(?i)\b(?:in|took|time(?: \(ms\))?:?)\s*+([\d.]++)\s*+(ms|s|sec|secs|seconds)\b")
-CKPT_STEP = Pattern(r"(?i)(?:iteration|global[ _]step|step)[\s:=_-]{0,8}+(\d++)|checkpoint-(\d++)|step[-_](\d++)")
+CKPT_STEP = Pattern(r"(?i)(?:iteration|global[ _]step|step)[\s:=_-]{0,8}+(\d++)|checkpoint-(\d++)|step[-_](\d++)"
+                    r"|/model_(\d{7})\.pth\b")
+"""The step a checkpoint's message or path names (fvcore's, Detectron2's: `model_0000009.pth`, its
+iteration as Detectron2 prints it)."""
 # A resume names its step, or the checkpoint it names does (LitGPT: `Resuming training from
 # out/step-00000008/lit_model.pth`).  A setting's name is no message (`Namespace(..., resume='',
 # start_epoch=0)`, `'resume': False`, `resume: true`).
@@ -303,7 +306,9 @@ class EventParser:
         dm = CKPT_DUR.search(tail)
         sm = CKPT_STEP.search(tail)
         if sm:
-            step = int(sm.group(1) or sm.group(2) or sm.group(3))
+            step = int(sm.group(1) or sm.group(2) or sm.group(3) or sm.group(4))
+            if step > (self.last_step.get(rank) or 0):      # the rank reached it
+                self.last_step[rank] = step
         done = (verb.endswith("ed") and not verb.startswith("is about")) or verb == "is ready now" \
             or "uccessfully" in line or "inished" in line
         out = [record("checkpoint", framework, rank, step, action=action, path=path,

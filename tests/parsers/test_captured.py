@@ -935,3 +935,22 @@ def test_torchtitan_unlabelled_ranks_give_each_step_twice():
     prog = _by_kind(parse_file("torchtitan-0.3.0_llama3-debugmodel_2rank-unlabelled_cpu.log"), "progress")
     assert [r["step"] for r in prog] == [s for s in range(1, 21) for _ in range(2)]
     assert {r["rank"] for r in prog} == {None}
+
+
+def test_detectron2_default_trainer():
+    """Detectron2 0.5's `d2.utils.events` lines: iterations as printed, from 0; its `time` is the
+    run's mean, so no step time; a checkpoint named for its iteration (`model_0000009.pth`)
+    has that step, and `model_final.pth` the last one; pycocotools' table is each
+    evaluation's result."""
+    recs = parse_file("detectron2-0.5_defaulttrainer_tiny-coco_cpu.log")
+    prog = _by_kind(recs, "progress")
+    assert [r["step"] for r in prog] == list(range(30))
+    seven = prog[7]
+    assert (seven["loss"], seven["lr"], seven["metrics"]["time_mean_ms"]) == (2.176, 0.0017508, 487.0)
+    assert all("step_time_ms" not in r for r in prog)
+    saves = [(r["step"], r["path"].rsplit("/", 1)[-1]) for r in _by_kind(recs, "checkpoint")]
+    assert saves == [(9, "model_0000009.pth"), (19, "model_0000019.pth"), (29, "model_0000029.pth"),
+                     (29, "model_final.pth")]
+    evals = _by_kind(recs, "eval")
+    assert [(r["step"], r["metrics"]["bbox/AP"], r["metrics"]["bbox/AP50"]) for r in evals] == [
+        (13, 0.107, 0.388), (29, 0.337, 0.653)]   # the first ran in iteration 14, before its line
