@@ -42,6 +42,11 @@ CKPT = Pattern(
 # or its tag.)
 CKPT_NOUN = Pattern(r"(?i)(?<![/\w-])checkpoints? (?:[\w.-]{1,200}+ ){0,4}?(saved?|loaded|load|is about to be saved|is ready now)\b")
 CKPT_HF = Pattern(r"Saving model checkpoint to (\S{1,1000}+)")
+_CKPT_SWIN = ((" saving...", "start"), (" saved !!!", "end"))
+"""Swin Transformer's (and its followers': SimMIM, Swin-MoE) `.../ckpt_epoch_0.pth saving......`,
+then `... saved !!!`: the path is the word before."""
+CKPT_YOLOX = Pattern(r"Save weights to (\S{1,1000}+)")
+"""YOLOX's `Save weights to ./YOLOX_outputs/yolox_s`, before it saves (its latest, last epoch's and best)."""
 CKPT_NOT = Pattern(r"(?i)\b(?:not|no|never|without|skip(?:ping)?)\s++$")
 """What, right before a checkpoint's verb, says it did not happen (MaxText: `No existing
 checkpoints found, not restoring checkpoint.`)."""
@@ -234,6 +239,18 @@ class EventParser:
                 return [record("checkpoint", framework, rank, step, action="save", path=m.group(3),
                                epoch=int(m.group(1)), phase="end" if m.group(2) else "start",
                                message=line.strip()[:500])]
+        if "saving..." in line or "saved !!!" in line:
+            for marker, phase in _CKPT_SWIN:
+                at = line.find(marker)
+                path = line[:at].rsplit(None, 1)[-1] if at > 0 and not line[at - 1].isspace() else ""
+                if path.endswith(".pth"):
+                    return [record("checkpoint", framework, rank, step, action="save", path=path, phase=phase,
+                                   message=line.strip()[:500])]
+        if "Save weights to " in line:
+            m = CKPT_YOLOX.search(line)
+            if m:
+                return [record("checkpoint", framework, rank, step, action="save", path=m.group(1),
+                               phase="start", message=line.strip()[:500])]
         if line.rstrip().endswith("Current checkpoints:"):
             # timm's train.py, after it kept a checkpoint among its best: the list that follows,
             # best first, does not say which one is new

@@ -163,7 +163,8 @@ class GenericParser(Parser):
     def __init__(self) -> None:
         self.loop_bars = LoopBars(self.name)
         self.last_step: dict = {}
-        """rank -> its last MMEngine or timm step: the step an evaluation's result comes after"""
+        """rank -> its last MMEngine, timm, meter or MetricLogger step: the step an evaluation's
+        result comes after"""
         self.epochs: dict = {}
         """rank -> [first epoch (0 or 1), whether its steps count per "epoch" or over the "run"
         (None until an epoch ends), the last epoch and step]: see `_run_step`"""
@@ -499,7 +500,10 @@ class GenericParser(Parser):
             fields["timers_ms"] = timers
             fields["lanes_ms"] = {"input": timers["data"]}
         kind = "eval" if tag.upper().startswith(("TEST", "VAL", "EVAL")) else "progress"
-        return [record(kind, self.name, rank, epoch * total + i + 1, epoch=epoch, iter_in_epoch=i,
+        step = epoch * total + i + 1
+        if kind == "progress":      # the step Swin's ` * Acc@1 ..` result comes after
+            self.last_step[rank] = step
+        return [record(kind, self.name, rank, step, epoch=epoch, iter_in_epoch=i,
                        iters_per_epoch=total, **fields)]
 
     def _fairseq(self, tag: str, body: str, rank) -> list[dict]:

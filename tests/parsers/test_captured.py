@@ -954,3 +954,34 @@ def test_detectron2_default_trainer():
     evals = _by_kind(recs, "eval")
     assert [(r["step"], r["metrics"]["bbox/AP"], r["metrics"]["bbox/AP50"]) for r in evals] == [
         (13, 0.107, 0.388), (29, 0.337, 0.653)]   # the first ran in iteration 14, before its line
+
+
+def test_swin_transformer_main():
+    """Swin's `Train: [0/2][5/8]<TAB>eta .. lr ..<TAB> wd ..<TAB>time 1.2227 (1.1128)<TAB>...`: the
+    batch's own time before the mean; its checkpoint's `saving......` and `saved !!!`; its
+    ` * Acc@1` result at the epoch's last step."""
+    recs = parse_file("swin-transformer_main-py_tiny-imagefolder_cpu.log")
+    prog = _by_kind(recs, "progress")
+    assert [(r["step"], r["epoch"], r["iter_in_epoch"]) for r in prog] == [
+        (e * 8 + i + 1, e, i) for e in range(2) for i in range(8)]
+    six = prog[5]
+    assert (six["step_time_ms"], six["loss"], six["grad_norm"], six["lr"]) == (1222.7, 6.6142, 26.861, 2e-06)
+    assert six["mem_gb"] == approx(1867 / 1024, rel=0.05)
+    saves = [(r["step"], r["phase"], r["path"].rsplit("/", 1)[-1]) for r in _by_kind(recs, "checkpoint")]
+    assert saves == [(8, "start", "ckpt_epoch_0.pth"), (8, "end", "ckpt_epoch_0.pth"),
+                     (16, "start", "ckpt_epoch_1.pth"), (16, "end", "ckpt_epoch_1.pth")]
+    assert [(r["step"], r["metrics"]) for r in _by_kind(recs, "eval")] == [
+        (8, {"acc1": 12.5, "acc5": 12.5}), (16, {"acc1": 50.0, "acc5": 100.0})]
+
+
+def test_yolox_trainer():
+    """YOLOX 0.3.0's loguru lines: `epoch: 1/2, iter: 2/4` runs on over the run, `data_time` the
+    input lane (the slow image read, 510 ms); `Save weights to` a checkpoint."""
+    recs = parse_file("yolox-0.3.0_train-py_tiny-coco_cpu.log")
+    prog = _by_kind(recs, "progress")
+    assert [r["step"] for r in prog] == list(range(1, 9))
+    two = prog[1]
+    assert (two["step_time_ms"], two["lanes_ms"], two["loss"]) == (843.0, {"input": 510.0}, 10.9)
+    assert max(prog, key=lambda r: r["lanes_ms"]["input"])["step"] == 2
+    saves = [(r["step"], r["path"]) for r in _by_kind(recs, "checkpoint")]
+    assert saves == [(4, "./YOLOX_outputs/yolox_tiny_coco_exp")] * 4 + [(8, "./YOLOX_outputs/yolox_tiny_coco_exp")] * 3
