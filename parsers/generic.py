@@ -12,6 +12,7 @@ from .base import (CLOCK, SOURCE_LOCATION, ULTRALYTICS_MARKS, Parser, Pattern, n
                    record, seconds_to_ms, to_gb, to_ms)
 from .kv import normalise, pairs
 from .loopbars import LoopBars
+from .means import interval_mean, printed_mean
 from .pydict import parse_flat_dict
 from .scan import interesting
 
@@ -89,6 +90,7 @@ PARALLEL_PLACE = Pattern(r"\[[A-Z]{1,8}+\|DP=[^\]]{0,300}+\]")
 LOGURU_SOURCE = Pattern(r"\| [\w.]{1,200}+(?::[\w<>.]{1,100}+)?:\d{1,7}+ - ")
 EPOCH_OF = Pattern(r"(?i)\bepoch\s*+[:=]?\s*+\[?\s*+(\d++)\s*+/\s*+(\d++)")
 
+D2_START = Pattern(r"Starting training from iteration (\d{1,12}+)")
 # CLU's LoggingWriter, behind absl's prefix: `I0919 14:15:27.775955 1401 logging_writer.py:35] [100] k=v, ...`
 CLU = Pattern(r"logging_writer\.py:\d{1,6}+\] \[(\d{1,12}+)\] (.{1,4000}+)")
 _EVAL_WORDS = Pattern(r"(?i)eval|valid|test|bleu|rouge")
@@ -173,6 +175,10 @@ class GenericParser(Parser):
         batches from 0 in each epoch."""
         self.clu_steps: dict = {}
         """rank -> the step of its last CLU progress record"""
+        self.d2_start: dict = {}
+        """rank -> the iteration Detectron2 said it started from"""
+        self.d2_means: dict = {}
+        """rank -> (iterations timed, their mean ms, its decimals) of its last Detectron2 line"""
 
     def detect(self, line: str) -> bool:
         return False
@@ -236,6 +242,12 @@ class GenericParser(Parser):
             return recs
         if not stepish(s):
             return []
+        if "Starting training from iteration " in s:       # Detectron2's: where its counts begin
+            m = D2_START.search(s)
+            if m:
+                self.d2_start[rank] = int(m.group(1))
+                self.d2_means.pop(rank, None)
+                return []
         text = s
         if "]" in s and ":" in s:
             text = SOURCE_LOCATION.sub("", s)
@@ -255,6 +267,10 @@ class GenericParser(Parser):
             return []
         if "d2.utils.events" in s:
             printers.detectron2(fields, extra)
+            if "step_time_ms" not in fields:
+                ms = self._detectron2_step_ms(rank, step, extra.get("time_mean_ms"))
+                if ms is not None:
+                    fields["step_time_ms"] = ms
         if tm:
             em = EPOCH_OF.search(s) if "poch" in s else None
             if em is not None:      # `epoch: 8/40, iter: 1340/1816`
@@ -289,6 +305,18 @@ class GenericParser(Parser):
         if self.loop_bars.absorb(rank, step, fields):
             return []
         return [record("progress", self.name, rank, step, **fields)]
+
+    def _detectron2_step_ms(self, rank, step: int, mean_ms) -> float | None:
+        """The mean time of the iterations since the rank's last line, from Detectron2's mean
+        since its timer's warm-up, which times iterations from the third on."""
+        start = self.d2_start.get(rank)
+        now = printed_mean(step - start - 1, mean_ms) if start is not None else None
+        if now is None:
+            return None
+        before = self.d2_means.get(rank, (0, 0.0, 0))
+        self.d2_means[rank] = now
+        ms = interval_mean(before, now)
+        return None if ms is None else round(ms, 3)
 
     def _run_step(self, rank, fields: dict, epoch: int, epochs: int, i: int, of: int) -> int:
         """The run's step of a line that prints its epoch of `epochs` and its step `i` of `of`

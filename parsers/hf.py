@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from .base import CLOCK, EVAL_WORDS, BarTracker, Parser, parse_bar, record, to_ms
+from .means import interval_mean, printed_mean
 from .pydict import parse_flat_dict
 
 _TRAIN_MAP = {"loss": "loss", "learning_rate": "lr", "grad_norm": "grad_norm", "epoch": "epoch",
@@ -25,48 +26,33 @@ def printed_step(d: dict) -> tuple[int | None, int | None]:
     return None, None
 
 
-def decimals(v: float) -> int:
-    """The decimals `v` was printed with (0.1119: 4): a printed mean is only that precise."""
-    for k in range(12):
-        if round(v, k) == v:
-            return k
-    return 12
-
-
 RUN_MEAN_KEY = "train_speed(s/it)"
 
 
 class RunMeans:
     """Step times from ms-swift's `train_speed(s/it)`, the seconds a step since training began
-    (the run's mean, not the step's): two dicts' means give the mean of the steps between them,
-    (n * mean_n - m * mean_m) / (n - m), which is the step's own time when every step is logged.
+    (the run's mean, not the step's; `means.py`).
 
     A run resumed at step s counts its mean over the steps since s, which the log does not
     say.  A fresh run logs first at its logging interval, so the second dict is the first one's
-    step past it; where it is not, the run was resumed, and no time is given.  Nor where the
-    printed digits (four in the bar's dicts) leave the result uncertain by over 5%."""
+    step past it; where it is not, the run was resumed, and no time is given."""
 
     def __init__(self) -> None:
         self.last: dict = {}        # rank -> (step, mean, decimals) of its last dict
         self.fresh: dict = {}       # rank -> whether the run started at step 0, once two dicts tell
 
     def step_time_ms(self, rank, step: int | None, mean) -> float | None:
-        if step is None or isinstance(mean, bool) or not isinstance(mean, (int, float)) or mean <= 0:
+        now = printed_mean(step, mean) if step is not None else None
+        if now is None:
             return None
-        before, now = self.last.get(rank), (step, float(mean), decimals(mean))
+        before = self.last.get(rank)
         self.last[rank] = now
         if before is None or before[0] >= step:
             return None
         if rank not in self.fresh:
             self.fresh[rank] = before[0] == step - before[0]
-        if not self.fresh[rank]:
-            return None
-        (m, mean_m, dm), (n, mean_n, dn) = before, now
-        seconds = (n * mean_n - m * mean_m) / (n - m)
-        doubt = (n * 0.5 * 10.0 ** -dn + m * 0.5 * 10.0 ** -dm) / (n - m)
-        if seconds <= 0 or doubt > 0.05 * seconds:
-            return None
-        return round(seconds * 1000, 3)
+        seconds = interval_mean(before, now) if self.fresh[rank] else None
+        return None if seconds is None else round(seconds * 1000, 3)
 
 
 _RECORD_SLOTS = frozenset(("kind", "framework", "rank", "step", "phase"))

@@ -10,9 +10,11 @@
   `Acc@1: 78.1 (76.5)`, a value and its mean, and are not results).
 - Detectron2's `CommonMetricPrinter`: `[11/01 11:27:04 d2.utils.events]:  eta: 8:05:12  iter: 1259
   total_loss: 1.012  ...  time: 0.3322  last_time: 0.3310  data_time: 0.0334  last_data_time:
-  0.0301  lr: 0.01  max_mem: 3961M`.  Its `time` is the mean since the run began and `data_time`
-  a mean of the last 20: the step's own are `last_time` and `last_data_time`, printed since
-  v0.4 (older versions print no time of the step).
+  0.0301  lr: 0.01  max_mem: 3961M`, the iteration counted from 0.  Its `time` is the mean
+  since the timer's warm-up (timed from the run's third iteration on) and `data_time` a mean of
+  the last 20: the step's own are `last_time` and `last_data_time`, which the releases (0.5,
+  0.6) do not print.  There the mean gives the time of the iterations since the last line
+  (`means.py`), once `Starting training from iteration N` has said where the count began.
 - DLRM's `Finished training it 1024/315310 of epoch 0, 15.12 ms/it, loss 0.476438, accuracy
   78.931 %` (the mean over the iterations since its last line) and `Testing at - 1000/2000 of
   epoch 0, loss 0.516816, accuracy 78.123 %, best 78.123 %`.

@@ -811,21 +811,6 @@ def test_ms_swift_sft(name):
     assert saves == [(8, "checkpoint-8"), (16, "checkpoint-16"), (20, "checkpoint-20")]
 
 
-def test_ms_swift_step_times_need_a_fresh_run_and_enough_digits():
-    """A resumed run's mean counts from the step it resumed at, which its dicts do not say:
-    where the second dict is not the first one's step past it, no time is given.  Nor where
-    the printed digits leave it too uncertain."""
-    from ridgescope.parsers.hf import RunMeans
-    fresh = RunMeans()         # every 10 steps: the mean of the 10 since the last dict
-    assert [fresh.step_time_ms(0, n, a) for n, a in ((10, 0.512345), (20, 0.612345), (30, 0.545678))] == [
-        None, 712.345, 412.344]
-    resumed = RunMeans()       # first logged at 30, then 40: resumed somewhere past step 10
-    assert [resumed.step_time_ms(0, n, a) for n, a in ((30, 0.512345), (40, 0.612345))] == [None, None]
-    coarse = RunMeans()        # 4 digits at step 5000: +-0.25 s on a 0.51 s step
-    assert [coarse.step_time_ms(0, n, a) for n, a in ((1, 0.5101), (2, 0.5102), (5000, 0.5101), (5001, 0.5101))] == [
-        None, 510.3, 510.1, None]
-
-
 def test_torchvision_reference_script():
     """torchvision's MetricLogger lines: the step counted over the run, `data` the input lane
     (a mean of the epoch's last 20 batches, so the slow batch raises those after it); an
@@ -939,15 +924,18 @@ def test_torchtitan_unlabelled_ranks_give_each_step_twice():
 
 def test_detectron2_default_trainer():
     """Detectron2 0.5's `d2.utils.events` lines: iterations as printed, from 0; its `time` is the
-    run's mean, so no step time; a checkpoint named for its iteration (`model_0000009.pth`)
-    has that step, and `model_final.pth` the last one; pycocotools' table is each
-    evaluation's result."""
+    mean since the timer's warm-up, from which each iteration's own time comes (iteration 7,
+    whose image load slept 0.5 s, took 914 ms against ~400); a checkpoint named for its
+    iteration (`model_0000009.pth`) has that step, and `model_final.pth` the last one;
+    pycocotools' table is each evaluation's result."""
     recs = parse_file("detectron2-0.5_defaulttrainer_tiny-coco_cpu.log")
     prog = _by_kind(recs, "progress")
     assert [r["step"] for r in prog] == list(range(30))
     seven = prog[7]
     assert (seven["loss"], seven["lr"], seven["metrics"]["time_mean_ms"]) == (2.176, 0.0017508, 487.0)
-    assert all("step_time_ms" not in r for r in prog)
+    times = {r["step"]: r.get("step_time_ms") for r in prog}
+    assert times[0] is times[1] is None and times[2] == 379.8     # timed from the third on
+    assert times[7] == 914.5 and all(350 < t < 450 for s, t in times.items() if s not in (0, 1, 7))
     saves = [(r["step"], r["path"].rsplit("/", 1)[-1]) for r in _by_kind(recs, "checkpoint")]
     assert saves == [(9, "model_0000009.pth"), (19, "model_0000019.pth"), (29, "model_0000029.pth"),
                      (29, "model_final.pth")]

@@ -879,3 +879,18 @@ def test_ms_swift_megatron_dicts_name_their_iteration():
         "'elapsed_time': '2s', 'remaining_time': '18s', 'memory(GiB)': 12.5, 'train_speed(s/it)': 1.256789}"])
     assert [(r["step"], r["total_steps"], r.get("step_time_ms"), r["mem_gb"]) for r in recs] == [
         (1, 20, None, 12.5), (2, 20, 1501.233, 12.5)]
+
+
+def test_detectron2_times_from_its_mean_once_it_says_where_it_started():
+    """A run resumed at iteration 100, printing every 20: its first line's mean is that of the
+    iterations timed so far (from 102 on), the next line's gives the 20 between; a log with no
+    `Starting training` line gives no time (the mean's count is not known)."""
+    head = "[11/30 20:12:01 d2.engine.train_loop]: Starting training from iteration 100"
+    lines = ["[11/30 20:12:12 d2.utils.events]:  eta: 0:01:00  iter: 119  total_loss: 1.5  time: 0.4000  "
+             "data_time: 0.0030  lr: 0.01  ",
+             "[11/30 20:12:20 d2.utils.events]:  eta: 0:00:50  iter: 139  total_loss: 1.4  time: 0.4500  "
+             "data_time: 0.0030  lr: 0.01  "]
+    recs, _ = feed_all([head] + lines)
+    assert [(r["step"], r["step_time_ms"]) for r in recs] == [(119, 400.0), (139, 495.0)]   # (38*450-18*400)/20
+    recs, _ = feed_all(lines)
+    assert [r.get("step_time_ms") for r in recs] == [None, None]
