@@ -1,5 +1,5 @@
 #!/bin/bash
-# (scripts/sitecustomize_swin/sitecustomize.py is swin_cpu_shim.py here)
+# (scripts/sitecustomize_swin/sitecustomize.py is cuda_cpu_shim.py here)
 # Run from /tmp/cap-vis/swin ; captures stdout+stderr unedited.
 cd /tmp/cap-vis/swin
 rm -rf /tmp/cap-vis/swin-output

@@ -1,5 +1,5 @@
 #!/bin/bash
-# (scripts/yolox_tiny_coco_exp.py is yolox_exp.py here, scripts/sitecustomize_yolox/sitecustomize.py yolox_cpu_shim.py)
+# (scripts/yolox_tiny_coco_exp.py is yolox_exp.py here, scripts/sitecustomize_yolox/sitecustomize.py is yolox_cpu_shim.py with cuda_cpu_shim.py beside it)
 # Run from /tmp/cap-vis/yolox-run (YOLOX writes ./YOLOX_outputs there); stdout+stderr captured unedited.
 cd /tmp/cap-vis/yolox-run
 rm -rf YOLOX_outputs

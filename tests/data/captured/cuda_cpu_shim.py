@@ -1,4 +1,5 @@
-"""CPU shim for capturing real console output of CUDA/NCCL training code on a CPU-only box.
+"""CPU shim for capturing real console output of CUDA/NCCL training code on a CPU-only box
+(the Swin Transformer capture's, and the base of the YOLOX capture's `yolox_cpu_shim.py`).
 
 Loaded automatically, copied as `sitecustomize.py` into a folder put first on PYTHONPATH. The training code is NOT edited.
 What it patches and why:
