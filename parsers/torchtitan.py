@@ -13,7 +13,7 @@ MEM = Pattern(r"memory:\s*+([\d.]++)\s*+(GiB|GB|MiB)(?:\(\s*+([\d.]++)%\))?")
 TOTAL = Pattern(r"total steps (\d++)")
 START = Pattern(r"Training starts at step (\d++)")
 CKPT_DONE = Pattern(r"Finished (saving|loading) the (?:full )?checkpoint.{0,80}?in ([\d.]++) seconds"
-                    r"|Last step (checkpoint) completed in ([\d.]++)s\b")
+                    r"|Last step checkpoint completed in ([\d.]++)s\b")
 
 
 class TorchtitanParser(Parser):
@@ -60,7 +60,7 @@ class TorchtitanParser(Parser):
         if ("Finished" in line or "Last step" in line) and "checkpoint" in line:
             m = CKPT_DONE.search(line)
             if m:
-                verb, seconds = (m.group(1), m.group(2)) if m.group(1) else ("saving", m.group(4))
+                verb, seconds = (m.group(1), m.group(2)) if m.group(1) else ("saving", m.group(3))
                 return [record("checkpoint", self.name, rank, self.last_step.get(rank),
                                action="save" if verb == "saving" else "load", phase="end",
                                duration_ms=to_ms(num(seconds), "s"))]
