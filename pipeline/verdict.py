@@ -87,8 +87,10 @@ def pick_culprit(rows: list[dict], excess_ms: float,
     if lane_excess < 0.3 * excess_ms:
         # No lane stands out.  A culprit that saved a checkpoint in this window also spent
         # untimed time around it (state_dict() copies, serialising optimizer state), which
-        # lands in idle and compute: the checkpoint is then the likeliest cause.
-        if culprit["lanes_ms"].get("checkpoint", 0.0) > 0:
+        # lands in idle and compute: the checkpoint is then the likeliest cause.  Not in
+        # stdout, where the untimed rest of a window also holds what the log does not time
+        # (an evaluation run between the same two lines).
+        if culprit["lanes_ms"].get("checkpoint", 0.0) > 0 and culprit["source"] == "hook":
             return culprit["rank"], "checkpoint", skew_ms
         return culprit["rank"], "unknown", skew_ms
     return culprit["rank"], lane, skew_ms

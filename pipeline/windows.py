@@ -19,7 +19,7 @@ LANE_HISTORY = 50
 
 def new_rank_state() -> dict:
     return {"open": {}, "closed_through": 0, "hook_seen": False, "lane_history": {},
-            "drawn": None, "ended": False}
+            "drawn": None, "ended": False, "saved_ms": 0.0}
 
 
 def step_rank_row(payload: dict, source: str) -> dict:
@@ -87,6 +87,30 @@ def progress_as_window(msg: dict, state: dict) -> dict | None:
     return dict(window, t0_ns=before[1], t1_ns=t1)
 
 
+def printed_save_ms(msg: dict) -> float:
+    """The time a checkpoint save took, where the framework printed it (torchtitan's `Finished
+    saving the checkpoint in 0.46 seconds.`); 0 for any other message."""
+    record = msg["p"].get("record") or {}
+    ms = record.get("duration_ms")
+    if record.get("kind") != "checkpoint" or record.get("action") != "save" or isinstance(ms, bool) \
+            or not isinstance(ms, (int, float)) or ms <= 0:
+        return 0.0
+    return float(ms)
+
+
+def with_save(window: dict, record: dict, saved_ms: float) -> dict:
+    """The window of the step after a printed checkpoint save, with the save as its checkpoint
+    lane: the save ran between the two steps' lines, so inside a window that runs from one
+    line to the next (a bar's or a line's read time, or the log's timestamps), not inside a
+    step time the framework printed itself, which times its step alone."""
+    if not saved_ms or (isinstance(record.get("step_time_ms"), (int, float))
+                        and not record.get("step_time_from_ts")):
+        return window
+    lanes = dict(window.get("lanes_ms") or {})
+    lanes["checkpoint"] = round(lanes.get("checkpoint", 0.0) + saved_ms, 3)
+    return dict(window, lanes_ms=lanes)
+
+
 def correlate(state: dict, msg: dict) -> tuple[dict, list[dict]]:
     """Feed one raw envelope of a rank; return (state, step_rank payloads to emit).
 
@@ -94,13 +118,15 @@ def correlate(state: dict, msg: dict) -> tuple[dict, list[dict]]:
     end comes on another topic than its progress records, and may be read before the last of
     them: a window that opens after its rank ended closes at once.  Hook summaries win over
     stdout records for the same rank: once the hook probe has been seen, progress lines only go
-    to the store.
+    to the store.  In stdout, a checkpoint save whose time was printed is the checkpoint lane of
+    the next step's window (`with_save`).
     """
     kind = msg["kind"]
     state = {"open": dict(state["open"]), "closed_through": state["closed_through"],
              "hook_seen": state["hook_seen"],
              "lane_history": {k: list(v) for k, v in state.get("lane_history", {}).items()},
-             "drawn": state.get("drawn"), "ended": state.get("ended", False)}
+             "drawn": state.get("drawn"), "ended": state.get("ended", False),
+             "saved_ms": state.get("saved_ms", 0.0)}
     if kind == "job_end":
         state, rows = _close(state, upto=None)
         # The lane baseline is ~400 numbers a rank, kept in the worker's memory and changelog
@@ -112,7 +138,14 @@ def correlate(state: dict, msg: dict) -> tuple[dict, list[dict]]:
         window, source = msg["p"], "hook"
         state["hook_seen"] = True
     elif kind == "progress" and not state["hook_seen"]:
+        saved = printed_save_ms(msg)
+        if saved:
+            state["saved_ms"] += saved
+            return state, []
         window, source = progress_as_window(msg, state), "log"
+        if window is not None and state["saved_ms"]:
+            window = with_save(window, msg["p"]["record"], state["saved_ms"])
+            state["saved_ms"] = 0.0
     else:
         return state, []
     if window is None or window["step"] <= state["closed_through"]:

@@ -226,3 +226,19 @@ def test_ingest_an_ms_swift_run(tansu_stack):
     assert by_step[5]["duration_ms"] == pytest.approx(512.966)
     assert [s["step"] for s in steps if s["slow"]] == [9, 11]
     assert by_step[11]["cause"] == "unknown"
+
+
+def test_ingest_a_torchtitan_run_with_a_printed_checkpoint_time(tansu_stack):
+    """torchtitan 0.3.0's own run: its timestamps time the steps; the batch that slept (step 13)
+    is slow; the save it timed after step 10 (460 ms) is step 11's checkpoint lane, but step 11
+    also held the validation at step 10, which the log does not time, so its cause is not
+    named."""
+    job = f"ingest-tt03-{uuid.uuid4().hex[:6]}"
+    report = ingest(tansu_stack, job, str(CAPTURED / "torchtitan-0.3.0_llama3-debugmodel_1rank_cpu.log")).stderr
+    assert "framework torchtitan" in report and "timestamps printed" in report and "NOT delivered" not in report
+    steps = tansu_stack.wait_for_steps(job, 19)
+    by_step = {s["step"]: s for s in steps}
+    assert by_step[13]["slow"] and by_step[13]["duration_ms"] == pytest.approx(1319.0)
+    assert by_step[11]["slow"] and by_step[11]["lanes_ms"]["checkpoint"] == pytest.approx(460.0)
+    assert by_step[11]["cause"] == "unknown"
+    assert all(s["lanes_ms"]["checkpoint"] == 0 for s in steps if s["step"] != 11)

@@ -165,7 +165,7 @@ def test_a_rank_that_ended_keeps_only_what_drops_replays_of_its_steps():
     state, rows = windows.correlate(state, envelope("job_end", 0, {"exit_code": 0}))
     assert [r["step"] for r in rows] == [12]
     assert state == {"open": {}, "closed_through": 12, "hook_seen": True, "lane_history": {},
-                     "drawn": None, "ended": True}
+                     "drawn": None, "ended": True, "saved_ms": 0.0}
     state, rows = windows.correlate(state, envelope("step_spans", 0, p))
     assert rows == [] and state["open"] == {}, "a replayed step after the end is dropped"
 
@@ -258,3 +258,52 @@ def test_the_last_records_read_after_their_ranks_end_still_make_their_windows():
     assert [(r["step"], r["duration_ms"]) for r in rows] == [(s, 300.0) for s in range(2, 33)]
     state, emitted = windows.correlate(state, bar_progress(31, 1000 + 300 * 31))
     assert emitted == [], "a replayed record after the end is dropped"
+
+
+def saved(ms: float, rank: int = 0) -> dict:
+    """A checkpoint save whose time the framework printed (torchtitan's `Finished saving the
+    checkpoint in 0.46 seconds.`)."""
+    record = {"kind": "checkpoint", "framework": "torchtitan", "rank": rank, "step": 10, "action": "save",
+              "phase": "end", "duration_ms": ms}
+    return envelope("progress", rank, {"record": record, "stream": "stdout", "world_size": 1})
+
+
+def judged_stdout_job(save_ms: float, extra_ms: int, printed_times: bool = False) -> dict:
+    """Steps drawn every 300 ms; after step 10 a save of `save_ms` is printed, and step 11 is
+    drawn `extra_ms` late.  Returns step 11's verdict."""
+    state, job, pending, verdicts = windows.new_rank_state(), windows.new_job_state(), {}, {}
+    drawn = 1000
+    for step in range(1, 16):
+        drawn += 300 + (extra_ms if step == 11 else 0)
+        msg = bar_progress(step, drawn)
+        if printed_times:
+            msg["p"]["record"]["step_time_ms"] = 300.0 + (extra_ms if step == 11 else 0)
+        state, rows = windows.correlate(state, msg)
+        if step == 10:
+            state, none = windows.correlate(state, saved(save_ms))
+            assert none == []
+        for row in rows:
+            job, out, _ = windows.aggregate(job, dict(row, rank=0), CFG, 0, pending)
+            verdicts.update({v["step"]: v for v in out})
+    return verdicts[11]
+
+
+def test_a_printed_save_is_the_checkpoint_lane_of_the_step_it_ran_in():
+    """The save ran between step 10's line and step 11's: step 11's window holds it as its
+    checkpoint lane, and a step slow by little more than the save is a checkpoint step."""
+    v = judged_stdout_job(save_ms=900, extra_ms=1000)
+    assert v["slow"] and v["cause"] == "checkpoint" and v["lanes_ms"]["checkpoint"] == 900
+
+
+def test_a_small_save_in_a_slow_stdout_step_is_not_named_the_cause():
+    """Most of step 11's excess is time the log does not explain (an evaluation, say): in
+    stdout the save is shown in its lane but not named the cause, as it is from the hook
+    probe, where the untimed rest is the save's own work."""
+    v = judged_stdout_job(save_ms=200, extra_ms=2000)
+    assert v["slow"] and v["cause"] == "unknown" and v["lanes_ms"]["checkpoint"] == 200
+
+
+def test_a_printed_step_time_holds_no_save():
+    """A step time the framework printed times its step alone: the save is outside it."""
+    v = judged_stdout_job(save_ms=900, extra_ms=1000, printed_times=True)
+    assert v["lanes_ms"]["checkpoint"] == 0 and v["cause"] == "unknown"
