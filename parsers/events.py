@@ -81,6 +81,8 @@ RESTART_ELASTIC = Pattern(r"(\d++)/(\d++) attempts left; will restart worker gro
 EVAL_START = Pattern(r"(?i)\*{3,}+\s*+(?:Running )?(Evaluation|Evaluating|Prediction)\b")
 
 
+_EVAL_BEGINS = ("Eval iter: 0", "Evaluate in main process...")
+"""How PaddleDetection's and YOLOX's evaluations begin (the end of their line)."""
 _CKPT_NOT = ("%|", "not found", "Unable to find", "No checkpoint", "no existing checkpoint",
              "if checkpoint", "will be saved", "will be loaded", "Defaulting", "checkpoint_", "_checkpoint=")
 
@@ -288,7 +290,7 @@ class EventParser:
             metrics = self.coco.read(line, rank)
             if metrics:
                 return [record("eval", framework, rank, step, phase="result", metrics=metrics)]
-        if "Eval iter: 0" in line and line.endswith("Eval iter: 0"):      # PaddleDetection's first
+        if "Eval" in line and line.rstrip().endswith(_EVAL_BEGINS):
             return [record("eval", framework, rank, step, phase="start", message=line.strip()[:300])]
         return []
 

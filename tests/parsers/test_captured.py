@@ -964,7 +964,8 @@ def test_swin_transformer_main():
 
 def test_yolox_trainer():
     """YOLOX 0.3.0's loguru lines: `epoch: 1/2, iter: 2/4` runs on over the run, `data_time` the
-    input lane (the slow image read, 510 ms); `Save weights to` a checkpoint."""
+    input lane (the slow image read, 510 ms); `Save weights to` a checkpoint; its evaluations'
+    starts."""
     recs = parse_file("yolox-0.3.0_train-py_tiny-coco_cpu.log")
     prog = _by_kind(recs, "progress")
     assert [r["step"] for r in prog] == list(range(1, 9))
@@ -973,3 +974,6 @@ def test_yolox_trainer():
     assert max(prog, key=lambda r: r["lanes_ms"]["input"])["step"] == 2
     saves = [(r["step"], r["path"]) for r in _by_kind(recs, "checkpoint")]
     assert saves == [(4, "./YOLOX_outputs/yolox_tiny_coco_exp")] * 4 + [(8, "./YOLOX_outputs/yolox_tiny_coco_exp")] * 3
+    # `Evaluate in main process...` begins each epoch's evaluation (the random model finds
+    # nothing, so no AP table ends it)
+    assert [(r["step"], r["phase"]) for r in _by_kind(recs, "eval")] == [(4, "start"), (8, "start")]

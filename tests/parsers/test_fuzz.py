@@ -103,6 +103,7 @@ FRAGMENTS = [
     "\rEpoch 1/1:  35%|###5      | 7/20 [00:01<00:03,  3.62it/s]", "step:8 - train/mfu:", "Resuming training from ",
     "Last step checkpoint completed in ", "Checkpoints will be loaded from and saved to ",
     "/out/model_0000009.pth", "ckpt_epoch_0.pth saving......", ".pth saved !!!", "Save weights to ",
+    "Evaluate in main process...",
 ]
 
 lines = st.lists(st.sampled_from(FRAGMENTS) | st.text(max_size=20), max_size=40).map("".join)
