@@ -775,10 +775,10 @@ class Dispatcher:
         r0 = recs[0] if recs else None
         if r0 is None or r0["step"] is None:
             return
-        if r0["kind"] in ("progress", "timing"):
-            self.events.last_step[rank] = r0["step"]
-        elif r0["kind"] == "eval" and r0["step"] > (self.events.last_step.get(rank) or 0):
-            self.events.last_step[rank] = r0["step"]
+        last = self.events.last_step
+        kind, step = r0["kind"], r0["step"]
+        if kind in ("progress", "timing") or (kind == "eval" and step > (last.get(rank) or 0)):
+            last[rank] = step
 
     def _fw(self) -> str:
         return self.active.name if self.active else "generic"

@@ -55,7 +55,7 @@ class VerlParser(Parser):
         the run's last line): its steps are those of the step lines, and Lightning's bar, whose
         label it resembles, counts no epochs of a total."""
         s = line.lstrip()
-        return s.startswith("Epoch ") and "%|" in s and _EPOCH_OF.match(s) is not None
+        return "%|" in s and _EPOCH_OF.match(s) is not None
 
     def parse(self, line: str, rank: int | None) -> list[dict]:
         s = _after_bar(line.strip())
