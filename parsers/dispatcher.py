@@ -765,7 +765,7 @@ class Dispatcher:
                 events.last_step[rank] = drawn
         recs = events.parse(line, rank, self._fw())
         if recs:
-            out.extend(recs if self.active is None else self.active.place_events(recs, rank))
+            out.extend((self.active or self.generic).place_events(recs, rank))
         return out
 
     def _note_step(self, recs: list, rank) -> None:

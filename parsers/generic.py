@@ -179,12 +179,25 @@ class GenericParser(Parser):
         """rank -> the iteration Detectron2 said it started from"""
         self.d2_means: dict = {}
         """rank -> (iterations timed, their mean ms, its decimals) of its last Detectron2 line"""
+        self.d2_printed: dict = {}
+        """rank -> [its last Detectron2 iteration printed, the iteration its hooks run at next]"""
 
     def detect(self, line: str) -> bool:
         return False
 
     def flush(self) -> list[dict]:
         return self.loop_bars.flush()
+
+    def place_events(self, recs: list[dict], rank) -> list[dict]:
+        """Detectron2's writer prints an iteration after that iteration's hooks ran: an evaluation
+        printed between two of its lines ran at the next iteration the writer prints, one
+        writer period on (the gap between its last two lines)."""
+        printed = self.d2_printed.get(rank)
+        if printed is not None and printed[1] is not None:
+            for r in recs:
+                if r["kind"] == "eval":
+                    r["step"] = printed[1]
+        return recs
 
     def parse(self, line: str, rank: int | None, bars: bool = True) -> list[dict]:
         """`bars`: read a training loop's own tqdm bars (`loopbars.py`); not where a framework's
@@ -240,6 +253,8 @@ class GenericParser(Parser):
             recs = printers.paddle_detection(s, rank, self.last_step)
         if recs is not None:
             return recs
+        if self.d2_printed and "Total training time" in s:    # Detectron2's last evaluation comes after
+            self.d2_printed.pop(rank, None)
         if not stepish(s):
             return []
         if "Starting training from iteration " in s:       # Detectron2's: where its counts begin
@@ -267,6 +282,7 @@ class GenericParser(Parser):
             return []
         if "d2.utils.events" in s:
             printers.detectron2(fields, extra)
+            self._detectron2_printed(rank, step)
             if "step_time_ms" not in fields:
                 ms = self._detectron2_step_ms(rank, step, extra.get("time_mean_ms"))
                 if ms is not None:
@@ -305,6 +321,11 @@ class GenericParser(Parser):
         if self.loop_bars.absorb(rank, step, fields):
             return []
         return [record("progress", self.name, rank, step, **fields)]
+
+    def _detectron2_printed(self, rank, step: int) -> None:
+        last = self.d2_printed.get(rank, [None])[0]
+        period = step - last if last is not None and step > last else None
+        self.d2_printed[rank] = [step, None if period is None else step + period]
 
     def _detectron2_step_ms(self, rank, step: int, mean_ms) -> float | None:
         """The mean time of the iterations since the rank's last line, from Detectron2's mean

@@ -927,7 +927,7 @@ def test_detectron2_default_trainer():
     mean since the timer's warm-up, from which each iteration's own time comes (iteration 7,
     whose image load slept 0.5 s, took 914 ms against ~400); a checkpoint named for its
     iteration (`model_0000009.pth`) has that step, and `model_final.pth` the last one;
-    pycocotools' table is each evaluation's result."""
+    pycocotools' table is each evaluation's result, at the iteration it ran in."""
     recs = parse_file("detectron2-0.5_defaulttrainer_tiny-coco_cpu.log")
     prog = _by_kind(recs, "progress")
     assert [r["step"] for r in prog] == list(range(30))
@@ -941,7 +941,7 @@ def test_detectron2_default_trainer():
                      (29, "model_final.pth")]
     evals = _by_kind(recs, "eval")
     assert [(r["step"], r["metrics"]["bbox/AP"], r["metrics"]["bbox/AP50"]) for r in evals] == [
-        (13, 0.107, 0.388), (29, 0.337, 0.653)]   # the first ran in iteration 14, before its line
+        (14, 0.107, 0.388), (29, 0.337, 0.653)]   # the first ran in iteration 14, before its line
 
 
 def test_swin_transformer_main():

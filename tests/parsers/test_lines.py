@@ -853,6 +853,30 @@ def test_coco_summary_is_one_result():
     assert set(evals[1]["metrics"]) == {name for _, name in rows}      # the second table: no type line
 
 
+def test_detectron2_evaluation_is_at_the_iteration_its_writer_prints_next():
+    """Detectron2 evaluates in an iteration's hooks, before its writer prints that iteration: with
+    a line every 20 iterations (`iter: 4979`, `4999`), the table printed after 4979 is at 4999;
+    the last evaluation, after `Total training time`, is at the last iteration."""
+    def d2(it):
+        return (f"[11/30 20:12:12 d2.utils.events]:  eta: 0:01:00  iter: {it}  total_loss: 1.5  time: 0.4000  "
+                "data_time: 0.0030  lr: 0.01  ")
+    table = ["[11/30 20:12:09 d2.evaluation.fast_eval_api]: Evaluate annotation type *bbox*"] + [
+        f" Average {kind} @[ IoU={iou} | area={area} | maxDets={dets:>3} ] = 0.107"
+        for kind, iou, area, dets in (
+            ("Precision  (AP)", "0.50:0.95", "   all", 100), ("Precision  (AP)", "0.50     ", "   all", 100),
+            ("Precision  (AP)", "0.75     ", "   all", 100), ("Precision  (AP)", "0.50:0.95", " small", 100),
+            ("Precision  (AP)", "0.50:0.95", "medium", 100), ("Precision  (AP)", "0.50:0.95", " large", 100),
+            ("Recall     (AR)", "0.50:0.95", "   all", 1), ("Recall     (AR)", "0.50:0.95", "   all", 10),
+            ("Recall     (AR)", "0.50:0.95", "   all", 100), ("Recall     (AR)", "0.50:0.95", " small", 100),
+            ("Recall     (AR)", "0.50:0.95", "medium", 100), ("Recall     (AR)", "0.50:0.95", " large", 100))]
+    recs, _ = feed_all([d2(4959), d2(4979)] + table + [d2(4999), d2(5019)] +
+                       ["[11/30 20:12:16 d2.engine.hooks]: Total training time: 0:00:14 (0:00:02 on hooks)"] + table)
+    assert [(r["step"], r["metrics"]["bbox/AP"]) for r in recs if r["kind"] == "eval"] == [
+        (4999, 0.107), (5019, 0.107)]
+    recs, _ = feed_all([d2(19)] + table)      # one line: no period known yet
+    assert [r["step"] for r in recs if r["kind"] == "eval"] == [19]
+
+
 @pytest.mark.parametrize("line, kind", [
     ("[11/30 19:38:56] ppdet.utils.checkpoint INFO: Save checkpoint: /out/ppyoloe", "checkpoint"),
     ("save checkpoint every 1000 steps", None),                   # a setting, not a message
