@@ -152,11 +152,15 @@ def run(args: argparse.Namespace) -> int:
                 else:
                     cells = [f"{k}={_cell(rec.get(k))}" for k in _COLUMNS]
                     cells += [f"{k}={_cell(rec[k])}" for k in _SHOWN if k in rec]
+                    if rec["kind"] == "eval" and rec.get("metrics"):
+                        cells.append(f"metrics={_cell(rec['metrics'])}")
                     out.write("  ".join(cells) + "\n")
             if fmt == "table":
                 s = disp.stats
                 out.write(f"-- {path}: {s['lines']} lines, {s['records']} records, "
                           f"{s['garbage']} garbage, {s['timeouts']} timeouts\n")
+        except BrokenPipeError:
+            raise                   # the reader left (`| head`): no more to print, see `main`
         except OSError as exc:
             print(f"ridgescope parse: {path}: {exc.strerror or exc}", file=sys.stderr)
             rc = 1

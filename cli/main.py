@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 # Subcommand name -> module under ridgescope.cli that defines register(sub) and run(args).
@@ -43,6 +44,11 @@ def main(argv: list[str] | None = None) -> int:
         return int(module.run(args) or 0)
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # the reader of our output left (`ridgescope parse LOG | head`): quiet, as other tools are;
+        # stdout goes to /dev/null so that the interpreter's last flush does not fail again
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
 
 
 if __name__ == "__main__":

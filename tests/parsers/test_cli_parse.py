@@ -2,6 +2,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import subprocess
+import sys
 
 from pathlib import Path
 
@@ -52,6 +54,23 @@ def test_table_names_the_exception(capsys, tmp_path):
     assert cmd_parse.run(_args([str(log)])) == 0
     out = capsys.readouterr().out
     assert "error=traceback  exception=torch.distributed.elastic.multiprocessing.errors.ChildFailedError" in out
+
+
+def test_table_shows_an_evaluations_metrics(capsys):
+    f = str(CAPTURED / "detectron2-0.5_defaulttrainer_tiny-coco_cpu.log")
+    assert cmd_parse.run(_args([f])) == 0
+    evals = [line for line in capsys.readouterr().out.splitlines() if line.startswith("kind=eval")]
+    assert len(evals) == 2 and "step=14" in evals[0] and "metrics=bbox/AP=0.107,bbox/AP50=0.388," in evals[0]
+
+
+def test_a_reader_that_leaves_ends_the_command_quietly():
+    """`ridgescope parse LOG | head -1`: the closed pipe ends the command with no error message
+    (the log's table, ~120 KB, is more than the pipe holds)."""
+    f = str(CORPUS / "nccl/nccl-tests_allreduce_2xA100-nvlink_debug-all_coll.log")
+    proc = subprocess.run(f"{sys.executable} -m ridgescope.cli.main parse {f} | head -1", shell=True,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.stdout.startswith("kind=nccl_init") and proc.stdout.count("\n") == 1
+    assert proc.stderr == ""
 
 
 def test_missing_file(capsys, tmp_path):
