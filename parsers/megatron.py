@@ -17,6 +17,9 @@ TIMERS = Pattern(r"time \(ms\)\s*+\|(.{0,4000}+)")
 # ` validation loss at iteration 100 | ...`, newer `... at iteration 2500 on 320-sample draw from
 # validation set | ...` (or `on test set`), and `... at the end of training for test data | ...`;
 # GPT-NeoX's ` validation results at iteration 100 | lm_loss value: 6.9E+00 | ...`
+BRIDGE_STEP = Pattern(r"Step Time : [\d.]++s GPU utilization: ([\d.]++) ?MODEL_TFLOP/s/GPU")
+"""Megatron-Bridge's line before each iteration line it logs (`Step Time : 0.79s GPU utilization:
+62.4MODEL_TFLOP/s/GPU`): its model TFLOP/s a GPU are the next iteration's `tflops`."""
 VALID = Pattern(r"\s*+validation (?:loss|results) at (?:iteration\s*+(\d++)(?: on ([^|]{1,200}+))?"
                 r"|the end of training for (\w{1,40}+) data)\s*+\|(.{0,2000}+)")
 
@@ -37,12 +40,27 @@ _MAP = {
     "throughput per gpu (tflop/s/gpu)": "tflops",
     "tflops": "tflops",
     "tokens per gpu per second (tgs)": "tokens_per_s_per_gpu",
+    "tokens per gpu (tokens/s/gpu)": "tokens_per_s_per_gpu",
+    "tokens per second per gpu (tok/s/gpu)": "tokens_per_s_per_gpu",
     "samples per second": "samples_per_s",
     "mem usages": "mem_usage",
     "lm_loss": "loss",
 }
 _FLOPS = {"TFLOPS": 1.0, "GFLOPS": 1e-3, "MFLOPS": 1e-6, "PFLOPS": 1e3}
 """GPT-NeoX's `approx flops per GPU: 123.4TFLOPS`, in its unit of the moment, as TFLOP/s."""
+_FIRST_OF = {
+    "throughput per gpu (tflop/s/gpu)": "tflops",
+    "compute per gpu (tflop/s/gpu)": "compute_tflops",
+    "tokens/s/gpu inst/harmonic mean": "tokens_per_s_per_gpu",
+    "tokens per gpu (tokens/s/gpu)": "tokens_per_s_per_gpu",
+    "max mem usage/usage_ratio": "mem_gb",
+}
+"""Fields whose value is the iteration's own number followed by a mean or a ratio: Primus'
+`throughput per GPU (TFLOP/s/GPU): 322.5/320.6` and `tokens/s/GPU inst/harmonic mean:
+9640.7/9629.8` (this iteration's, then the run's), `compute per GPU (TFLOP/s/GPU): 496.3 (avg
+496.1)` (the rate over kernel time alone, not the wall clock's `tflops`), `max mem
+usage/usage_ratio: 12.34GB/45.6%`."""
+_LEAD = Pattern(r"\s*+([\d.]++(?:[eE][+-]?\d++)?)")
 
 
 def parse_fields(text: str) -> tuple[dict, dict]:
@@ -55,6 +73,12 @@ def parse_fields(text: str) -> tuple[dict, dict]:
         key = k.strip().lower()
         v = num(val)
         if v is None:
+            first = _FIRST_OF.get(key)
+            if first is not None:
+                m = _LEAD.match(val)
+                if m is not None and (first != "mem_gb" or val[m.end():m.end() + 2] == "GB"):
+                    fields[first] = num(m.group(1))
+                continue
             if key == "approx flops per gpu":
                 printed = val.strip()
                 scale = _FLOPS.get(printed[-6:])
@@ -85,9 +109,12 @@ class MegatronParser(Parser):
         self.last_time: dict = {}
         self.open: dict = {}
         """rank -> (max, min) timers of the timer block being read"""
+        self.model_tflops: float | None = None
+        """Megatron-Bridge's model TFLOP/s a GPU for the next iteration line, from rank 0's line
+        (the last pipeline stage's rank prints the iteration)"""
 
     def detect(self, line: str) -> bool:
-        return "iteration" in line and ITER.match(line) is not None
+        return ("iteration" in line and ITER.match(line) is not None) or "MODEL_TFLOP/s/GPU" in line
 
     def _iteration(self, printed_step: str, total: str, text: str, rank,
                    samples_per_s: str | None = None) -> list[dict]:
@@ -96,6 +123,9 @@ class MegatronParser(Parser):
         fields, _ = parse_fields(text)
         if samples_per_s is not None:
             fields.setdefault("samples_per_s", num(samples_per_s))
+        if self.model_tflops is not None:
+            fields.setdefault("tflops", self.model_tflops)
+            self.model_tflops = None
         self.last_time[rank] = fields.get("step_time_ms")
         return [record("progress", self.name, rank, step, total_steps=int(total), **fields)]
 
@@ -174,6 +204,11 @@ class MegatronParser(Parser):
             m = ITER.match(line)
             if m:
                 return self._iteration(m.group(2), m.group(3), m.group(4), rank, m.group(1))
+        if "MODEL_TFLOP/s/GPU" in line:
+            m = BRIDGE_STEP.search(line)
+            if m:
+                self.model_tflops = num(m.group(1))
+            return []
         if "validation loss at" in line or "validation results at" in line:
             m = VALID.match(line)
             if m:

@@ -117,6 +117,34 @@ def test_megatron_line_and_timers():
     assert t["lanes_ms"] == {"compute": 1080.0, "communication": 50.0, "input": 4.5}
 
 
+def test_megatron_forks_rates_and_megatron_bridges_model_tflops():
+    """Primus' and newer Megatron's rates (its own value before a mean, a ratio or `(avg ..)`),
+    and Megatron-Bridge's `Step Time : ..s GPU utilization: ..MODEL_TFLOP/s/GPU`, printed before
+    the iteration line it belongs to, also before the first."""
+    head = " [2026-05-01 10:00:00] iteration       80/     100 | consumed samples:        10240 | "
+    recs, _ = feed_all([
+        head + "elapsed time per iteration (ms): 1548.1 | mem usages: 0.8131 | throughput per GPU "
+        "(TFLOP/s/GPU): 57.6 | Tokens per second per GPU (Tok/s/GPU): 2645.8 | lm loss: 2.3E+00 |",
+        head + "elapsed time per iteration (ms): 1500.0 | tokens per GPU (tokens/s/GPU): 9640.7 | "
+        "throughput per GPU (TFLOP/s/GPU): 322.5/320.6 | max mem usage/usage_ratio: 12.34GB/45.6% |",
+        head + "elapsed time per iteration (ms): 100.0 | compute per GPU (TFLOP/s/GPU): 496.3 (avg 496.1) | "
+        "tokens/s/GPU inst/harmonic mean: 9640.7/9629.8 | global batch size: 32",
+    ])
+    assert [(r["step_time_ms"], r.get("tflops"), r.get("compute_tflops"), r["tokens_per_s_per_gpu"], r.get("mem_gb"))
+            for r in recs] == [(1548.1, 57.6, None, 2645.8, None), (1500.0, 322.5, None, 9640.7, 12.34),
+                               (100.0, None, 496.3, 9640.7, None)]
+    recs, _ = feed_all([
+        "Step Time : 9.09s GPU utilization: 663.5MODEL_TFLOP/s/GPU",
+        " [2025-12-22 15:18:33] iteration       49/      50 | consumed samples:        25088 | elapsed time per "
+        "iteration (ms): 9089.0 | learning rate: 3.000000E-05 | global batch size:   512 | lm loss: 8.114214E+00 |",
+        "Step Time : 9.10s GPU utilization: 662.8MODEL_TFLOP/s/GPU",
+        " [2025-12-22 15:18:42] iteration       50/      50 | consumed samples:        25600 | elapsed time per "
+        "iteration (ms): 9101.0 | learning rate: 3.000000E-05 | global batch size:   512 | lm loss: 8.1E+00 |",
+    ])
+    assert [(r["framework"], r["step"], r["step_time_ms"], r["tflops"]) for r in recs] == [
+        ("megatron", 49, 9089.0, 663.5), ("megatron", 50, 9101.0, 662.8)]
+
+
 def test_megatron_checkpoint_and_resume():
     recs, _ = feed_all([
         "saving checkpoint at iteration    2000 to /ckpt/gpt",
