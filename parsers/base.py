@@ -254,8 +254,9 @@ def timers_to_lanes(timers: dict[str, float]) -> dict[str, float]:
     """Map framework timer names (Megatron, DeepSpeed wall_clock_breakdown) onto our lanes.
 
     Only timers whose meaning is clear contribute, and nested timers are not counted twice:
-    Megatron `forward-backward` covers `forward-compute`/`backward-compute`, `optimizer` covers
-    `optimizer-*`, DeepSpeed `backward` covers `backward_inner` + `backward_allreduce`.
+    Megatron `forward-backward` covers `forward-compute`/`backward-compute`, `batch-generator`
+    and `all-grads-sync`, `optimizer` covers `optimizer-*`, DeepSpeed `backward` covers
+    `backward_inner` + `backward_allreduce`.
     """
     lanes: dict[str, float] = {}
 
@@ -298,6 +299,12 @@ def timers_to_lanes(timers: dict[str, float]) -> dict[str, float]:
             if "all-grads-sync" in names and n.endswith(("grads-all-reduce", "grads-reduce-scatter")):
                 continue
             add("communication", v)
+    if "forward-backward" in names and "compute" in lanes:
+        # Megatron's schedule, timed as `forward-backward`, fetches each micro-batch inside its
+        # forward steps (`batch-generator`) and, since its gradient reduction moved into the
+        # schedule's end (2023, `all-grads-sync`), reduces the gradients there too
+        inside = sum(timers[n] for n in ("batch-generator", "all-grads-sync") if n in timers)
+        lanes["compute"] = round(max(lanes["compute"] - inside, 0.0), 6)
     return lanes
 
 

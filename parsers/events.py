@@ -47,6 +47,11 @@ _CKPT_SWIN = ((" saving...", "start"), (" saved !!!", "end"))
 then `... saved !!!`: the path is the word before."""
 CKPT_YOLOX = Pattern(r"Save weights to (\S{1,1000}+)")
 """YOLOX's `Save weights to ./YOLOX_outputs/yolox_s`, before it saves (its latest, last epoch's and best)."""
+CKPT_PADDLEOCR = Pattern(r"\bsave (?:best model is to|model in) (\S{1,1000}+)\s*+$")
+"""PaddleOCR's (`tools/program.py`) `save model in /out/latest` and `save best model is to
+/out/best_accuracy`, once saved."""
+PADDLEOCR_METRIC = Pattern(r"([A-Za-z_][\w.]{0,60}+): (-?[\d.]++(?:e[+-]?\d++)?)(?:, |\s*+$)")
+"""One `name: value` of PaddleOCR's `cur metric, acc: 0.5, norm_edit_dis: 0.8, fps: 188.0`."""
 CKPT_NOT = Pattern(r"(?i)\b(?:not|no|never|without|skip(?:ping)?)\s++$")
 """What, right before a checkpoint's verb, says it did not happen (MaxText: `No existing
 checkpoints found, not restoring checkpoint.`)."""
@@ -71,9 +76,10 @@ RESUME = Pattern(
     r"(?!['\"]?+ *+=|['\"] *+:| *+: *+(?:true|false|none|null|''|\"\"|\d))[^\n]{0,80}?"
     r"(iteration|global step|step|epoch)(?:\s*+[:=]?\s*+|[-_])(\d++)")
 RESUME_FROM = Pattern(r"\bResuming(?: training)? from (?:checkpoint )?['\"]?(/?[\w.~-]{0,200}+/[^\s'\",]{1,800}+"
-                      r"|(?!scratch\b)[\w.~-]{1,200}+)['\"]? *+$")
+                      r"|(?!scratch\b)[\w.~-]{1,200}+)['\"]? *+$"
+                      r"|\bresume from ['\"]?(/?[\w.~-]{0,200}+/[^\s'\",]{1,800}+)['\"]? *+$")
 """A resume that names only its checkpoint's path, not its step: nanoGPT's `Resuming training
-from out`, the last words of its line."""
+from out`, PaddleOCR's `resume from /out/latest` (a path), the last words of its line."""
 RESUME_STEP = Pattern(r"(?i)\b(?:iteration|global[ _]step|step)\s*+[:=]?\s*+(\d++)")
 """The step of a resume line that names its epoch first (HF 5: `... with epoch 1 and global step 8`)."""
 GLOO_TIMEOUT = Pattern(r"Timed out waiting (\d{1,12}+)ms for (\w{1,20}+) operation")
@@ -84,7 +90,8 @@ EVAL_START = Pattern(r"(?i)\*{3,}+\s*+(?:Running )?(Evaluation|Evaluating|Predic
 _EVAL_BEGINS = ("Eval iter: 0", "Evaluate in main process...")
 """How PaddleDetection's and YOLOX's evaluations begin (the end of their line)."""
 _CKPT_NOT = ("%|", "not found", "Unable to find", "No checkpoint", "no existing checkpoint",
-             "if checkpoint", "will be saved", "will be loaded", "Defaulting", "checkpoint_", "_checkpoint=")
+             "if checkpoint", "will be saved", "will be loaded", "Defaulting", "checkpoint_", "_checkpoint=",
+             "metadata loaded from")
 
 
 class EventParser:
@@ -253,6 +260,16 @@ class EventParser:
             if m:
                 return [record("checkpoint", framework, rank, step, action="save", path=m.group(1),
                                phase="start", message=line.strip()[:500])]
+        if "save model in " in line or "save best model is to " in line:
+            m = CKPT_PADDLEOCR.search(line)
+            if m:
+                return [record("checkpoint", framework, rank, step, action="save", path=m.group(1),
+                               phase="end", message=line.strip()[:500])]
+        if "cur metric, " in line:     # PaddleOCR's evaluation (its `best metric, ...` repeats the best)
+            at = line.find("cur metric, ") + 12
+            scores = {m.group(1): num(m.group(2)) for m in PADDLEOCR_METRIC.finditer(line[at:at + 2000])}
+            if scores:
+                return [record("eval", framework, rank, step, phase="result", metrics=scores)]
         if line.rstrip().endswith("Current checkpoints:"):
             # timm's train.py, after it kept a checkpoint among its best: the list that follows,
             # best first, does not say which one is new
@@ -276,7 +293,7 @@ class EventParser:
                                epoch=int(m.group(2)), message=line.strip()[:500])]
             m = RESUME_FROM.search(low)
             if m:
-                return [record("restart", framework, rank, None, path=m.group(1).rstrip("."),
+                return [record("restart", framework, rank, None, path=(m.group(1) or m.group(2)).rstrip("."),
                                message=line.strip()[:500])]
             m = RESTART_ELASTIC.search(low)
             if m:

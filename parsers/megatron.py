@@ -1,22 +1,24 @@
 """Megatron-LM (and Megatron-DeepSpeed, GPT-NeoX) iteration lines, timers, validation, checkpoints.
 
-Megatron-LM prints ` [2024-10-16 04:23:00] iteration        2/  500000 | ...` (older versions and
-Megatron-DeepSpeed without the date), and its timers either on one line (`time (ms) | name: x |
-...`) or, since 2022, as a block: a `(min, max) time across ranks (ms):` (or `max time across
-ranks (ms):`) header, then one `    name .....: (min, max)` (or `: max`) line per timer."""
+Megatron-LM prints ` [2024-10-16 04:23:00] iteration        2/  500000 | ...` (0.17: the time to
+the microsecond; older versions and Megatron-DeepSpeed without the date), and its timers either on
+one line (`time (ms) | name: x | ...`) or, since 2022, as a block: a `(min, max) time across ranks
+(ms):` (or `max time across ranks (ms):`; 0.17 logs it behind `INFO:megatron.core.timers:`) header,
+then one `    name .....: (min, max)` (or `: max`) line per timer."""
 from __future__ import annotations
 
 from .base import Parser, Pattern, is_digits, num, parse_timer_list, record, timers_to_lanes, to_int
 
 # GPT-NeoX puts `samples/sec: 12.345 |` before `iteration`
-ITER = Pattern(r"\s*+(?:\[[0-9: -]{1,40}+\]\s*+)?(?:samples/sec: ([\d.]++) \|\s*+)?"
+ITER = Pattern(r"\s*+(?:\[[0-9:. -]{1,40}+\]\s*+)?(?:samples/sec: ([\d.]++) \|\s*+)?"
                r"iteration\s++(\d++)\s*+/\s*+(\d++)\s*+\|(.{0,4000}+)")
-TIMER_BLOCK = Pattern(r"(\(min, max\) |max )time across ranks \(ms\):\s*+")
+TIMER_BLOCK = Pattern(r"(?:[A-Z]{3,8}+:[\w.]{1,120}+:)?(\(min, max\) |max )time across ranks \(ms\):\s*+")
 BLOCK_TIMER = Pattern(r"\s++([A-Za-z][\w/.-]{0,120}+) \.*+: (?:\(([\d.]++), ([\d.]++)\)|([\d.]++))\s*+")
 TIMERS = Pattern(r"time \(ms\)\s*+\|(.{0,4000}+)")
 # ` validation loss at iteration 100 | ...`, newer `... at iteration 2500 on 320-sample draw from
 # validation set | ...` (or `on test set`), and `... at the end of training for test data | ...`;
 # GPT-NeoX's ` validation results at iteration 100 | lm_loss value: 6.9E+00 | ...`
+LOADED_AT = Pattern(r"successfully loaded checkpoint from .{0,1000}? at iteration (\d++)")
 BRIDGE_STEP = Pattern(r"Step Time : [\d.]++s GPU utilization: ([\d.]++) ?MODEL_TFLOP/s/GPU")
 """Megatron-Bridge's line before each iteration line it logs (`Step Time : 0.79s GPU utilization:
 62.4MODEL_TFLOP/s/GPU`): its model TFLOP/s a GPU are the next iteration's `tflops`."""
@@ -114,7 +116,10 @@ class MegatronParser(Parser):
         (the last pipeline stage's rank prints the iteration)"""
 
     def detect(self, line: str) -> bool:
-        return ("iteration" in line and ITER.match(line) is not None) or "MODEL_TFLOP/s/GPU" in line
+        """An iteration line; also Megatron-Bridge's line before it, and a timer block's header,
+        which a resumed run prints before its first iteration (its `load-checkpoint` time)."""
+        return ("iteration" in line and ITER.match(line) is not None) or "MODEL_TFLOP/s/GPU" in line \
+            or ("across ranks (ms):" in line and TIMER_BLOCK.fullmatch(line) is not None)
 
     def _iteration(self, printed_step: str, total: str, text: str, rank,
                    samples_per_s: str | None = None) -> list[dict]:
@@ -138,7 +143,7 @@ class MegatronParser(Parser):
             s = line.lstrip(" \t")
             if s[:1] == "[":        # ` [2024-10-16 04:23:00] iteration ...`
                 close = s.find("]", 2, 42)
-                if close < 0 or s[1:close].strip("0123456789: -"):
+                if close < 0 or s[1:close].strip("0123456789:. -"):
                     return None
                 s = s[close + 1:].lstrip(" \t")
             if s[:9] != "iteration":
@@ -188,10 +193,15 @@ class MegatronParser(Parser):
 
     def _close_block(self, rank) -> list[dict]:
         """The records of a timer block: the timers of the slowest rank (what the step waits
-        for), and, for `(min, max)` blocks, those of the fastest (their gap: the imbalance)."""
+        for), and, for `(min, max)` blocks, those of the fastest (their gap: the imbalance).  The
+        blocks before the first iteration time no step (`startup-library-setup`,
+        `model-and-optimizer-setup`) but for a resumed run's `load-checkpoint`."""
         timers, mins = self.open.pop(rank)
-        return timer_records(self.name, rank, self.last_step.get(rank), timers, self.last_time.get(rank),
+        recs = timer_records(self.name, rank, self.last_step.get(rank), timers, self.last_time.get(rank),
                              timers_min_ms=mins or None)
+        if rank not in self.last_time:      # before training: setup times, a resume's load
+            return [r for r in recs if r["kind"] == "checkpoint"]
+        return recs
 
     def flush(self) -> list[dict]:
         out = []
@@ -204,6 +214,11 @@ class MegatronParser(Parser):
             m = ITER.match(line)
             if m:
                 return self._iteration(m.group(2), m.group(3), m.group(4), rank, m.group(1))
+        if "loaded checkpoint" in line:     # the events read it; its load time comes next, at its step
+            m = LOADED_AT.search(line)
+            if m:
+                self.last_step[rank] = int(m.group(1))
+            return []
         if "MODEL_TFLOP/s/GPU" in line:
             m = BRIDGE_STEP.search(line)
             if m:

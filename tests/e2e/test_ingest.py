@@ -242,3 +242,17 @@ def test_ingest_a_torchtitan_run_with_a_printed_checkpoint_time(tansu_stack):
     assert by_step[11]["slow"] and by_step[11]["lanes_ms"]["checkpoint"] == pytest.approx(460.0)
     assert by_step[11]["cause"] == "unknown"
     assert all(s["lanes_ms"]["checkpoint"] == 0 for s in steps if s["step"] != 11)
+
+
+def test_ingest_a_megatron_run_whose_timers_name_the_cause(tansu_stack):
+    """Megatron-LM 0.17's own run, from stdout alone: its printed timers are the lanes, so the
+    iteration whose batch waited 0.5 s (13) is slow, and its cause is input."""
+    job = f"ingest-mg017-{uuid.uuid4().hex[:6]}"
+    report = ingest(tansu_stack, job, str(CAPTURED / "megatron-core-0.17.1_pretrain-gpt_1rank_cpu.log")).stderr
+    assert "framework megatron" in report and "NOT delivered" not in report
+    steps = tansu_stack.wait_for_steps(job, 24)
+    by_step = {s["step"]: s for s in steps}
+    assert sorted(by_step) == list(range(1, 25))
+    assert [s["step"] for s in steps if s["slow"]] == [13]
+    assert by_step[13]["duration_ms"] == pytest.approx(509.4) and by_step[13]["cause"] == "input"
+    assert by_step[13]["lanes_ms"]["input"] == pytest.approx(501.19)

@@ -977,3 +977,92 @@ def test_yolox_trainer():
     # `Evaluate in main process...` begins each epoch's evaluation (the random model finds
     # nothing, so no AP table ends it)
     assert [(r["step"], r["phase"]) for r in _by_kind(recs, "eval")] == [(4, "start"), (8, "start")]
+
+
+MEGATRON = "megatron-core-0.17.1_pretrain-gpt_{}_cpu.log"
+
+
+def test_megatron_0_17_pretrain_gpt():
+    """Megatron-LM 0.17's own loop: its iteration lines' time to the microsecond
+    (` [2026-11-30 22:25:16.742762] iteration 1/ 24 | ...`), its timer blocks behind
+    `INFO:megatron.core.timers:`, the slow batch (iteration 13) as the input lane, its
+    validations, saves and their `save-checkpoint` time; the setup timers before training time
+    no step."""
+    recs = parse_file(MEGATRON.format("1rank"))
+    prog = _by_kind(recs, "progress")
+    assert [r["step"] for r in prog] == list(range(1, 25)) and {r["total_steps"] for r in prog} == {24}
+    thirteen = prog[12]
+    assert (thirteen["step_time_ms"], thirteen["loss"], thirteen["grad_norm"], thirteen["lr"]) == (
+        509.4, 4.800644, 1.471, 0.0006986256)
+    assert max(prog, key=lambda r: r["step_time_ms"])["step"] == 13
+    timing = {r["step"]: r for r in _by_kind(recs, "timing") if "forward-backward" in r["timers_ms"]}
+    assert sorted(timing) == list(range(1, 25))
+    assert {r["step"]: list(r["timers_ms"]) for r in _by_kind(recs, "timing") if r["step"] in (10, 20)} == {
+        10: ["save-checkpoint"], 20: ["save-checkpoint"]}   # its evaluate's, then its save's block
+    assert {r["step"] for r in _by_kind(recs, "timing")} == set(range(1, 25))   # none for the setup blocks
+    assert timing[13]["lanes_ms"]["input"] == 501.19 and timing[13]["timers_ms"]["forward-backward"] == 507.35
+    assert all(t["lanes_ms"]["input"] < 10 for s, t in timing.items() if s != 13)
+    assert [(r["step"], r["phase"], r["loss"]) for r in _by_kind(recs, "eval")] == [
+        (10, "validation", 4.876906), (20, "validation", 4.547364), (24, "validation", 4.432173),
+        (24, "test", 4.428843)]
+    saves = [(r["step"], r.get("phase"), r.get("path"), r.get("duration_ms")) for r in _by_kind(recs, "checkpoint")]
+    assert saves == [(10, "start", "/tmp/mg/ckpt", None), (10, "end", "/tmp/mg/ckpt", None), (10, None, None, 4303.56),
+                     (20, "start", "/tmp/mg/ckpt", None), (20, "end", "/tmp/mg/ckpt", None), (20, None, None, 30.71),
+                     (24, "start", "/tmp/mg/ckpt", None), (24, "end", "/tmp/mg/ckpt", None)]
+
+
+def test_megatron_0_17_two_ranks_and_a_resume():
+    """Two data-parallel ranks: the last rank's iteration lines, twice joined to rank 0's
+    parameter count, are all read, and the timers' (min, max) give both ranks' input waits.  A
+    resumed run: its checkpoint's load and its time at the iteration it resumes from (no false
+    load from `sharded_state_dict metadata loaded from the checkpoint`), then 25 to 30."""
+    recs = parse_file(MEGATRON.format("2rank-dp"))
+    prog = _by_kind(recs, "progress")
+    assert [r["step"] for r in prog] == list(range(1, 25))
+    assert (prog[12]["step_time_ms"], prog[12]["global_batch_size"]) == (554.1, 4)
+    thirteen = next(r for r in _by_kind(recs, "timing") if r["step"] == 13)
+    assert (thirteen["timers_ms"]["batch-generator"], thirteen["timers_min_ms"]["batch-generator"]) == (503.99, 502.13)
+    recs = parse_file(MEGATRON.format("resume"))
+    head = [(r["kind"], r["step"], r.get("action"), r.get("phase"), r.get("duration_ms")) for r in recs[:4]]
+    assert head == [("checkpoint", 24, "load", "start", None), ("checkpoint", 24, "load", "end", None),
+                    ("restart", 24, None, None, None), ("checkpoint", 24, "load", None, 45.32)]
+    prog = _by_kind(recs, "progress")
+    assert [r["step"] for r in prog] == list(range(25, 31))
+    assert max(prog, key=lambda r: r["step_time_ms"])["step_time_ms"] == 510.6 == prog[2]["step_time_ms"]
+
+
+def test_megatron_0_17_resume_that_fails_its_scheduler_check():
+    recs = parse_file(MEGATRON.format("resume-fail-lr-decay-mismatch"))
+    errors = _by_kind(recs, "error")
+    assert [(e["error"], e.get("exception")) for e in errors] == [
+        ("traceback", "AssertionError"), ("child_failed", None),
+        ("traceback", "torch.distributed.elastic.multiprocessing.errors.ChildFailedError")]
+    assert errors[0]["message"].startswith("OptimizerParamScheduler: class input value 60 and checkpointvalue 48")
+    assert {e["step"] for e in errors} == {24} and not _by_kind(recs, "progress")
+
+
+PADDLEOCR = "paddleocr-2.10.0_paddle-2.6.2_rec-crnn-tiny{}_cpu.log"
+
+
+def test_paddleocr_training_program():
+    """PaddleOCR 2.10's `tools/program.py`: `epoch: [1/3], global_step: 3, ...` with
+    `avg_reader_cost` as the input lane (the slowed sample, 204 ms), `cur metric, acc: ...` as
+    each evaluation's result, `save model in` / `save best model is to` as saves; a resumed run's
+    `resume from /tmp/po/out/latest`, its global step counting from 1 again as printed."""
+    recs = parse_file(PADDLEOCR.format(""))
+    prog = _by_kind(recs, "progress")
+    assert [r["step"] for r in prog] == list(range(1, 25))
+    three = prog[2]
+    assert (three["step_time_ms"], three["lanes_ms"], three["loss"], three["samples_per_s"]) == (
+        355.49, {"input": 204.49}, 59.343372, 22.50385)
+    assert max(prog, key=lambda r: r["lanes_ms"]["input"])["step"] == 3
+    assert [(r["step"], r["metrics"]["norm_edit_dis"], r["metrics"]["fps"]) for r in _by_kind(recs, "eval")] == [
+        (8, 0.11666721874965491, 188.03953071980766), (16, 6.249996093998789e-07, 102.57937616743145),
+        (24, 6.249996093998789e-07, 187.5450328090591)]
+    saves = [(r["step"], r["path"].rsplit("/", 1)[-1]) for r in _by_kind(recs, "checkpoint")]
+    assert saves == [(s, name) for e, s in enumerate((8, 16, 24), 1)
+                     for name in ("best_accuracy", "latest", f"iter_epoch_{e}")]
+    recs = parse_file(PADDLEOCR.format("_resume"))
+    assert [(r["kind"], r.get("path")) for r in recs if r["kind"] == "restart"] == [("restart", "/tmp/po/out/latest")]
+    prog = _by_kind(recs, "progress")
+    assert [r["step"] for r in prog] == list(range(1, 17)) and prog[2]["lanes_ms"]["input"] == 178.68
