@@ -61,6 +61,7 @@ _GLOG = re.compile(r"(?<![\w.])[IWEF](\d\d)(\d\d) (\d\d):(\d\d):(\d\d)\.(\d{1,9}
 # `[11/30 19:38:55] ppdet.engine INFO: ` (month first, no year, whole seconds)
 _MONTH_DAY = re.compile(r"(?<![\w/.:])\[(\d\d)/(\d\d) (\d\d):(\d\d):(\d\d)[\] ]")
 _DAY_NS = 86_400 * 1_000_000_000
+_SECOND_NS = 1_000_000_000
 _RANK_IN_NAME = re.compile(r"rank[_-]?(\d{1,6})(?!\d)", re.IGNORECASE)
 
 
@@ -259,6 +260,12 @@ def place_in_time(items: list[Item], end_ns: int) -> str:
         rank = it.rank
         clock = cum.get(rank, 0) + int(_step_ms(it.record) * 1e6)
         cum[rank] = clock
+        if it.own_ts is not None and not it.precise and anchor_ts is not None \
+                and it.own_ts <= anchor_ts < it.own_ts + _SECOND_NS:
+            # a time to the second that the finer one before it already says (Megatron's
+            # straggler report after its iteration's line): no new anchor, which would take
+            # the rank's clock back by up to a second
+            it.own_ts = None
         if it.own_ts is not None:
             printed += it.record is not None
             if anchor_ts is None:
@@ -282,7 +289,10 @@ def place_in_time(items: list[Item], end_ns: int) -> str:
         for it, clock in pending:
             it.ts = end_ns - (last - clock)
             it.source = "unknown"
-    # Keep each rank's times strictly increasing, so that its windows are well formed.
+    # Keep each rank's times strictly increasing, so that its windows are well formed, and so
+    # that merging the files by time keeps each rank's records in the order it printed them.  A
+    # printed time earlier than the rank's last is read as no time (a clock stepped back, a
+    # coarser stamp): the rank's own order is the truth.
     latest: dict[int, int] = {}
     records = 0
     for it in items:
@@ -290,8 +300,8 @@ def place_in_time(items: list[Item], end_ns: int) -> str:
             continue
         records += 1
         prev = latest.get(it.rank)
-        if prev is not None and it.ts <= prev and it.source != "log":
-            it.ts = prev + 1000
+        if prev is not None and (it.ts < prev or (it.ts == prev and it.source != "log")):
+            it.ts, it.source = prev + 1000, "estimated"
         latest[it.rank] = max(it.ts, prev or it.ts)
         it.record["ts_source"] = it.source
         if it.source == "unknown":

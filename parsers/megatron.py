@@ -7,7 +7,7 @@ one line (`time (ms) | name: x | ...`) or, since 2022, as a block: a `(min, max)
 then one `    name .....: (min, max)` (or `: max`) line per timer."""
 from __future__ import annotations
 
-from .base import Parser, Pattern, is_digits, num, parse_timer_list, record, timers_to_lanes, to_int
+from .base import Parser, Pattern, is_digits, num, parse_timer_list, record, timers_to_lanes, to_int, to_ms
 
 # GPT-NeoX puts `samples/sec: 12.345 |` before `iteration`
 ITER = Pattern(r"\s*+(?:\[[0-9:. -]{1,40}+\]\s*+)?(?:samples/sec: ([\d.]++) \|\s*+)?"
@@ -19,7 +19,12 @@ TIMERS = Pattern(r"time \(ms\)\s*+\|(.{0,4000}+)")
 # validation set | ...` (or `on test set`), and `... at the end of training for test data | ...`;
 # GPT-NeoX's ` validation results at iteration 100 | lm_loss value: 6.9E+00 | ...`
 LOADED_AT = Pattern(r"successfully loaded checkpoint from .{0,1000}? at iteration (\d++)")
-BRIDGE_STEP = Pattern(r"Step Time : [\d.]++s GPU utilization: ([\d.]++) ?MODEL_TFLOP/s/GPU")
+STRAGGLER = Pattern(r"\| MnRtt/Rnk: ([\d.]++)([mu]s)/(\d++) \| MxRtt/Rnk: ([\d.]++)([mu]s)/(\d++) \|.{0,1000}?"
+                    r"\| MnDRtt/Rnk: ([\d.]++)([mu]s)/(\d++) \| MxDRtt/Rnk: ([\d.]++)([mu]s)/(\d++)")
+"""Megatron's straggler detector (`--log-straggler`), after an iteration's timers: across all
+ranks, the fastest and slowest one's forward time (`MnRtt`/`MxRtt`, the model's compute) and
+batch fetch (`MnDRtt`/`MxDRtt`), each `value unit/rank`."""
+BRIDGE_STEP = Pattern(r"Step Time : ([\d.]++)s GPU utilization: ([\d.]++) ?MODEL_TFLOP/s/GPU")
 """Megatron-Bridge's line before each iteration line it logs (`Step Time : 0.79s GPU utilization:
 62.4MODEL_TFLOP/s/GPU`): its model TFLOP/s a GPU are the next iteration's `tflops`."""
 VALID = Pattern(r"\s*+validation (?:loss|results) at (?:iteration\s*+(\d++)(?: on ([^|]{1,200}+))?"
@@ -111,9 +116,11 @@ class MegatronParser(Parser):
         self.last_time: dict = {}
         self.open: dict = {}
         """rank -> (max, min) timers of the timer block being read"""
-        self.model_tflops: float | None = None
-        """Megatron-Bridge's model TFLOP/s a GPU for the next iteration line, from rank 0's line
-        (the last pipeline stage's rank prints the iteration)"""
+        self.model_tflops: tuple[float, float] | None = None
+        """Megatron-Bridge's (model TFLOP/s a GPU, step time in s) for the next iteration line,
+        from rank 0's line.  Another rank prints the iteration, and its line may come first:
+        the next iteration takes the rate only where its own time agrees (to the 10 ms the
+        step time is printed to)."""
 
     def detect(self, line: str) -> bool:
         """An iteration line; also Megatron-Bridge's line before it, and a timer block's header,
@@ -129,8 +136,11 @@ class MegatronParser(Parser):
         if samples_per_s is not None:
             fields.setdefault("samples_per_s", num(samples_per_s))
         if self.model_tflops is not None:
-            fields.setdefault("tflops", self.model_tflops)
+            tflops, step_s = self.model_tflops
             self.model_tflops = None
+            ms = fields.get("step_time_ms")
+            if isinstance(ms, (int, float)) and abs(step_s * 1000 - ms) <= 5.0:
+                fields.setdefault("tflops", tflops)
         self.last_time[rank] = fields.get("step_time_ms")
         return [record("progress", self.name, rank, step, total_steps=int(total), **fields)]
 
@@ -219,10 +229,17 @@ class MegatronParser(Parser):
             if m:
                 self.last_step[rank] = int(m.group(1))
             return []
+        if "Rtt/Rnk" in line:
+            m = STRAGGLER.search(line)
+            if m:
+                return [record("timing", self.name, rank, self.last_step.get(rank),
+                               slowest_ranks={"compute": _extremes(*m.groups()[:6]),
+                                              "input": _extremes(*m.groups()[6:])})]
         if "MODEL_TFLOP/s/GPU" in line:
             m = BRIDGE_STEP.search(line)
             if m:
-                self.model_tflops = num(m.group(1))
+                tflops, step_s = num(m.group(2)), num(m.group(1))
+                self.model_tflops = (tflops, step_s) if tflops is not None and step_s is not None else None
             return []
         if "validation loss at" in line or "validation results at" in line:
             m = VALID.match(line)
@@ -246,13 +263,26 @@ class MegatronParser(Parser):
         return []
 
 
+def _extremes(low: str, low_unit: str, low_rank: str, high: str, high_unit: str, high_rank: str) -> dict:
+    return {"rank": int(high_rank), "ms": to_ms(num(high), high_unit),
+            "fastest_rank": int(low_rank), "fastest_ms": to_ms(num(low), low_unit)}
+
+
+_BETWEEN_STEPS = frozenset({"evaluate", "save-checkpoint", "load-checkpoint", "save-checkpoint-non-persistent"})
+"""Megatron's timers of what runs between two iterations, with the iteration timer stopped:
+outside the time it prints for either."""
+
+
 def timer_records(framework: str, rank, step, timers: dict, step_time_ms=None, **extra) -> list[dict]:
     """The timers printed after an iteration line belong to that iteration: the record carries
-    its step time too, so that a stdout-only window can take its lanes from the timers."""
+    its step time too, so that a stdout-only window can take its lanes from the timers.  Not a
+    block of timers of what ran between iterations alone (an evaluation, a save): those are
+    not the step's lanes."""
     if not timers:
         return []
+    between = all(name in _BETWEEN_STEPS for name in timers)
     out = [record("timing", framework, rank, step, timers_ms=timers, lanes_ms=timers_to_lanes(timers),
-                  step_time_ms=step_time_ms if step is not None else None, **extra)]
+                  step_time_ms=step_time_ms if step is not None and not between else None, **extra)]
     for name, v in timers.items():
         if name in ("save-checkpoint", "load-checkpoint"):
             out.append(record("checkpoint", framework, rank, step,

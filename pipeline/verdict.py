@@ -93,6 +93,11 @@ def pick_culprit(rows: list[dict], excess_ms: float,
         if culprit["lanes_ms"].get("checkpoint", 0.0) > 0 and culprit["source"] == "hook":
             return culprit["rank"], "checkpoint", skew_ms
         return culprit["rank"], "unknown", skew_ms
+    named = (culprit.get("slowest_ranks") or {}).get(lane)
+    if isinstance(named, dict) and isinstance(named.get("rank"), int):
+        # the framework measured every rank's lane and printed the slowest (Megatron's straggler
+        # detector): that rank, even where only one rank prints its steps
+        return named["rank"], lane, skew_ms
     return culprit["rank"], lane, skew_ms
 
 

@@ -30,12 +30,15 @@ def step_rank_row(payload: dict, source: str) -> dict:
     else:
         charges = log_lanes_ns(payload)
         arrival = payload["t1_ns"]
-    return {
+    row = {
         "step": payload["step"], "t0_ns": payload["t0_ns"], "t1_ns": payload["t1_ns"],
         "duration_ms": round((payload["t1_ns"] - payload["t0_ns"]) / 1e6, 3),
         "lanes_ms": breakdown.to_ms(charges), "arrival_ns": arrival,
         "world_size": payload.get("world_size", 0), "source": source,
     }
+    if payload.get("slowest_ranks"):
+        row["slowest_ranks"] = payload["slowest_ranks"]
+    return row
 
 
 def log_lanes_ns(payload: dict) -> dict[str, int]:
@@ -142,6 +145,8 @@ def correlate(state: dict, msg: dict) -> tuple[dict, list[dict]]:
         if saved:
             state["saved_ms"] += saved
             return state, []
+        if _note_slowest_ranks(state, msg["p"]["record"]):
+            return state, []
         window, source = progress_as_window(msg, state), "log"
         if window is not None and state["saved_ms"]:
             window = with_save(window, msg["p"]["record"], state["saved_ms"])
@@ -152,6 +157,19 @@ def correlate(state: dict, msg: dict) -> tuple[dict, list[dict]]:
         return state, []  # a replayed or late duplicate of a closed step
     state["open"][str(window["step"])] = {**window, "source": source}
     return _close(state, upto=None if state["ended"] else window["step"] - 1)
+
+
+def _note_slowest_ranks(state: dict, record: dict) -> bool:
+    """A framework's report of which rank was slowest in each lane of a step (Megatron's
+    straggler detector, printed by rank 0 alone) goes with that step's open window, so that the
+    verdict can name a rank that prints no line of its own.  False for any other record."""
+    named = record.get("slowest_ranks")
+    if record.get("kind") != "timing" or not isinstance(named, dict):
+        return False
+    window = state["open"].get(str(record.get("step")))
+    if window is not None:
+        state["open"][str(record["step"])] = {**window, "slowest_ranks": named}
+    return True
 
 
 def _close(state: dict, upto: int | None) -> tuple[dict, list[dict]]:

@@ -256,3 +256,17 @@ def test_ingest_a_megatron_run_whose_timers_name_the_cause(tansu_stack):
     assert [s["step"] for s in steps if s["slow"]] == [13]
     assert by_step[13]["duration_ms"] == pytest.approx(509.4) and by_step[13]["cause"] == "input"
     assert by_step[13]["lanes_ms"]["input"] == pytest.approx(501.19)
+
+
+def test_ingest_names_the_rank_megatrons_straggler_detector_names(tansu_stack):
+    """Two ranks, one printing: rank 1's batch of iteration 13 waited 0.5 s, and Megatron's
+    straggler report (`--log-straggler`) says so; the stored verdict names rank 1, from stdout
+    alone."""
+    job = f"ingest-mgstrag-{uuid.uuid4().hex[:6]}"
+    log = CAPTURED / "megatron-core-0.17.1_pretrain-gpt_2rank-dp_log-straggler_rank1-slow_cpu.log"
+    report = ingest(tansu_stack, job, str(log)).stderr
+    assert "framework megatron" in report and "NOT delivered" not in report
+    steps = tansu_stack.wait_for_steps(job, 16)
+    assert sorted(s["step"] for s in steps) == list(range(1, 17))
+    slow = [s for s in steps if s["slow"]]
+    assert [(s["step"], s["cause"], s["culprit_rank"]) for s in slow] == [(13, "input", 1)]

@@ -1066,3 +1066,42 @@ def test_paddleocr_training_program():
     assert [(r["kind"], r.get("path")) for r in recs if r["kind"] == "restart"] == [("restart", "/tmp/po/out/latest")]
     prog = _by_kind(recs, "progress")
     assert [r["step"] for r in prog] == list(range(1, 17)) and prog[2]["lanes_ms"]["input"] == 178.68
+
+
+def test_megatron_0_17_straggler_detector_names_the_slow_rank():
+    """`--log-straggler`: after each iteration's timers, rank 0 prints every rank's fastest and
+    slowest forward and batch fetch; at iteration 13, whose batch rank 1 alone waited 0.5 s for,
+    the slowest fetch is rank 1's, and its timer block's (min, max) shows the gap."""
+    recs = parse_file(MEGATRON.format("2rank-dp_log-straggler_rank1-slow"))
+    named = {r["step"]: r["slowest_ranks"] for r in _by_kind(recs, "timing") if "slowest_ranks" in r}
+    assert sorted(named) == list(range(1, 17))
+    assert named[13] == {"compute": {"rank": 1, "ms": 3.41, "fastest_rank": 0, "fastest_ms": 3.19},
+                         "input": {"rank": 1, "ms": 501.51, "fastest_rank": 0, "fastest_ms": 1.11}}
+    assert all(n["input"]["ms"] < 10 for s, n in named.items() if s != 13)
+    thirteen = next(r for r in _by_kind(recs, "timing") if r["step"] == 13 and "timers_ms" in r)
+    assert (thirteen["timers_min_ms"]["batch-generator"], thirteen["timers_ms"]["batch-generator"]) == (1.13, 501.55)
+
+
+BRIDGE = "megatron-bridge-0.3.1_megatron-core-0.16.1_tiny-llama_{}_cpu.log"
+
+
+@pytest.mark.parametrize("run, slow_ms, batch_ms, blocks", [
+    ("1rank", 510.6, 500.97, True), ("1rank_no-log-handler", 509.8, None, False), ("2rank-dp", 513.3, 500.80, True)])
+def test_megatron_bridge_pretrain(run, slow_ms, batch_ms, blocks):
+    """Megatron-Bridge 0.3.1's loop prints Megatron's iteration lines (dated to the second), its
+    validations and saves; its timer blocks only where a logging handler is set.  On 2 ranks its
+    `Step Time : ..s GPU utilization: ..MODEL_TFLOP/s/GPU` (rank 0) comes before or after the
+    iteration line (rank 1), and is taken only by an iteration whose time it matches."""
+    recs = parse_file(BRIDGE.format(run))
+    prog = _by_kind(recs, "progress")
+    assert [r["step"] for r in prog] == list(range(1, 25)) and {r["framework"] for r in prog} == {"megatron"}
+    assert prog[12]["step_time_ms"] == slow_ms and max(prog, key=lambda r: r["step_time_ms"])["step"] == 13
+    timing = [r for r in _by_kind(recs, "timing") if "forward-backward" in r["timers_ms"]]
+    assert bool(timing) is blocks
+    if blocks:
+        assert [r["step"] for r in timing] == list(range(1, 25))
+        assert timing[12]["lanes_ms"]["input"] == batch_ms
+    assert [(r["step"], r["phase"]) for r in _by_kind(recs, "eval")] == [
+        (10, "validation"), (20, "validation"), (24, "validation"), (24, "test")]
+    assert [(r["step"], r["phase"]) for r in _by_kind(recs, "checkpoint") if "phase" in r] == [
+        (s, p) for s in (10, 20, 24) for p in ("start", "end")]

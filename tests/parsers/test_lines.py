@@ -144,6 +144,11 @@ def test_megatron_forks_rates_and_megatron_bridges_model_tflops():
     ])
     assert [(r["framework"], r["step"], r["step_time_ms"], r["tflops"]) for r in recs] == [
         ("megatron", 49, 9089.0, 663.5), ("megatron", 50, 9101.0, 662.8)]
+    recs, _ = feed_all([      # another rank's iteration line first: its rate goes to no other step
+        " [2025-12-22 15:18:33] iteration       13/      50 | elapsed time per iteration (ms): 510.6 |",
+        "Step Time : 0.51s GPU utilization: 12.5MODEL_TFLOP/s/GPU",
+        " [2025-12-22 15:18:34] iteration       14/      50 | elapsed time per iteration (ms): 9.1 |"])
+    assert [r.get("tflops") for r in recs] == [None, None]
 
 
 def test_megatron_checkpoint_and_resume():

@@ -109,3 +109,28 @@ def test_detectron2_and_paddledetection_prefixes_take_the_year_the_log_was_writt
     assert line_timestamp("[13/01 00:00:01] x", written) is None           # no month 13
     assert line_timestamp("[01/01 00:00:01] x") is None                    # no year to place it in
     assert line_timestamp("path/[01/01 00:00:01] x", written) is None      # inside a path
+
+
+def test_a_time_to_the_second_after_a_finer_one_keeps_the_ranks_order():
+    """Megatron dates its iteration lines to the microsecond, its straggler report (the line
+    that closes the iteration's timer block) to the second: that coarser time, up to a second
+    before the iteration's, is no new anchor, and the rank's records keep their printed order
+    (merged by time, they once put the next iteration's timers before this one's line)."""
+    result = read_file(str(CAPTURED / "megatron-core-0.17.1_pretrain-gpt_2rank-dp_log-straggler_rank1-slow_cpu.log"),
+                       None)
+    ts = [it.ts for it in result.items]
+    assert ts == sorted(ts) and len(set(ts)) == len(ts)
+    by_kind = [(it.record["kind"], it.record["step"]) for it in result.items]
+    assert by_kind.index(("progress", 10)) < by_kind.index(("progress", 11))
+    ten = next(it for it in result.items if it.record["kind"] == "progress" and it.record["step"] == 10)
+    assert (ten.source, ten.ts % 10**9) == ("log", 645183000)     # ` [2026-11-30 22:36:31.645183]`
+
+
+def test_a_printed_time_earlier_than_the_ranks_last_keeps_the_printed_order(tmp_path):
+    log = tmp_path / "train.log"
+    log.write_text("2024-01-01 10:00:05.000 step 1/3 loss 2.5 step_time_ms 100\n"
+                   "2024-01-01 10:00:06.000 step 2/3 loss 2.4 step_time_ms 100\n"
+                   "2024-01-01 10:00:04.000 step 3/3 loss 2.3 step_time_ms 100\n")   # a clock set back
+    result = read_file(str(log), None)
+    assert [it.record["step"] for it in sorted(result.items, key=lambda it: it.ts)] == [1, 2, 3]
+    assert [it.source for it in result.items] == ["log", "log", "estimated"]

@@ -131,7 +131,8 @@ def test_deepspeed_breakdown_times_its_steps_and_blames_no_rank_it_cannot_see():
 
 
 
-COMPOSER = Path(__file__).resolve().parents[1] / "data" / "captured" / "composer-0.32.1_console-logger_max-duration-epochs.log"
+CAPTURED = Path(__file__).resolve().parents[1] / "data" / "captured"
+COMPOSER = CAPTURED / "composer-0.32.1_console-logger_max-duration-epochs.log"
 
 
 def test_composer_records_read_live_time_the_steps():
@@ -147,3 +148,16 @@ def test_composer_records_read_live_time_the_steps():
     assert [s for s, v in verdicts.items() if v["slow"]] == [11]
     assert verdicts[11]["cause"] == "unknown" and verdicts[11]["duration_ms"] == approx(560.0)
     assert verdicts[5]["duration_ms"] == approx(60.0)
+
+
+def test_a_straggler_report_names_the_culprit_rank_that_prints_nothing():
+    """Megatron prints its steps from one rank, and with `--log-straggler` the slowest rank of
+    each lane: the slow step's culprit is the rank its report names (rank 1's batch waited),
+    where without the report it could only be the printing rank."""
+    log = CAPTURED / "megatron-core-0.17.1_pretrain-gpt_2rank-dp_log-straggler_rank1-slow_cpu.log"
+    lines = log.read_text(encoding="utf-8").split("\n")
+    verdicts = judge_log(lines)
+    assert [s for s, v in verdicts.items() if v["slow"]] == [13]
+    assert (verdicts[13]["cause"], verdicts[13]["culprit_rank"]) == ("input", 1)
+    unnamed = judge_log([line for line in lines if "Rtt/Rnk" not in line])
+    assert (unnamed[13]["cause"], unnamed[13]["culprit_rank"]) == ("input", 0)

@@ -179,3 +179,8 @@ if os.environ.get("MG_CPU_SHIM") == "1":
         return _orig_new_group(*args, **kwargs)
 
     dist.new_group = _new_group
+
+    # Megatron's straggler detector (`--log-straggler`) reads the GPU's counters, which a CPU
+    # lacks: they read 0 (its `MnPwr/Rnk: 0.00W/0 ...`); its timings are the CPU's own.
+    for _counter in ("temperature", "power_draw", "utilization", "clock_rate"):
+        setattr(torch.cuda, _counter, lambda *a, **k: 0)

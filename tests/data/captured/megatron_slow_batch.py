@@ -2,15 +2,19 @@
 
 Imported by the capture's entry script before `pretrain` runs: it wraps the train data
 iterator Megatron builds, so that fetching the batch of iteration $MG_SLOW_ITER (13 unless set)
-sleeps $MG_SLOW_SECONDS (0.5) s, inside `forward_step`'s `batch-generator` timer."""
+sleeps $MG_SLOW_SECONDS (0.5) s, inside `forward_step`'s `batch-generator` timer: on every
+rank, or on rank $MG_SLOW_RANK alone where it is set."""
 import os
 import time
+
+import torch
 
 import megatron.training.training as mtt
 from megatron.training import get_args
 
 SLOW_ITER = int(os.environ.get("MG_SLOW_ITER", "13"))
 SLOW_SECONDS = float(os.environ.get("MG_SLOW_SECONDS", "0.5"))
+SLOW_RANK = int(os.environ["MG_SLOW_RANK"]) if "MG_SLOW_RANK" in os.environ else None
 
 
 class SlowOnceIterator:
@@ -26,7 +30,8 @@ class SlowOnceIterator:
     def __next__(self):
         # args.curr_iteration holds the number of completed iterations, so the batch
         # for the iteration printed as N is fetched while curr_iteration == N - 1.
-        if not self.slept and getattr(get_args(), "curr_iteration", -1) == SLOW_ITER - 1:
+        if not self.slept and getattr(get_args(), "curr_iteration", -1) == SLOW_ITER - 1 and (
+                SLOW_RANK is None or torch.distributed.get_rank() == SLOW_RANK):
             self.slept = True
             time.sleep(SLOW_SECONDS)
         return next(self.inner)
