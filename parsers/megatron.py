@@ -15,9 +15,6 @@ ITER = Pattern(r"\s*+(?:\[[0-9:. -]{1,40}+\]\s*+)?(?:samples/sec: ([\d.]++) \|\s
 TIMER_BLOCK = Pattern(r"(?:[A-Z]{3,8}+:[\w.]{1,120}+:)?(\(min, max\) |max )time across ranks \(ms\):\s*+")
 BLOCK_TIMER = Pattern(r"\s++([A-Za-z][\w/.-]{0,120}+) \.*+: (?:\(([\d.]++), ([\d.]++)\)|([\d.]++))\s*+")
 TIMERS = Pattern(r"time \(ms\)\s*+\|(.{0,4000}+)")
-# ` validation loss at iteration 100 | ...`, newer `... at iteration 2500 on 320-sample draw from
-# validation set | ...` (or `on test set`), and `... at the end of training for test data | ...`;
-# GPT-NeoX's ` validation results at iteration 100 | lm_loss value: 6.9E+00 | ...`
 LOADED_AT = Pattern(r"successfully loaded checkpoint from .{0,1000}? at iteration (\d++)")
 STRAGGLER = Pattern(r"\| MnRtt/Rnk: ([\d.]++)([mu]s)/(\d++) \| MxRtt/Rnk: ([\d.]++)([mu]s)/(\d++) \|.{0,1000}?"
                     r"\| MnDRtt/Rnk: ([\d.]++)([mu]s)/(\d++) \| MxDRtt/Rnk: ([\d.]++)([mu]s)/(\d++)")
@@ -25,8 +22,11 @@ STRAGGLER = Pattern(r"\| MnRtt/Rnk: ([\d.]++)([mu]s)/(\d++) \| MxRtt/Rnk: ([\d.]
 ranks, the fastest and slowest one's forward time (`MnRtt`/`MxRtt`, the model's compute) and
 batch fetch (`MnDRtt`/`MxDRtt`), each `value unit/rank`."""
 BRIDGE_STEP = Pattern(r"Step Time : ([\d.]++)s GPU utilization: ([\d.]++) ?MODEL_TFLOP/s/GPU")
-"""Megatron-Bridge's line before each iteration line it logs (`Step Time : 0.79s GPU utilization:
-62.4MODEL_TFLOP/s/GPU`): its model TFLOP/s a GPU are the next iteration's `tflops`."""
+"""Megatron-Bridge's line by each iteration line it logs (`Step Time : 0.79s GPU utilization:
+62.4MODEL_TFLOP/s/GPU`): its model TFLOP/s a GPU are the `tflops` of the iteration it times."""
+# ` validation loss at iteration 100 | ...`, newer `... at iteration 2500 on 320-sample draw from
+# validation set | ...` (or `on test set`), and `... at the end of training for test data | ...`;
+# GPT-NeoX's ` validation results at iteration 100 | lm_loss value: 6.9E+00 | ...`
 VALID = Pattern(r"\s*+validation (?:loss|results) at (?:iteration\s*+(\d++)(?: on ([^|]{1,200}+))?"
                 r"|the end of training for (\w{1,40}+) data)\s*+\|(.{0,2000}+)")
 
