@@ -7,6 +7,8 @@ one line (`time (ms) | name: x | ...`) or, since 2022, as a block: a `(min, max)
 then one `    name .....: (min, max)` (or `: max`) line per timer."""
 from __future__ import annotations
 
+from collections import deque
+
 from .base import Parser, Pattern, is_digits, num, parse_timer_list, record, timers_to_lanes, to_int, to_ms
 
 # GPT-NeoX puts `samples/sec: 12.345 |` before `iteration`
@@ -30,6 +32,10 @@ BRIDGE_STEP = Pattern(r"Step Time : ([\d.]++)s GPU utilization: ([\d.]++) ?MODEL
 VALID = Pattern(r"\s*+validation (?:loss|results) at (?:iteration\s*+(\d++)(?: on ([^|]{1,200}+))?"
                 r"|the end of training for (\w{1,40}+) data)\s*+\|(.{0,2000}+)")
 
+_KEPT_ITERATIONS = 1024
+"""Iteration lines kept for the straggler reports that come after them (a few iterations)."""
+_HELD_REPORTS = 64
+"""Straggler reports kept while their iteration's line has not come (a garbled log: any number)."""
 _BLOCK_TIMERS = 128
 """A timer block keeps at most this many timers (Megatron logs about 20; a garbled log, any)."""
 
@@ -116,6 +122,14 @@ class MegatronParser(Parser):
         self.last_time: dict = {}
         self.open: dict = {}
         """rank -> (max, min) timers of the timer block being read"""
+        self.printed: deque = deque(maxlen=_KEPT_ITERATIONS)
+        """(rank, step) of the stream's last iteration lines, in the order printed"""
+        self.printed_before = 0
+        """Iteration lines printed before those in `printed`"""
+        self.reports: dict = {}
+        """reporting rank -> straggler reports read"""
+        self.held: deque = deque()
+        """(index, slowest ranks) of straggler reports read before their iteration's line"""
         self.model_tflops: tuple[float, float] | None = None
         """Megatron-Bridge's (model TFLOP/s a GPU, step time in s) for the next iteration line,
         from rank 0's line.  Another rank prints the iteration, and its line may come first:
@@ -132,6 +146,9 @@ class MegatronParser(Parser):
                    samples_per_s: str | None = None) -> list[dict]:
         step = int(printed_step)
         self.last_step[rank] = step
+        if len(self.printed) == self.printed.maxlen:
+            self.printed_before += 1
+        self.printed.append((rank, step))
         fields, _ = parse_fields(text)
         if samples_per_s is not None:
             fields.setdefault("samples_per_s", num(samples_per_s))
@@ -142,7 +159,28 @@ class MegatronParser(Parser):
             if isinstance(ms, (int, float)) and abs(step_s * 1000 - ms) <= 5.0:
                 fields.setdefault("tflops", tflops)
         self.last_time[rank] = fields.get("step_time_ms")
-        return [record("progress", self.name, rank, step, total_steps=int(total), **fields)]
+        out = [record("progress", self.name, rank, step, total_steps=int(total), **fields)]
+        while self.held and self.held[0][0] < self.printed_before + len(self.printed):
+            out.append(self._report(*self.held.popleft()))
+        return out
+
+    def _straggler_report(self, rank, slowest: dict) -> list[dict]:
+        """Rank 0 reports once an iteration line is due (every log interval), but it need not
+        print that line: the last rank does, and the two run apart by a few iterations (a
+        pipeline's first stage runs ahead of its last).  The k-th report is the k-th iteration
+        line's, and goes with its rank; one read before its line waits for it."""
+        index = self.reports.get(rank, 0)
+        self.reports[rank] = index + 1
+        if index < self.printed_before + len(self.printed):
+            return [self._report(index, slowest)]
+        if len(self.held) < _HELD_REPORTS:
+            self.held.append((index, slowest))
+        return []
+
+    def _report(self, index: int, slowest: dict) -> dict:
+        at = index - self.printed_before
+        owner, step = self.printed[at] if at >= 0 else (None, None)
+        return record("timing", self.name, owner, step, slowest_ranks=slowest)
 
     def fast(self, line: str) -> list[dict] | None:
         """` iteration N/ T | key: value | ...` and `time (ms) | name: x | ...` without a regex,
@@ -217,6 +255,8 @@ class MegatronParser(Parser):
         out = []
         for rank in list(self.open):
             out += self._close_block(rank)
+        out += [record("timing", self.name, None, None, slowest_ranks=slowest) for _, slowest in self.held]
+        self.held.clear()
         return out
 
     def _line(self, line: str, rank) -> list[dict]:
@@ -232,9 +272,8 @@ class MegatronParser(Parser):
         if "Rtt/Rnk" in line:
             m = STRAGGLER.search(line)
             if m:
-                return [record("timing", self.name, rank, self.last_step.get(rank),
-                               slowest_ranks={"compute": _extremes(*m.groups()[:6]),
-                                              "input": _extremes(*m.groups()[6:])})]
+                return self._straggler_report(rank, {"compute": _extremes(*m.groups()[:6]),
+                                                     "input": _extremes(*m.groups()[6:])})
         if "MODEL_TFLOP/s/GPU" in line:
             m = BRIDGE_STEP.search(line)
             if m:

@@ -93,12 +93,33 @@ def pick_culprit(rows: list[dict], excess_ms: float,
         if culprit["lanes_ms"].get("checkpoint", 0.0) > 0 and culprit["source"] == "hook":
             return culprit["rank"], "checkpoint", skew_ms
         return culprit["rank"], "unknown", skew_ms
-    named = (culprit.get("slowest_ranks") or {}).get(lane)
-    if isinstance(named, dict) and isinstance(named.get("rank"), int):
-        # the framework measured every rank's lane and printed the slowest (Megatron's straggler
-        # detector): that rank, even where only one rank prints its steps
-        return named["rank"], lane, skew_ms
+    named = _named_slowest(culprit, lane, excess_ms)
+    if named is not None:
+        return named[0], named[1], skew_ms
     return culprit["rank"], lane, skew_ms
+
+
+def _named_slowest(row: dict, lane: str, excess_ms: float) -> tuple[int, str] | None:
+    """(rank, lane) that the framework itself names for a slow step, where it measured every
+    rank and printed the slowest of each lane (Megatron's straggler detector): that rank, even
+    where one rank alone prints the steps.  A step slow in communication waited for another
+    rank (a pipeline stage receiving from the one before): the rank and lane with the widest
+    gap between slowest and fastest, where that gap explains the step."""
+    named = row.get("slowest_ranks")
+    if not isinstance(named, dict):
+        return None
+    if lane == "communication":
+        gaps = {k: v["ms"] - v["fastest_ms"] for k, v in named.items()
+                if isinstance(v, dict) and isinstance(v.get("ms"), (int, float))
+                and isinstance(v.get("fastest_ms"), (int, float))}
+        if gaps:
+            widest = max(gaps, key=lambda k: gaps[k])
+            if gaps[widest] >= 0.3 * excess_ms and isinstance(named[widest].get("rank"), int):
+                return named[widest]["rank"], widest
+    slowest = named.get(lane)
+    if isinstance(slowest, dict) and isinstance(slowest.get("rank"), int):
+        return slowest["rank"], lane
+    return None
 
 
 def attribute_wait(rows: list[dict]) -> list[dict]:

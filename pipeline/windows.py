@@ -155,6 +155,9 @@ def correlate(state: dict, msg: dict) -> tuple[dict, list[dict]]:
         return state, []
     if window is None or window["step"] <= state["closed_through"]:
         return state, []  # a replayed or late duplicate of a closed step
+    replaced = state["open"].get(str(window["step"]))
+    if replaced is not None and "slowest_ranks" in replaced:     # a timing record after the report
+        window = {**window, "slowest_ranks": replaced["slowest_ranks"]}
     state["open"][str(window["step"])] = {**window, "source": source}
     return _close(state, upto=None if state["ended"] else window["step"] - 1)
 

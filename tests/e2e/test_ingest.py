@@ -270,3 +270,16 @@ def test_ingest_names_the_rank_megatrons_straggler_detector_names(tansu_stack):
     assert sorted(s["step"] for s in steps) == list(range(1, 17))
     slow = [s for s in steps if s["slow"]]
     assert [(s["step"], s["cause"], s["culprit_rank"]) for s in slow] == [(13, "input", 1)]
+
+
+def test_ingest_names_the_pipeline_stage_that_held_up_the_step(tansu_stack):
+    """Two pipeline stages, labelled by `--tee 3`: the last stage (rank 1) prints the steps, and
+    its step 13 waited 504 ms to receive from the first stage, whose batch fetch took 501 ms;
+    Megatron's straggler report, printed by rank 0 ahead of rank 1's lines, names rank 0."""
+    job = f"ingest-mgpp-{uuid.uuid4().hex[:6]}"
+    log = CAPTURED / "megatron-core-0.17.1_pretrain-gpt_2rank-pp2_tee3_log-straggler_rank0-slow_cpu.log"
+    report = ingest(tansu_stack, job, str(log)).stderr
+    assert "framework megatron" in report and "NOT delivered" not in report
+    steps = tansu_stack.wait_for_steps(job, 16)
+    assert sorted(s["step"] for s in steps) == list(range(1, 17))
+    assert [(s["step"], s["cause"], s["culprit_rank"]) for s in steps if s["slow"]] == [(13, "input", 0)]

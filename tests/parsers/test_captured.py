@@ -1105,3 +1105,20 @@ def test_megatron_bridge_pretrain(run, slow_ms, batch_ms, blocks):
         (10, "validation"), (20, "validation"), (24, "validation"), (24, "test")]
     assert [(r["step"], r["phase"]) for r in _by_kind(recs, "checkpoint") if "phase" in r] == [
         (s, p) for s in (10, 20, 24) for p in ("start", "end")]
+
+
+def test_megatron_0_17_pipeline_stages_straggler_reports_go_with_their_iterations():
+    """Two pipeline stages under `--tee 3`: rank 1 prints the iterations, rank 0 the straggler
+    reports, up to three iterations ahead; the k-th report goes with the k-th iteration line and
+    its rank, so the 501 ms batch fetch (rank 0's, the slowed one) is iteration 13's."""
+    recs = parse_file(MEGATRON.format("2rank-pp2_tee3_log-straggler_rank0-slow"))
+    prog = _by_kind(recs, "progress")
+    assert [(r["rank"], r["step"]) for r in prog] == [(1, s) for s in range(1, 17)]
+    named = [(r["rank"], r["step"], r["slowest_ranks"]["input"]) for r in _by_kind(recs, "timing")
+             if "slowest_ranks" in r]
+    assert [(rank, step) for rank, step, _ in named] == [(1, s) for s in range(1, 17)]
+    assert named[12][2] == {"rank": 0, "ms": 501.64, "fastest_rank": 1, "fastest_ms": 1.1}
+    assert all(n["ms"] < 20 for _, s, n in named if s != 13)
+    thirteen = next(r for r in _by_kind(recs, "timing") if r["step"] == 13 and "timers_ms" in r)
+    assert (thirteen["timers_ms"]["forward-recv"], thirteen["timers_ms"]["batch-generator"]) == (504.08, 501.67)
+    assert [e["error"] for e in _by_kind(recs, "error")] == ["child_failed", "traceback"]

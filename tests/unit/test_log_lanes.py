@@ -161,3 +161,14 @@ def test_a_straggler_report_names_the_culprit_rank_that_prints_nothing():
     assert (verdicts[13]["cause"], verdicts[13]["culprit_rank"]) == ("input", 1)
     unnamed = judge_log([line for line in lines if "Rtt/Rnk" not in line])
     assert (unnamed[13]["cause"], unnamed[13]["culprit_rank"]) == ("input", 0)
+
+
+def test_a_stage_that_waited_on_the_one_before_names_that_stage():
+    """Pipeline stages: the last stage prints the steps, and its timers show iteration 13 spent
+    waiting to receive (`forward-recv` 504 ms) as much as the first stage spent fetching its
+    batch; the straggler report's widest gap is rank 0's batch fetch, so the culprit is rank 0,
+    in input, not the printing stage's wait."""
+    log = CAPTURED / "megatron-core-0.17.1_pretrain-gpt_2rank-pp2_tee3_log-straggler_rank0-slow_cpu.log"
+    verdicts = judge_log(log.read_text(encoding="utf-8").split("\n"))
+    assert [s for s, v in verdicts.items() if v["slow"]] == [13]
+    assert (verdicts[13]["cause"], verdicts[13]["culprit_rank"]) == ("input", 0)
