@@ -80,8 +80,9 @@ RESUME_FROM = Pattern(r"\bResuming(?: training)? from (?:checkpoint )?['\"]?(/?[
                       r"|\bresume from ['\"]?(/?[\w.~-]{0,200}+/[^\s'\",]{1,800}+)['\"]? *+$")
 """A resume that names only its checkpoint's path, not its step: nanoGPT's `Resuming training
 from out`, PaddleOCR's `resume from /out/latest` (a path), the last words of its line."""
-RESUME_STEP = Pattern(r"(?i)\b(?:iteration|global[ _]step|step)\s*+[:=]?\s*+(\d++)")
-"""The step of a resume line that names its epoch first (HF 5: `... with epoch 1 and global step 8`)."""
+RESUME_STEP = Pattern(r"(?i)\b(?:iter(?:ation)?|global[ _]step|step)\s*+[:=]?\s*+(\d++)")
+"""The step of a resume line that names its epoch first (HF 5: `... with epoch 1 and global step 8`,
+MMEngine: `resumed epoch: 2, iter: 16`)."""
 GLOO_TIMEOUT = Pattern(r"Timed out waiting (\d{1,12}+)ms for (\w{1,20}+) operation")
 RESTART_ELASTIC = Pattern(r"(\d++)/(\d++) attempts left; will restart worker group")
 EVAL_START = Pattern(r"(?i)\*{3,}+\s*+(?:Running )?(Evaluation|Evaluating|Prediction)\b")

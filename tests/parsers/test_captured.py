@@ -1122,3 +1122,30 @@ def test_megatron_0_17_pipeline_stages_straggler_reports_go_with_their_iteration
     thirteen = next(r for r in _by_kind(recs, "timing") if r["step"] == 13 and "timers_ms" in r)
     assert (thirteen["timers_ms"]["forward-recv"], thirteen["timers_ms"]["batch-generator"]) == (504.08, 501.67)
     assert [e["error"] for e in _by_kind(recs, "error")] == ["child_failed", "traceback"]
+
+
+MMDET = "mmdet-3.3.0_mmengine-0.10.7_retinanet-tiny_cpu{}.log"
+
+
+def test_mmdetection_train():
+    """MMDetection 3.3's `tools/train.py`: MMEngine's lines, `data_time` as the input lane (the
+    slowed sample, iteration 5: 503.8 ms), each epoch's save, pycocotools' table and MMEngine's
+    `coco/bbox_mAP` summary as results; a resume names its epoch and iteration (`resumed epoch:
+    2, iter: 16`); the resume that torch's `weights_only` load refused is one error."""
+    recs = parse_file(MMDET.format(""))
+    prog = _by_kind(recs, "progress")
+    assert [(r["step"], r["epoch"]) for r in prog] == [(s, 1 + (s - 1) // 8) for s in range(1, 17)]
+    five = prog[4]
+    assert (five["step_time_ms"], five["lanes_ms"], five["loss"], five["grad_norm"]) == (
+        569.6, {"input": 503.8}, 1.7382, 0.9098)
+    assert max(prog, key=lambda r: r["lanes_ms"]["input"])["step"] == 5
+    assert [(r["step"], r["action"]) for r in _by_kind(recs, "checkpoint")] == [(8, "save"), (16, "save")]
+    evals = _by_kind(recs, "eval")
+    assert [(r["step"], r["metrics"].get("bbox/AP"), r["metrics"].get("coco/bbox_map")) for r in evals] == [
+        (8, 0.041, None), (8, None, 0.041), (16, 0.057, None), (16, None, 0.057)]
+    recs = parse_file(MMDET.format("_resume"))
+    assert [(r["step"], r["epoch"]) for r in _by_kind(recs, "restart")] == [(None, 2), (16, 2)]
+    prog = _by_kind(recs, "progress")
+    assert [r["step"] for r in prog] == list(range(17, 25)) and prog[4]["lanes_ms"]["input"] == 503.8
+    recs = parse_file(MMDET.format("_resume-failed"))
+    assert [(r["kind"], r.get("exception")) for r in recs] == [("restart", None), ("error", "_pickle.UnpicklingError")]
