@@ -1149,3 +1149,24 @@ def test_mmdetection_train():
     assert [r["step"] for r in prog] == list(range(17, 25)) and prog[4]["lanes_ms"]["input"] == 503.8
     recs = parse_file(MMDET.format("_resume-failed"))
     assert [(r["kind"], r.get("exception")) for r in recs] == [("restart", None), ("error", "_pickle.UnpicklingError")]
+
+
+NANOTRON = "nanotron-0.4_tiny-llama_{}_cpu.log"
+
+
+@pytest.mark.parametrize("run, rank, step13", [
+    ("1rank", None, (511.0, 251.0, 251.0, 1.18)), ("1rank-tee3", 0, (511.0, 251.0, 251.0, 1.18)),
+    ("2rank-dp", 0, (514.0, 498.0, 249.0, 0.855))])
+def test_nanotron_trainer(run, rank, step13):
+    """Nanotron 0.4's `iteration: 13 / 24 | ... | elapsed_time_per_iteration_ms: 511 | ...` in
+    its human-readable numbers (`1.66K`), behind its `[INFO|DP=0|PP=0|TP=0]:` place and, with
+    `--tee 3`, torchrun's prefix; its `Saving checkpoint at /tmp/nn/ckpt/10`."""
+    recs = parse_file(NANOTRON.format(run))
+    prog = _by_kind(recs, "progress")
+    assert [(r["rank"], r["step"]) for r in prog] == [(rank, s) for s in range(1, 25)]
+    thirteen = prog[12]
+    assert (thirteen["step_time_ms"], thirteen["tokens_per_s"], thirteen["tokens_per_s_per_gpu"],
+            thirteen["grad_norm"]) == step13
+    assert (thirteen["loss"], thirteen["lr"], thirteen["total_steps"]) == (5.56, 0.000191, 24)
+    assert max(prog, key=lambda r: r["step_time_ms"])["step"] == 13
+    assert [(r["step"], r["path"].rsplit("/", 1)[-1]) for r in _by_kind(recs, "checkpoint")] == [(10, "10"), (20, "20")]
