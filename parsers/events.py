@@ -276,6 +276,12 @@ class EventParser:
             # best first, does not say which one is new
             return [record("checkpoint", framework, rank, step, action="save", path=None, phase="end",
                            message=line.strip()[:500])]
+        if "resumed from the latest checkpoint " in line:
+            # MMEngine's `Auto resumed from the latest checkpoint /work/epoch_2.pth.`: the load;
+            # its next line, `resumed epoch: 2, iter: 16`, is the restart and names its step
+            words = line[line.find("resumed from the latest checkpoint ") + 35:].split()
+            return [record("checkpoint", framework, rank, step, action="load",
+                           path=words[0].rstrip(".") if words else None, phase="start", message=line.strip()[:500])]
         if "heckpoint" in line or "CHECKPOINT" in line:
             # (a logger's location, `[torch_checkpoint_engine.py:33:commit]`, says nothing)
             said = SOURCE_LOCATION.sub("", line) if ".py:" in line else line

@@ -1130,8 +1130,9 @@ MMDET = "mmdet-3.3.0_mmengine-0.10.7_retinanet-tiny_cpu{}.log"
 def test_mmdetection_train():
     """MMDetection 3.3's `tools/train.py`: MMEngine's lines, `data_time` as the input lane (the
     slowed sample, iteration 5: 503.8 ms), each epoch's save, pycocotools' table and MMEngine's
-    `coco/bbox_mAP` summary as results; a resume names its epoch and iteration (`resumed epoch:
-    2, iter: 16`); the resume that torch's `weights_only` load refused is one error."""
+    `coco/bbox_mAP` summary as results; an auto-resume's `Auto resumed from the latest checkpoint
+    ...` is the load, its `resumed epoch: 2, iter: 16` the restart at 16; the resume that torch's
+    `weights_only` load refused is one error."""
     recs = parse_file(MMDET.format(""))
     prog = _by_kind(recs, "progress")
     assert [(r["step"], r["epoch"]) for r in prog] == [(s, 1 + (s - 1) // 8) for s in range(1, 17)]
@@ -1144,11 +1145,14 @@ def test_mmdetection_train():
     assert [(r["step"], r["metrics"].get("bbox/AP"), r["metrics"].get("coco/bbox_map")) for r in evals] == [
         (8, 0.041, None), (8, None, 0.041), (16, 0.057, None), (16, None, 0.057)]
     recs = parse_file(MMDET.format("_resume"))
-    assert [(r["step"], r["epoch"]) for r in _by_kind(recs, "restart")] == [(None, 2), (16, 2)]
+    assert [(r["kind"], r["step"], r.get("epoch"), r.get("path")) for r in recs[:2]] == [
+        ("checkpoint", None, None, "/tmp/md/work/epoch_2.pth"), ("restart", 16, 2, None)]
+    assert len(_by_kind(recs, "restart")) == 1
     prog = _by_kind(recs, "progress")
     assert [r["step"] for r in prog] == list(range(17, 25)) and prog[4]["lanes_ms"]["input"] == 503.8
     recs = parse_file(MMDET.format("_resume-failed"))
-    assert [(r["kind"], r.get("exception")) for r in recs] == [("restart", None), ("error", "_pickle.UnpicklingError")]
+    assert [(r["kind"], r.get("action"), r.get("exception")) for r in recs] == [
+        ("checkpoint", "load", None), ("error", None, "_pickle.UnpicklingError")]
 
 
 NANOTRON = "nanotron-0.4_tiny-llama_{}_cpu.log"
