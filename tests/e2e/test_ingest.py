@@ -258,28 +258,19 @@ def test_ingest_a_megatron_run_whose_timers_name_the_cause(tansu_stack):
     assert by_step[13]["lanes_ms"]["input"] == pytest.approx(501.19)
 
 
-def test_ingest_names_the_rank_megatrons_straggler_detector_names(tansu_stack):
-    """Two ranks, one printing: rank 1's batch of iteration 13 waited 0.5 s, and Megatron's
-    straggler report (`--log-straggler`) says so; the stored verdict names rank 1, from stdout
-    alone."""
+@pytest.mark.parametrize("run, culprit", [("2rank-dp_log-straggler_rank1-slow", 1),
+                                          ("2rank-pp2_tee3_log-straggler_rank0-slow", 0)])
+def test_ingest_names_the_rank_megatrons_straggler_detector_names(tansu_stack, run, culprit):
+    """Two ranks, one printing the steps, and Megatron's straggler report (`--log-straggler`),
+    printed by rank 0: the stored verdict names the rank whose batch of iteration 13 waited
+    0.5 s, from stdout alone.  Data parallel: rank 1.  Two pipeline stages under `--tee 3`:
+    the last stage (rank 1) prints the steps, and its step 13 waited 504 ms to receive from
+    the first, whose batch fetch took 501 ms; the report, printed ahead of rank 1's lines,
+    names rank 0, not the stage that waited."""
     job = f"ingest-mgstrag-{uuid.uuid4().hex[:6]}"
-    log = CAPTURED / "megatron-core-0.17.1_pretrain-gpt_2rank-dp_log-straggler_rank1-slow_cpu.log"
+    log = CAPTURED / f"megatron-core-0.17.1_pretrain-gpt_{run}_cpu.log"
     report = ingest(tansu_stack, job, str(log)).stderr
     assert "framework megatron" in report and "NOT delivered" not in report
     steps = tansu_stack.wait_for_steps(job, 16)
     assert sorted(s["step"] for s in steps) == list(range(1, 17))
-    slow = [s for s in steps if s["slow"]]
-    assert [(s["step"], s["cause"], s["culprit_rank"]) for s in slow] == [(13, "input", 1)]
-
-
-def test_ingest_names_the_pipeline_stage_that_held_up_the_step(tansu_stack):
-    """Two pipeline stages, labelled by `--tee 3`: the last stage (rank 1) prints the steps, and
-    its step 13 waited 504 ms to receive from the first stage, whose batch fetch took 501 ms;
-    Megatron's straggler report, printed by rank 0 ahead of rank 1's lines, names rank 0."""
-    job = f"ingest-mgpp-{uuid.uuid4().hex[:6]}"
-    log = CAPTURED / "megatron-core-0.17.1_pretrain-gpt_2rank-pp2_tee3_log-straggler_rank0-slow_cpu.log"
-    report = ingest(tansu_stack, job, str(log)).stderr
-    assert "framework megatron" in report and "NOT delivered" not in report
-    steps = tansu_stack.wait_for_steps(job, 16)
-    assert sorted(s["step"] for s in steps) == list(range(1, 17))
-    assert [(s["step"], s["cause"], s["culprit_rank"]) for s in steps if s["slow"]] == [(13, "input", 0)]
+    assert [(s["step"], s["cause"], s["culprit_rank"]) for s in steps if s["slow"]] == [(13, "input", culprit)]
