@@ -159,7 +159,8 @@ class HFTrainerParser(Parser):
             fields = dict_fields(d)
             step_ms = self.means.step_time_ms(rank, printed, d.get(RUN_MEAN_KEY))
             if step_ms is not None:
-                fields["step_time_ms"] = step_ms
+                # from a wall-clock mean: it holds what ran between the two dicts (a save)
+                fields["step_time_ms"], fields["step_time_wall"] = step_ms, True
             if rank not in self.main_total:
                 # no progress bar on this stream (disable_tqdm, file logging): nothing to wait for
                 if printed is not None:

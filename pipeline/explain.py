@@ -114,6 +114,8 @@ def answers(step: dict, ranks: list[dict], baselines: dict[int, dict],
         written = write_mb.get(r["rank"])
         extra = f", {written:.0f} MB written by its processes" if written else ""
         peak = f"rank {r['rank']} spent {r['checkpoint_ms']:.1f} ms saving a checkpoint{extra}"
+    elif step.get("phase") == "checkpoint":    # the log named a save and printed no time
+        peak = "a checkpoint was saved in this step; the log printed no time for it"
     else:
         peak = "no checkpoint was saved in this step"
     out.append(("7. Did the optimizer or a checkpoint create the peak?", peak))

@@ -44,7 +44,8 @@ def slow_threshold_ms(median: float, mad: float, cfg: VerdictConfig) -> float:
 def step_phase(step: int, rows: list[dict], cfg: VerdictConfig) -> str:
     if step <= cfg.warmup_steps:
         return "warmup"
-    if any(r["lanes_ms"].get("checkpoint", 0) > 0 for r in rows):
+    if any(r["lanes_ms"].get("checkpoint", 0) > 0 or "checkpoint" in r.get("untimed_work", ())
+           for r in rows):
         return "checkpoint"
     return "normal"
 
@@ -81,7 +82,9 @@ def pick_culprit(rows: list[dict], excess_ms: float,
                       - r.get("comm_wait_ms", 0.0))
     if culprit["source"] != "hook" and not any(
             culprit["lanes_ms"].get(lane, 0.0) > 0 for lane in LANES):
-        return culprit["rank"], "unknown", skew_ms  # stdout with no printed timers: no split
+        # stdout with no printed timers: no split, unless the one thing the log says ran in
+        # the window, besides the step, is a save
+        return culprit["rank"], _an_untimed_save_or_unknown(culprit), skew_ms
     excess = _lane_excess(culprit)
     lane, lane_excess = max(excess.items(), key=lambda kv: kv[1])
     if lane_excess < 0.3 * excess_ms:
@@ -89,14 +92,21 @@ def pick_culprit(rows: list[dict], excess_ms: float,
         # untimed time around it (state_dict() copies, serialising optimizer state), which
         # lands in idle and compute: the checkpoint is then the likeliest cause.  Not in
         # stdout, where the untimed rest of a window also holds what the log does not time
-        # (an evaluation run between the same two lines).
+        # (an evaluation run between the same two lines), unless the log names a save alone.
         if culprit["lanes_ms"].get("checkpoint", 0.0) > 0 and culprit["source"] == "hook":
             return culprit["rank"], "checkpoint", skew_ms
-        return culprit["rank"], "unknown", skew_ms
+        return culprit["rank"], _an_untimed_save_or_unknown(culprit), skew_ms
     named = _named_slowest(culprit, lane, excess_ms)
     if named is not None:
         return named[0], named[1], skew_ms
     return culprit["rank"], lane, skew_ms
+
+
+def _an_untimed_save_or_unknown(row: dict) -> str:
+    """"checkpoint" for a stdout window in which the log names a checkpoint save whose time it
+    did not print, and nothing else that ran between the steps' lines (no evaluation): the save
+    is then the likeliest use of the time no printed timer explains.  "unknown" otherwise."""
+    return "checkpoint" if row.get("untimed_work") == ["checkpoint"] else "unknown"
 
 
 def _named_slowest(row: dict, lane: str, excess_ms: float) -> tuple[int, str] | None:

@@ -19,7 +19,7 @@ LANE_HISTORY = 50
 
 def new_rank_state() -> dict:
     return {"open": {}, "closed_through": 0, "hook_seen": False, "lane_history": {},
-            "drawn": None, "ended": False, "saved_ms": 0.0}
+            "drawn": None, "ended": False, "saved_ms": 0.0, "untimed_work": []}
 
 
 def step_rank_row(payload: dict, source: str) -> dict:
@@ -36,8 +36,9 @@ def step_rank_row(payload: dict, source: str) -> dict:
         "lanes_ms": breakdown.to_ms(charges), "arrival_ns": arrival,
         "world_size": payload.get("world_size", 0), "source": source,
     }
-    if payload.get("slowest_ranks"):
-        row["slowest_ranks"] = payload["slowest_ranks"]
+    for key in ("slowest_ranks", "untimed_work"):
+        if payload.get(key):
+            row[key] = payload[key]
     return row
 
 
@@ -101,17 +102,36 @@ def printed_save_ms(msg: dict) -> float:
     return float(ms)
 
 
+def spans_the_gap(record: dict) -> bool:
+    """Whether the window of this record runs from the line before to this one (a bar's or a
+    line's read time, the log's timestamps, or a step time from a wall-clock mean), and so
+    holds what ran between the two lines; a step time the framework timed itself times its
+    step alone."""
+    return not (isinstance(record.get("step_time_ms"), (int, float))
+                and not record.get("step_time_from_ts") and not record.get("step_time_wall"))
+
+
 def with_save(window: dict, record: dict, saved_ms: float) -> dict:
     """The window of the step after a printed checkpoint save, with the save as its checkpoint
-    lane: the save ran between the two steps' lines, so inside a window that runs from one
-    line to the next (a bar's or a line's read time, or the log's timestamps), not inside a
-    step time the framework printed itself, which times its step alone."""
-    if not saved_ms or (isinstance(record.get("step_time_ms"), (int, float))
-                        and not record.get("step_time_from_ts")):
+    lane: the save ran between the two steps' lines, so inside the window where it spans the
+    gap between them."""
+    if not saved_ms or not spans_the_gap(record):
         return window
     lanes = dict(window.get("lanes_ms") or {})
     lanes["checkpoint"] = round(lanes.get("checkpoint", 0.0) + saved_ms, 3)
     return dict(window, lanes_ms=lanes)
+
+
+def untimed_work(record: dict) -> str | None:
+    """What a record says ran between two steps' lines, outside any lane: a checkpoint save
+    ("checkpoint"; its lane where another line of the same save printed its time), or an
+    evaluation ("eval", timed or not: no lane holds it).  None for any other record."""
+    kind = record.get("kind")
+    if kind == "eval":
+        return "eval"
+    if kind == "checkpoint" and record.get("action") == "save":
+        return "checkpoint"
+    return None
 
 
 def correlate(state: dict, msg: dict) -> tuple[dict, list[dict]]:
@@ -122,14 +142,16 @@ def correlate(state: dict, msg: dict) -> tuple[dict, list[dict]]:
     them: a window that opens after its rank ended closes at once.  Hook summaries win over
     stdout records for the same rank: once the hook probe has been seen, progress lines only go
     to the store.  In stdout, a checkpoint save whose time was printed is the checkpoint lane of
-    the next step's window (`with_save`).
+    the next step's window (`with_save`); a save or an evaluation with no lane is named in the
+    window as its `untimed_work`, for the verdict.
     """
     kind = msg["kind"]
     state = {"open": dict(state["open"]), "closed_through": state["closed_through"],
              "hook_seen": state["hook_seen"],
              "lane_history": {k: list(v) for k, v in state.get("lane_history", {}).items()},
              "drawn": state.get("drawn"), "ended": state.get("ended", False),
-             "saved_ms": state.get("saved_ms", 0.0)}
+             "saved_ms": state.get("saved_ms", 0.0),
+             "untimed_work": list(state.get("untimed_work", ()))}
     if kind == "job_end":
         state, rows = _close(state, upto=None)
         # The lane baseline is ~400 numbers a rank, kept in the worker's memory and changelog
@@ -141,16 +163,26 @@ def correlate(state: dict, msg: dict) -> tuple[dict, list[dict]]:
         window, source = msg["p"], "hook"
         state["hook_seen"] = True
     elif kind == "progress" and not state["hook_seen"]:
+        record = msg["p"]["record"]
         saved = printed_save_ms(msg)
         if saved:
             state["saved_ms"] += saved
             return state, []
-        if _note_slowest_ranks(state, msg["p"]["record"]):
+        work = untimed_work(record)
+        if work is not None:
+            if work not in state["untimed_work"]:
+                state["untimed_work"] = sorted(state["untimed_work"] + [work])
+            return state, []
+        if _note_slowest_ranks(state, record):
             return state, []
         window, source = progress_as_window(msg, state), "log"
-        if window is not None and state["saved_ms"]:
-            window = with_save(window, msg["p"]["record"], state["saved_ms"])
-            state["saved_ms"] = 0.0
+        if window is not None:
+            # a save that printed its time, too, is timed: its lane, not untimed work
+            work = [w for w in state["untimed_work"] if w != "checkpoint" or not state["saved_ms"]]
+            window = with_save(window, record, state["saved_ms"])
+            if work and spans_the_gap(record):
+                window = dict(window, untimed_work=work)
+            state["saved_ms"], state["untimed_work"] = 0.0, []
     else:
         return state, []
     if window is None or window["step"] <= state["closed_through"]:
@@ -190,10 +222,12 @@ def _close(state: dict, upto: int | None) -> tuple[dict, list[dict]]:
 
 
 def _remember_lanes(history: dict[str, list[float]], row: dict) -> dict[str, float]:
-    """This rank's median lanes before this window; then add the window unless it is warm-up
-    or a checkpoint step.  Kept here, per rank, so the job-wide state stays small."""
+    """This rank's median lanes before this window; then add the window unless it is warm-up,
+    a checkpoint step, or one that ran work no lane holds.  Kept here, per rank, so the
+    job-wide state stays small."""
     baseline = {lane: round(statistics.median(values), 3) for lane, values in history.items()}
-    if row["step"] > verdict.VerdictConfig.warmup_steps and not row["lanes_ms"].get("checkpoint"):
+    if row["step"] > verdict.VerdictConfig.warmup_steps and not row["lanes_ms"].get("checkpoint") \
+            and not row.get("untimed_work"):
         for lane in breakdown.lanes.PRIORITY:
             values = history.setdefault(lane, [])
             values.append(row["lanes_ms"].get(lane, 0.0))

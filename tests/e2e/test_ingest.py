@@ -215,8 +215,9 @@ def test_ingest_a_timm_run(tansu_stack):
 
 def test_ingest_an_ms_swift_run(tansu_stack):
     """ms-swift prints only the run's mean step time: the steps' own times come from it.  The
-    sleep in step 5 is 513 ms (before the baseline has its steps); the steps after the
-    checkpoint at 8 and the evaluation at 10 are slow, for no printed reason."""
+    sleep in step 5 is 513 ms (before the baseline has its steps).  The steps after the
+    checkpoint at 8 and the evaluation at 10 are slow: step 9's wall time held the save and
+    nothing else the log names, so the save is its cause; step 11's held the evaluation."""
     job = f"ingest-swift-{uuid.uuid4().hex[:6]}"
     report = ingest(tansu_stack, job, str(CAPTURED / "ms-swift-4.6.0_sft_tiny-qwen2_disable-tqdm_cpu.log")).stderr
     assert "framework hf_trainer" in report and "NOT delivered" not in report
@@ -225,6 +226,7 @@ def test_ingest_an_ms_swift_run(tansu_stack):
     assert sorted(by_step) == list(range(2, 21))     # step 1 has no mean before it
     assert by_step[5]["duration_ms"] == pytest.approx(512.966)
     assert [s["step"] for s in steps if s["slow"]] == [9, 11]
+    assert by_step[9]["cause"] == "checkpoint" and by_step[9]["phase"] == "checkpoint"
     assert by_step[11]["cause"] == "unknown"
 
 

@@ -165,7 +165,7 @@ def test_a_rank_that_ended_keeps_only_what_drops_replays_of_its_steps():
     state, rows = windows.correlate(state, envelope("job_end", 0, {"exit_code": 0}))
     assert [r["step"] for r in rows] == [12]
     assert state == {"open": {}, "closed_through": 12, "hook_seen": True, "lane_history": {},
-                     "drawn": None, "ended": True, "saved_ms": 0.0}
+                     "drawn": None, "ended": True, "saved_ms": 0.0, "untimed_work": []}
     state, rows = windows.correlate(state, envelope("step_spans", 0, p))
     assert rows == [] and state["open"] == {}, "a replayed step after the end is dropped"
 
@@ -260,17 +260,26 @@ def test_the_last_records_read_after_their_ranks_end_still_make_their_windows():
     assert emitted == [], "a replayed record after the end is dropped"
 
 
-def saved(ms: float, rank: int = 0) -> dict:
-    """A checkpoint save whose time the framework printed (torchtitan's `Finished saving the
-    checkpoint in 0.46 seconds.`)."""
-    record = {"kind": "checkpoint", "framework": "torchtitan", "rank": rank, "step": 10, "action": "save",
-              "phase": "end", "duration_ms": ms}
-    return envelope("progress", rank, {"record": record, "stream": "stdout", "world_size": 1})
+def printed(record: dict, rank: int = 0) -> dict:
+    return envelope("progress", rank, {"record": {"rank": rank, "step": 10, **record},
+                                       "stream": "stdout", "world_size": 1})
 
 
-def judged_stdout_job(save_ms: float, extra_ms: int, printed_times: bool = False) -> dict:
-    """Steps drawn every 300 ms; after step 10 a save of `save_ms` is printed, and step 11 is
-    drawn `extra_ms` late.  Returns step 11's verdict."""
+def saved(ms: float | None = None, rank: int = 0) -> dict:
+    """A checkpoint save, with the time the framework printed (torchtitan's `Finished saving
+    the checkpoint in 0.46 seconds.`), or none (HF's `Saving model checkpoint to X`)."""
+    record = {"kind": "checkpoint", "framework": "torchtitan", "action": "save", "phase": "end"}
+    return printed(record if ms is None else dict(record, duration_ms=ms), rank)
+
+
+EVALUATED = printed({"kind": "eval", "framework": "hf_trainer", "phase": "result", "loss": 2.0})
+
+
+def judged_stdout_job(save_ms: float | None, extra_ms: int, printed_times: bool = False,
+                      between: tuple = ()) -> dict:
+    """Steps drawn every 300 ms; after step 10 a save of `save_ms` is printed (with no time
+    where None), then the messages `between`, and step 11 is drawn `extra_ms` late.  Returns
+    step 11's verdict."""
     state, job, pending, verdicts = windows.new_rank_state(), windows.new_job_state(), {}, {}
     drawn = 1000
     for step in range(1, 16):
@@ -280,8 +289,9 @@ def judged_stdout_job(save_ms: float, extra_ms: int, printed_times: bool = False
             msg["p"]["record"]["step_time_ms"] = 300.0 + (extra_ms if step == 11 else 0)
         state, rows = windows.correlate(state, msg)
         if step == 10:
-            state, none = windows.correlate(state, saved(save_ms))
-            assert none == []
+            for message in (saved(save_ms), *between):
+                state, none = windows.correlate(state, message)
+                assert none == []
         for row in rows:
             job, out, _ = windows.aggregate(job, dict(row, rank=0), CFG, 0, pending)
             verdicts.update({v["step"]: v for v in out})
@@ -306,4 +316,47 @@ def test_a_small_save_in_a_slow_stdout_step_is_not_named_the_cause():
 def test_a_printed_step_time_holds_no_save():
     """A step time the framework printed times its step alone: the save is outside it."""
     v = judged_stdout_job(save_ms=900, extra_ms=1000, printed_times=True)
-    assert v["lanes_ms"]["checkpoint"] == 0 and v["cause"] == "unknown"
+    assert v["lanes_ms"]["checkpoint"] == 0 and v["cause"] == "unknown" and v["phase"] == "normal"
+
+
+def test_a_slow_stdout_step_whose_window_held_only_an_untimed_save_is_a_checkpoint_step():
+    """The log names a save between step 10's line and step 11's, and no time for it: the save
+    is the likeliest use of step 11's excess, and the step is no normal step for the baseline.
+    Its checkpoint lane stays 0: no time was measured."""
+    v = judged_stdout_job(save_ms=None, extra_ms=2000)
+    assert v["slow"] and v["cause"] == "checkpoint" and v["phase"] == "checkpoint"
+    assert v["lanes_ms"]["checkpoint"] == 0
+
+
+def test_an_evaluation_in_the_window_of_an_untimed_save_leaves_the_cause_unknown():
+    v = judged_stdout_job(save_ms=None, extra_ms=2000, between=(EVALUATED,))
+    assert v["slow"] and v["cause"] == "unknown" and v["phase"] == "checkpoint"
+
+
+def test_a_save_that_printed_its_time_in_a_second_line_is_timed():
+    """A save whose start and end are both printed, the end with its time (torchtitan,
+    OLMo-core): timed, so the 1.8 s it does not explain stays unknown."""
+    v = judged_stdout_job(save_ms=None, extra_ms=2000, between=(saved(200),))
+    assert v["slow"] and v["cause"] == "unknown" and v["lanes_ms"]["checkpoint"] == 200
+
+
+def test_a_printed_step_time_holds_no_untimed_save():
+    v = judged_stdout_job(save_ms=None, extra_ms=1000, printed_times=True)
+    assert v["slow"] and v["cause"] == "unknown" and v["phase"] == "normal"
+
+
+def test_a_step_time_from_a_wall_clock_mean_holds_the_save_before_it():
+    """ms-swift's step times come from its mean since training began: wall time, which holds
+    the save printed between the two lines."""
+    state, rows = windows.new_rank_state(), []
+    for step, ms, ts in ((7, 11.7, 100), (8, 12.0, 112)):
+        record = {"kind": "progress", "framework": "hf_trainer", "rank": 0, "step": step,
+                  "step_time_ms": ms, "step_time_wall": True}
+        state, _ = windows.correlate(state, envelope("progress", 0, {"record": record}, ts * MS))
+    state, _ = windows.correlate(state, saved())
+    record = {"kind": "progress", "framework": "hf_trainer", "rank": 0, "step": 9,
+              "step_time_ms": 34.5, "step_time_wall": True}
+    state, rows = windows.correlate(state, envelope("progress", 0, {"record": record}, 147 * MS))
+    assert [r["step"] for r in rows] == [8] and "untimed_work" not in rows[0]
+    state, rows = windows.correlate(state, envelope("job_end", 0, {"exit_code": 0}, 150 * MS))
+    assert [(r["step"], r.get("untimed_work")) for r in rows] == [(9, ["checkpoint"])]

@@ -1,0 +1,23 @@
+"""`explain`'s answers from stdout rows (pure)."""
+from __future__ import annotations
+
+from ridgescope.pipeline import explain
+
+CHECKPOINT = "7. Did the optimizer or a checkpoint create the peak?"
+
+
+def stdout_row(checkpoint_ms: float) -> dict:
+    return {"rank": 0, "source": "log", "input_ms": 0.0, "transfer_ms": 0.0, "compute_ms": 0.0,
+            "idle_ms": 2300.0, "arrival_ns": 0, "comm_wait_ms": 0.0, "communication_ms": 0.0,
+            "checkpoint_ms": checkpoint_ms}
+
+
+def test_a_save_the_log_named_without_a_time_is_not_denied():
+    """A checkpoint step whose save printed no time: its lane is 0, but a save ran."""
+    step = {"skew_ms": 0.0, "phase": "checkpoint"}
+    answer = dict(explain.answers(step, [stdout_row(0.0)], {}, {}))[CHECKPOINT]
+    assert answer == "a checkpoint was saved in this step; the log printed no time for it"
+    normal = dict(explain.answers({"skew_ms": 0.0, "phase": "normal"}, [stdout_row(0.0)], {}, {}))
+    assert normal[CHECKPOINT] == "no checkpoint was saved in this step"
+    timed = dict(explain.answers(step, [stdout_row(460.0)], {}, {}))
+    assert timed[CHECKPOINT] == "rank 0 spent 460.0 ms saving a checkpoint"
