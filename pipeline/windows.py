@@ -63,9 +63,11 @@ def progress_as_window(msg: dict, state: dict) -> dict | None:
     So does a timing record that carries its step's time (Megatron prints its timers after the
     iteration line): it replaces that step's open window, with the lanes of the timers.  A bar
     prints no step time, but the log probe notes when it first drew each step (`drawn_ns`), which
-    is when the step ended: the step after a drawn step is the time between the two.  The rank's
-    last drawn step is kept in ``state["drawn"]``: [step, when, drawn in one read with the one
-    before]."""
+    is when the step ended: the step after a drawn step is the time between the two.  A step
+    drawn some steps after the last (a loop that prints every N steps, a bar that redraws at
+    most every 0.1 s) gets the mean step between the two, as `ingest` times such lines from
+    their timestamps: a stall among them shows, spread over the steps.  The rank's last drawn
+    step is kept in ``state["drawn"]``: [step, when, drawn in one read with the one before]."""
     record = msg["p"]["record"]
     step, step_ms = record.get("step"), record.get("step_time_ms")
     if record.get("kind") not in ("progress", "timing") or not isinstance(step, int) or step < 1:
@@ -86,9 +88,9 @@ def progress_as_window(msg: dict, state: dict) -> dict | None:
     batched = before is not None and before[0] == step - 1 and before[1] == t1
     state["drawn"] = [step, t1, batched]
     after_batch = len(before or ()) > 2 and before[2]     # states kept before hold two items
-    if before is None or before[0] != step - 1 or before[1] >= t1 or after_batch:
+    if before is None or before[0] >= step or before[1] >= t1 or after_batch:
         return None      # the first step drawn, or one drawn with another, or the one after
-    return dict(window, t0_ns=before[1], t1_ns=t1)
+    return dict(window, t0_ns=t1 - (t1 - before[1]) // (step - before[0]), t1_ns=t1)
 
 
 def printed_save_ms(msg: dict) -> float:

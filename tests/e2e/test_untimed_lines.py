@@ -32,3 +32,21 @@ def test_a_loop_that_prints_no_time_has_its_slow_step_found(tansu_stack):
     assert len(flagged) <= 1, f"false alarms at steps {flagged}"
     rows = tansu_stack.sql(f"SELECT step, source FROM step_rank FINAL WHERE job = '{job}' ORDER BY step")
     assert {r["source"] for r in rows} == {"log"} and len(rows) == STEPS - 1
+
+
+@pytest.mark.tansu
+def test_a_loop_that_prints_every_fourth_step_has_its_stalled_interval_found(tansu_stack):
+    """A line every 4 steps, no time: each line's step is timed by the mean step since the line
+    before, and the interval whose step 30 stalled 2 s (steps 29-32) is the slow one."""
+    job = f"untimed-every-{uuid.uuid4().hex[:6]}"
+    result = cli("run", *tansu_stack.flags, "--job", job, "--no-hooks", "--", sys.executable,
+                 str(JOB), "--every", "4", timeout=120)
+    assert "NOT delivered" not in result.stderr and "step 48/48" in result.stdout
+
+    steps = tansu_stack.wait_for_steps(job, 11)
+    assert [s["step"] for s in steps] == list(range(8, 49, 4))    # step 4's line has none before it
+    by_step = {s["step"]: s for s in steps}
+    assert by_step[32]["slow"] and 500 < by_step[32]["duration_ms"] < 900, by_step[32]  # (3 x 0.2 + 2) / 4
+    assert by_step[28]["duration_ms"] < 400, by_step[28]     # the stall is in no other interval
+    flagged = [s["step"] for s in steps if s["slow"] and s["step"] not in (32, 36)]
+    assert len(flagged) <= 1, f"false alarms at steps {flagged}"

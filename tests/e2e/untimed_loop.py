@@ -1,11 +1,16 @@
 """A training loop that prints its step and loss as each step ends, and no time (as a JAX or
-hand-written loop often does): `step N/T loss X`, flushed, 200 ms a step, step 12 900 ms."""
+hand-written loop often does): `step N/T loss X`, flushed, 200 ms a step, step 12 900 ms.
+
+`--every N`: a line every N steps only (a loop that logs every log interval), 48 steps, and
+step 30 stalls 2 s."""
 import sys
 import time
 
-STEPS, SLOW_STEP = 24, 12
+every = int(sys.argv[sys.argv.index("--every") + 1]) if "--every" in sys.argv else 1
+STEPS, SLOW_STEP, SLOW_S = (24, 12, 0.9) if every == 1 else (48, 30, 2.0)
 
 for step in range(1, STEPS + 1):
-    time.sleep(0.9 if step == SLOW_STEP else 0.2)
-    print(f"step {step}/{STEPS} loss {2.5 - step / 100:.4f}", flush=True)
+    time.sleep(SLOW_S if step == SLOW_STEP else 0.2)
+    if step % every == 0:
+        print(f"step {step}/{STEPS} loss {2.5 - step / 100:.4f}", flush=True)
 sys.exit(0)

@@ -213,10 +213,34 @@ def test_a_bar_without_step_times_is_timed_by_when_its_steps_were_drawn():
     rows += emitted
     assert [(r["step"], r["duration_ms"], r["source"]) for r in rows] == [
         (2, 200.0, "log"), (3, 200.0, "log"), (4, 900.0, "log"), (5, 200.0, "log"),
-        (8, 200.0, "log")]
-    # step 1 has no step drawn before it; 7 follows a step never drawn (6); 9 was read from a
-    # file (no time), so neither 9 nor 10 can be timed
+        (7, 200.0, "log"), (8, 200.0, "log"), (10, 200.0, "log")]
+    # step 1 has no step drawn before it; 7 follows a step never drawn (6): the mean of the
+    # two; 9 was read from a file (no time), so it has no window, and 10 the mean since 8
     assert rows[2]["t0_ns"] == 1400 * MS and rows[2]["t1_ns"] == 2300 * MS
+    assert rows[4]["t0_ns"] == 2700 * MS and rows[4]["t1_ns"] == 2900 * MS
+
+
+def test_a_loop_that_prints_every_ten_steps_is_timed_by_the_mean_step_between_its_lines():
+    """`step 10 loss ..`, `step 20 loss ..`, .. with no time, read live every 3 s, and 33 s
+    for the ten steps to 90, which stalled 30 s: each line's step has the mean of its ten
+    steps, and the stall's interval is judged slow."""
+    state, job, pending, rows, verdicts = windows.new_rank_state(), windows.new_job_state(), {}, [], {}
+    drawn = 0
+    for step in range(10, 130, 10):
+        drawn += 3000 + (30_000 if step == 90 else 0)
+        state, emitted = windows.correlate(state, bar_progress(step, drawn))
+        rows += emitted
+    state, emitted = windows.correlate(state, envelope("job_end", 0, {"exit_code": 0}))
+    rows += emitted
+    assert [(r["step"], r["duration_ms"]) for r in rows] == [
+        (s, 3300.0 if s == 90 else 300.0) for s in range(20, 130, 10)]
+    for row in rows:
+        job, out, _ = windows.aggregate(job, dict(row, rank=0), CFG, 0, pending)
+        verdicts.update({v["step"]: v for v in out})
+    job, out, _ = windows.aggregate(job, {"job_end": True, "rank": 0, "world_size": 1}, CFG, 0, pending)
+    verdicts.update({v["step"]: v for v in out})
+    assert [s for s, v in sorted(verdicts.items()) if v["slow"]] == [90]
+    assert verdicts[90]["excess_ms"] == 3000.0 and verdicts[90]["cause"] == "unknown"
 
 
 def test_steps_a_launcher_passed_on_together_make_no_windows():
