@@ -467,6 +467,11 @@ class Parser:
         accumulating micro-batches), which no other parser should read instead?"""
         return False
 
+    def take_over(self, before: Parser) -> None:
+        """Called as this parser takes the stream from `before`: a framework built on another
+        (NeMo on Lightning) keeps what the other has read of the lines they share (a bar's step
+        not yet given), so that no step is lost or given twice."""
+
     def place_events(self, recs: list[dict], rank) -> list[dict]:
         """The event records (see `events.py`) of one line of this parser's stream, given their
         step; a parser that knows a better step than the events' last one may set it here, or

@@ -186,6 +186,8 @@ class Dispatcher:
 
     def _switch(self, parser) -> None:
         if self.active is not parser:
+            if self.active is not None:
+                parser.take_over(self.active)
             self._activate(parser)
             self.stats["switches"] += 1
 

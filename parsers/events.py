@@ -63,7 +63,11 @@ CKPT_LIGHTNING = Pattern(r"global step (\d++): .{0,400}?saving model to '([^']{1
 # finished saving model to /ckpt/best.keras`.
 CKPT_KERAS = Pattern(r"Epoch (\d++): (?:.{0,400}?, )?(finished )?saving model to (\S{1,1000}+)")
 CKPT_PATH = Pattern(r"""(?:\bto|\bfrom|\bat|\bin|\bfor|:)\s++['"]?(/?[\w.~-]{0,200}+/[^\s'",]{1,800}+|[\w.-]{1,200}?\.(?:pt|pth|bin|ckpt|safetensors|distcp)\b)""")
-CKPT_DUR = Pattern(r"(?i)\b(?:in|took|time(?: \(ms\))?:?)\s*+([\d.]++)\s*+(ms|s|sec|secs|seconds)\b")
+CKPT_DUR = Pattern(r"(?i)\b(?:in|took|duration:?|time spent in \w{1,40}+:|(?<!start )time(?: \(ms\))?:?)\s*+"
+                   r"([\d.]++)\s*+(ms|s|sec|secs|seconds)\b")
+"""A save's or load's printed time; not when it started (NeMo 2's `Global Checkpoint Save : Rank: 0 :
+Iteration: 9 : Start time: 1796088337.933s : Save duration: 6.063s`, and its load's `Time spent in
+load_checkpoint: 0.029s`)."""
 CKPT_STEP = Pattern(r"(?i)(?:iteration|global[ _]step|step)[\s:=_-]{0,8}+(\d++)|checkpoint-(\d++)|step[-_](\d++)"
                     r"|/model_(\d{7})\.pth\b")
 """The step a checkpoint's message or path names (fvcore's, Detectron2's: `model_0000009.pth`, its
@@ -353,7 +357,7 @@ class EventParser:
             if step > (self.last_step.get(rank) or 0):      # the rank reached it
                 self.last_step[rank] = step
         done = (verb.endswith("ed") and not verb.startswith("is about")) or verb == "is ready now" \
-            or "uccessfully" in line or "inished" in line
+            or "uccessfully" in line or "inished" in line or dm is not None     # a time: it ended
         out = [record("checkpoint", framework, rank, step, action=action, path=path,
                       duration_ms=to_ms(num(dm.group(1)), dm.group(2)) if dm else None,
                       phase="end" if done else "start", message=message.strip()[:500])]

@@ -43,17 +43,35 @@ class LightningParser(Parser):
         """rank -> the key of the Rich bar its last line drew (see `_wrapped_metrics`)."""
 
     def detect(self, line: str) -> bool:
-        return (("Epoch " in line or "Sanity Checking" in line)
-                and ("%|" in line or ("it/s" in line and "\u2022" in line))) or (
+        return self.owns(line) or (
             "GPU available" in line and "lightning" in line.lower()) or "TPU available: " in line
+
+    def owns(self, line: str) -> bool:
+        """A training bar's redraw: most give no record (the step is given when the bar moves
+        on), and no other parser reads them instead (NeMo's and Lightning's would take the
+        stream from each other at every redraw)."""
+        return ("Epoch " in line or "Sanity Checking" in line) and (
+            "%|" in line or ("it/s" in line and "\u2022" in line))
 
     @staticmethod
     def _step(bar: dict) -> int:
         """The training bar's step: its batch, after the batches of the epochs before."""
         epoch = bar.get("epoch")
-        if epoch and bar["total"]:
+        if epoch and bar["total"] and not bar.get("by_global_step"):
             return epoch * bar["total"] + bar["n"]
         return bar["n"]
+
+    @staticmethod
+    def _by_global_step(bar: dict) -> None:
+        """A bar whose metrics name their step (NeMo's: `global_step=13.00`, the trainer's count
+        of steps before this one) is that step's, `global_step + 1`: its count runs one or two
+        redraws ahead of the metrics, and a redraw after a validation repeats the last.
+        Keyed by the metrics' step, each step's record holds its own metrics, and is given once."""
+        value = num(bar["post"].get("global_step", ""))
+        if value is not None and value >= 0 and value == int(value):
+            counted, bar["n"], bar["by_global_step"] = bar["n"], int(value) + 1, True
+            if counted >= bar["n"]:         # a count over the run (NeMo's), not one per epoch
+                bar["batches_done"] = counted
 
     def _bar_record(self, key, bar: dict) -> dict | None:
         rank, kind = key[0], key[1]
@@ -61,8 +79,10 @@ class LightningParser(Parser):
         if "it_per_s" in bar:
             fields["it_per_s"] = bar["it_per_s"]
         if kind == "eval":
+            # at the step the training bar counts (its metrics may lag it), which ran it
             train = self.bars.peek((rank, "train", 0))
-            return record("eval", self.name, rank, None if train is None else self._step(train),
+            step = None if train is None else train.get("batches_done") or self._step(train)
+            return record("eval", self.name, rank, step,
                           phase=bar["desc"] or "validation", batches=bar["n"], total_batches=bar["total"],
                           **fields)
         if self.dll_seen:
@@ -111,6 +131,7 @@ class LightningParser(Parser):
                 self._eval_bar(key, bar, out)
             else:
                 self._passes_ended(rank, out)
+                self._by_global_step(bar)
                 done = self.bars.update(key, bar)
                 if done is not None:
                     r = self._bar_record(key, done)
@@ -176,6 +197,8 @@ class LightningParser(Parser):
 # NeMo 2.0's progress printer: `Training epoch 0, iteration 28/99 | lr: 5.6e-06 | global_step: 28 |
 # reduced_train_loss: 2.778 | train_step_timing in s: 0.189 | consumed_samples: 928 | val_loss: ...`
 PRINTER = Pattern(r"Training epoch (\d++), iteration (\d++)/(\d++)(.{0,8000}+)")
+# ... and of each validation batch: `Validation: iteration 2/2`; the last ends the pass.
+PRINTER_VAL = Pattern(r"Validation: iteration (\d++)/(\d++)\s*+$")
 _COUNTS = ("consumed_samples", "global_batch_size")
 
 
@@ -185,16 +208,43 @@ class NemoParser(LightningParser):
     def detect(self, line: str) -> bool:
         return line.startswith("[NeMo ") or line.startswith("DLL ") or "reduced_train_loss" in line
 
+    def owns(self, line: str) -> bool:
+        """Also NeMo's own log lines: one that names another framework (`[NeMo W ...]
+        .../lightning/...: GPU available but not used`) does not hand the stream to it."""
+        return line.startswith("[NeMo ") or super().owns(line)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.printed_step: dict = {}
+        """rank -> the step of its printer's last training line."""
+
     def parse(self, line: str, rank: int | None) -> list[dict]:
         at = line.find("Training epoch ")
         if at >= 0:
             m = PRINTER.match(line, at)
             if m:
                 return self._printer(m, rank)
+        if line.startswith("Validation: iteration "):
+            m = PRINTER_VAL.match(line)
+            if m is None or m.group(1) != m.group(2):
+                return []
+            return [record("eval", self.name, rank, self.printed_step.get(rank), phase="validation",
+                           batches=int(m.group(1)))]
         return super().parse(line, rank)
 
+    def take_over(self, before) -> None:
+        """NeMo's bars are Lightning's: a stream that Lightning's parser read until NeMo's first
+        own line hands its held bars on, so that their steps are given once, by this parser."""
+        if type(before) is LightningParser:
+            self.bars, self.total, self.rich_tail = before.bars, before.total, before.rich_tail
+            self.dll_seen = self.dll_seen or before.dll_seen
+            before.bars, before.total, before.rich_tail = BarTracker(), {}, {}
+
     def _printer(self, m, rank) -> list[dict]:
-        """The step is `global_step` where printed: the iteration counts from 0 in each epoch."""
+        """The step is `global_step + 1` where it is printed (the iteration counts from 0 in
+        each epoch): `global_step` is the trainer's count of the steps before this one, the
+        number that NeMo's DLLogger line and bar print for the same step (see `_dll`,
+        `_by_global_step`)."""
         items = []
         for part in m.group(4).split("|", 64)[1:64]:
             key, sep, value = part.rpartition(":")
@@ -207,5 +257,7 @@ class NemoParser(LightningParser):
                 fields[name] = int(extra.pop(name))
         if extra:
             fields["metrics"] = extra
-        return [record("progress", self.name, rank, int(m.group(2)) if step is None else step,
+        step = int(m.group(2)) if step is None else step + 1
+        self.printed_step[rank] = step
+        return [record("progress", self.name, rank, step,
                        epoch=int(m.group(1)), iter_in_epoch=int(m.group(2)), **fields)]

@@ -1174,3 +1174,46 @@ def test_nanotron_trainer(run, rank, step13):
     assert (thirteen["loss"], thirteen["lr"], thirteen["total_steps"]) == (5.56, 0.000191, 24)
     assert max(prog, key=lambda r: r["step_time_ms"])["step"] == 13
     assert [(r["step"], r["path"].rsplit("/", 1)[-1]) for r in _by_kind(recs, "checkpoint")] == [(10, "10"), (20, "20")]
+
+
+NEMO2 = "nemo-2.7.3_megatron-gpt-tiny_{}_cpu.log"
+
+
+@pytest.mark.parametrize("run, first, slow_ms", [
+    ("1rank-printer", 1, 508.2), ("1rank-progressbar", 1, 511.0),
+    ("2rank-dp-printer-nockpt", 1, 512.1)])
+def test_nemo2_trainer(run, first, slow_ms):
+    """NeMo 2.7.3's own loop, with its printer (`Training epoch 0, iteration 13/23 | ... |
+    global_step: 13 | ... | train_step_timing in s: 0.5082`) and with its tqdm bar, whose count
+    runs ahead of the metrics it shows: both give steps 1-24, one record each, each with its
+    own metrics (global_step + 1, as NeMo's DLLogger lines count), the slept batch at 14, and
+    the validations after 10 and 20 steps."""
+    d = Dispatcher()
+    recs = d.feed_chunk((CAPTURED / NEMO2.format(run)).read_bytes()) + d.flush()
+    prog = _by_kind(recs, "progress")
+    assert [r["step"] for r in prog] == list(range(first, 25))
+    assert {r["framework"] for r in recs} == {"nemo"} and d.stats["switches"] <= 1
+    assert max(prog, key=lambda r: r["step_time_ms"])["step"] == 14
+    assert prog[13]["step_time_ms"] == approx(slow_ms)
+    assert [r["step"] for r in _by_kind(recs, "eval")] == [10, 20]
+    assert all(r["step_time_ms"] < 40 for r in prog if r["step"] != 14)
+
+
+@pytest.mark.parametrize("bar", [False, True])
+def test_nemo2_checkpoints_and_resume(bar):
+    """Each save's `Global Checkpoint Save : ... : Start time: 1796088337.933s : Save duration:
+    6.063s` is a finished save of 6.063 s (the start time was once read as its duration); the
+    resume's `Time spent in load_checkpoint: 0.029s` is its load's time, and it trains on from
+    step 25."""
+    run = "1rank-progressbar" if bar else "1rank-printer"
+    saves = [r for r in _by_kind(parse_file(NEMO2.format(run)), "checkpoint") if r.get("duration_ms")]
+    assert [(r["step"], r["action"], r["phase"]) for r in saves] == [
+        (9, "save", "end")] * 2 + [(19, "save", "end")] * 2 + [(24, "save", "end")]
+    assert all(r["duration_ms"] < 10_000 for r in saves)
+    if not bar:
+        assert [r["duration_ms"] for r in saves] == [6063.0, 85.0, 93.0, 82.0, 85.0]
+    resumed = parse_file(NEMO2.format(run + "-resume"))
+    loads = [r for r in _by_kind(resumed, "checkpoint") if r["action"] == "load"]
+    assert [r["duration_ms"] for r in loads if r.get("duration_ms")] == [29.0 if not bar else 31.0]
+    assert [r["step"] for r in _by_kind(resumed, "progress")] == list(range(25, 31))
+    assert [r["step"] for r in _by_kind(resumed, "eval")] == [30]

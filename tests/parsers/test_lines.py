@@ -657,7 +657,8 @@ def test_a_timer_block_that_never_ends_stays_bounded():
 
 def test_nemo2_progress_printer():
     """NeMo 2.0 prints one line a step; its iteration counts from 0 in each epoch, global_step
-    runs on (here behind a launcher's own `(task, pid=N)` prefix)."""
+    runs on (here behind a launcher's own `(task, pid=N)` prefix), and counts the steps before
+    this one: the step is global_step + 1, as for NeMo's DLLogger lines."""
     recs, d = feed_all([
         "Training epoch 0, iteration 28/99 | lr: 5.6e-06 | global_batch_size: 32 | global_step: 28 | "
         "reduced_train_loss: 2.778 | train_step_timing in s: 0.189 | consumed_samples: 928 | "
@@ -667,10 +668,10 @@ def test_nemo2_progress_printer():
     assert d.framework == "nemo"
     a, b = recs
     assert (a["step"], a["epoch"], a["iter_in_epoch"], a["loss"], a["step_time_ms"], a["lr"]) == (
-        28, 0, 28, 2.778, 189.0, 5.6e-06)
+        29, 0, 28, 2.778, 189.0, 5.6e-06)
     assert (a["consumed_samples"], a["global_batch_size"], a["metrics"]) == (
         928, 32, {"val_loss": 2.861, "val_ppl": 17.57})
-    assert (b["step"], b["epoch"], b["iter_in_epoch"], b["step_time_ms"]) == (19, 1, 0, 46860.0)
+    assert (b["step"], b["epoch"], b["iter_in_epoch"], b["step_time_ms"]) == (20, 1, 0, 46860.0)
 
 
 def test_jax_metric_writer_lines():
