@@ -16,6 +16,11 @@ all gets times synthesised from its cumulative step times, ending at the file's 
 and its records say `ts_unknown: true`. When a progress line has a timestamp but no step time, the
 step time is the time since the previous progress line of that rank (`step_time_from_ts: true`), if
 the timestamps have sub-second precision.
+
+The job's world size is what the logs print of it (Megatron-LM's `using world size: 64`,
+DeepSpeed's `dist_world_size=8`, Lightning's `MEMBER: 1/16`, NCCL's init lines; see
+`world_size.py`), or `--world-size`, or else the ranks the logs show: most frameworks print their
+steps from one rank, which is not the job's size.
 """
 from __future__ import annotations
 
@@ -29,7 +34,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ridgescope.cli import node_logs
+from ridgescope.cli import node_logs, world_size
 from ridgescope.cli.cmd_parse import (add_prefix_template, note, placed_nodes, prefix_templates, tee_prefix,
                                       workers_per_node)
 from ridgescope.cli.log_blocks import CUT_SHORT, cut_short, open_log
@@ -159,6 +164,8 @@ class FileResult:
     framework: str | None = None
     items: list = field(default_factory=list)
     timestamps: str = "none"
+    world_size: int = 0
+    """The job's size as the log printed it (`world_size.py`); 0 where it did not."""
 
 
 def default_rank(path: str) -> int:
@@ -182,6 +189,9 @@ def read_file(path: str, log_format: str | None, prefix: TeePrefix | None = None
             stamp = None
             if raw[:1] not in (b"\n", b""):
                 stamp = line_timestamp(raw[:HEAD].decode("utf-8", "replace"), end_ns)
+            if b"orld" in raw or b"MEMBER" in raw:
+                result.world_size = max(result.world_size, world_size.printed_world_size(
+                    raw.decode("utf-8", "replace")) or 0)
             recs = disp.feed(raw)
             if node is not None:
                 recs = [node_logs.as_job_rank(rec, node) for rec in recs]
@@ -212,6 +222,7 @@ def read_file(path: str, log_format: str | None, prefix: TeePrefix | None = None
          and it.record.get("framework") not in (None, "", "generic")), None)
     result.timestamps = place_in_time(items, end_ns)
     result.items = [it for it in items if it.record is not None]
+    result.world_size = max(result.world_size, world_size.from_records(it.record for it in result.items))
     return result
 
 
@@ -334,7 +345,8 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--log-format", choices=sorted(PARSERS), default=None,
                         help="force one parser instead of auto-detection")
     parser.add_argument("--world-size", type=int, default=0,
-                        help="ranks of the job (default: the ranks found in the logs)")
+                        help="ranks of the job (default: as the logs print it, else the ranks "
+                             "found in them)")
     parser.add_argument("--host", default="",
                         help="host name stored with the records (default: none)")
     add_prefix_template(parser)
@@ -374,7 +386,7 @@ def run(args: argparse.Namespace) -> int:
 def publish(args, settings, tags: dict, results: list[FileResult], items: list[Item]) -> int:
     job, host = args.job, args.host
     ranks = sorted({it.rank for it in items})
-    world = args.world_size or len(ranks)
+    world = args.world_size or max([len(ranks)] + [r.world_size for r in results])
     cmd = ["ridgescope", "ingest", *args.files]
     framework = next((r.framework for r in results if r.framework), "")
     started, ended = items[0].ts, items[-1].ts
@@ -407,15 +419,17 @@ def publish(args, settings, tags: dict, results: list[FileResult], items: list[I
                                    "world_size": world}, it.ts)
         last_ts[it.rank] = it.ts
     code = _exit_code(items)
-    for rank in ranks:
+    # every rank of the job ended, those that printed nothing too: the pipeline judges the last
+    # steps when it has heard the end of all the ranks it expects
+    for rank in sorted(set(ranks) | set(range(world))):
         send("job_end", rank, {"exit_code": code, "world_size": world, "cmd": cmd, "tags": tags,
                                "started_ns": started, "framework": framework},
-             max(last_ts[rank], ended))
+             max(last_ts.get(rank, ended), ended))
     stats = publisher.close(max(10.0, len(items) / 2000))
     lines = sum(r.lines for r in results)
     garbage = sum(r.garbage for r in results)
     report = (f"[ridgescope] job {job}: {len(items)} records from {lines} lines ({garbage} garbage) "
-              f"of {len(ranks)} rank(s); delivered {stats.delivered}")
+              f"of {len(ranks)} rank(s) of {world}; delivered {stats.delivered}")
     if stats.undelivered:
         report += (f"; NOT delivered: {stats.undelivered} ({stats.spooled} spooled for the next "
                    f"run, {stats.dropped} dropped): {stats.last_error}")

@@ -1124,6 +1124,21 @@ def test_megatron_0_17_pipeline_stages_straggler_reports_go_with_their_iteration
     assert [e["error"] for e in _by_kind(recs, "error")] == ["child_failed", "traceback"]
 
 
+
+def test_megatron_0_17_pipeline_stages_without_tee_or_straggler_reports():
+    """The same two stages as torchrun prints by default: no rank on any line, and no report;
+    the last stage's iterations and timers are read as they are (iteration 13: 520.3 ms, its
+    `batch-generator` at most 501.57 ms across the ranks, `forward-recv` 503.87)."""
+    recs = parse_file(MEGATRON.format("2rank-pp2_rank0-slow"))
+    prog = _by_kind(recs, "progress")
+    assert [(r["rank"], r["step"]) for r in prog] == [(None, s) for s in range(1, 17)]
+    assert max(prog, key=lambda r: r["step_time_ms"])["step"] == 13 and prog[12]["step_time_ms"] == 520.3
+    thirteen = next(r for r in _by_kind(recs, "timing") if r["step"] == 13 and "timers_ms" in r)
+    assert (thirteen["timers_ms"]["forward-recv"], thirteen["timers_ms"]["batch-generator"]) == (503.87, 501.57)
+    assert thirteen["lanes_ms"]["input"] == 501.57
+    assert not any("slowest_ranks" in r for r in recs) and not _by_kind(recs, "error")
+
+
 MMDET = "mmdet-3.3.0_mmengine-0.10.7_retinanet-tiny_cpu{}.log"
 
 

@@ -1,0 +1,41 @@
+"""The job's size as its log prints it (`ingest`), on lines of the corpus and the captures."""
+from __future__ import annotations
+
+import pytest
+
+from ridgescope.cli.world_size import from_records, printed_world_size
+
+
+@pytest.mark.parametrize("line, size", [
+    ("[default0]:using world size: 2, data-parallel size: 1, context-parallel size: 1, "
+     "hierarchical context-parallel sizes: None, tensor-model-parallel size: 1, "
+     "pipeline-model-parallel size: 2", 2),
+    ("  world_size ...................................... 64", 64),
+    ("[2022-10-28 22:57:01,607] [INFO] [config.py:982:print]   world_size ................... 8", 8),
+    ("[2023-06-09 05:17:52,629] [INFO] [launch.py:163:main] dist_world_size=16", 16),
+    ("Initializing distributed: GLOBAL_RANK: 3, MEMBER: 4/32", 32),
+    ("[11/30 20:12:01 detectron2]: Rank of current process: 0. World size: 1", 1),
+    ("\x1b[36m(RayTrainWorker pid=1847)\x1b[0m Setting up process group for: env:// "
+     "[rank=0, world_size=2]", 2),
+])
+def test_lines_that_state_the_jobs_size(line, size):
+    assert printed_world_size(line) == size
+
+
+@pytest.mark.parametrize("line", [
+    "\t self.dp_world_size=2",
+    "  inprocess_active_world_size ..................... 2",
+    "2026-11-30 17:16:36.484\tvm:0\tolmo_core.train.train_module.transformer.train_module:177\tINFO\t"
+    "Data parallel world size = 2",
+    "Env var 'LOCAL_WORLD_SIZE' already set to '1'",
+    "    _ndev = int(os.environ.get(\"LOCAL_WORLD_SIZE\", \"1\"))",
+    "using world size: 0",
+])
+def test_a_parts_size_or_none_is_not_the_jobs(line):
+    assert printed_world_size(line) is None
+
+
+def test_the_largest_nccl_communicator_is_the_job():
+    records = [{"kind": "nccl_init", "nranks": 8}, {"kind": "nccl_init", "nranks": 64},
+               {"kind": "progress", "nranks": 512}, {"kind": "nccl_init", "nranks": None}]
+    assert from_records(records) == 64 and from_records([]) == 0
