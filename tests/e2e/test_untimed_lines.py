@@ -50,3 +50,20 @@ def test_a_loop_that_prints_every_fourth_step_has_its_stalled_interval_found(tan
     assert by_step[28]["duration_ms"] < 400, by_step[28]     # the stall is in no other interval
     flagged = [s["step"] for s in steps if s["slow"] and s["step"] not in (32, 36)]
     assert len(flagged) <= 1, f"false alarms at steps {flagged}"
+
+
+@pytest.mark.tansu
+def test_a_save_the_loop_names_without_a_time_is_the_cause_of_the_step_it_ran_in(tansu_stack):
+    """`Saving checkpoint to ...` after step 12, no time printed, and a 1.5 s save: step 13's
+    window holds it and nothing else the log names, so the save is its cause."""
+    job = f"untimed-save-{uuid.uuid4().hex[:6]}"
+    result = cli("run", *tansu_stack.flags, "--job", job, "--no-hooks", "--", sys.executable,
+                 str(JOB), "--save-after", "12", timeout=120)
+    assert "NOT delivered" not in result.stderr and "Saving checkpoint" in result.stdout
+
+    steps = tansu_stack.wait_for_steps(job, STEPS - 1)
+    by_step = {s["step"]: s for s in steps}
+    assert by_step[13]["slow"] and by_step[13]["cause"] == "checkpoint", by_step[13]
+    assert by_step[13]["phase"] == "checkpoint" and 1500 < by_step[13]["duration_ms"] < 2500
+    flagged = [s["step"] for s in steps if s["slow"] and s["step"] not in (13, 14)]
+    assert len(flagged) <= 1, f"false alarms at steps {flagged}"

@@ -2,15 +2,26 @@
 hand-written loop often does): `step N/T loss X`, flushed, 200 ms a step, step 12 900 ms.
 
 `--every N`: a line every N steps only (a loop that logs every log interval), 48 steps, and
-step 30 stalls 2 s."""
+step 30 stalls 2 s.  `--save-after N`: no slow step; after step N the loop says it saves a
+checkpoint, with no time, and the save takes 1.5 s."""
 import sys
 import time
 
-every = int(sys.argv[sys.argv.index("--every") + 1]) if "--every" in sys.argv else 1
+
+def option(name: str) -> int:
+    return int(sys.argv[sys.argv.index(name) + 1]) if name in sys.argv else 0
+
+
+every, save_after = option("--every") or 1, option("--save-after")
 STEPS, SLOW_STEP, SLOW_S = (24, 12, 0.9) if every == 1 else (48, 30, 2.0)
+if save_after:
+    SLOW_STEP = 0
 
 for step in range(1, STEPS + 1):
     time.sleep(SLOW_S if step == SLOW_STEP else 0.2)
     if step % every == 0:
         print(f"step {step}/{STEPS} loss {2.5 - step / 100:.4f}", flush=True)
+    if step == save_after:
+        print(f"Saving checkpoint to /tmp/untimed-loop/step-{step}", flush=True)
+        time.sleep(1.5)
 sys.exit(0)
