@@ -413,18 +413,15 @@ def publish(args, settings, tags: dict, results: list[FileResult], items: list[I
 
     send("job_start", -1, {"world_size": world, "cmd": cmd, "tags": tags,
                            "framework": framework}, started)
-    last_ts: dict[int, int] = {}
     for it in items:
         send("progress", it.rank, {"record": it.record, "stream": it.stream,
                                    "world_size": world}, it.ts)
-        last_ts[it.rank] = it.ts
     code = _exit_code(items)
     # every rank of the job ended, those that printed nothing too: the pipeline judges the last
     # steps when it has heard the end of all the ranks it expects
     for rank in sorted(set(ranks) | set(range(world))):
         send("job_end", rank, {"exit_code": code, "world_size": world, "cmd": cmd, "tags": tags,
-                               "started_ns": started, "framework": framework},
-             max(last_ts.get(rank, ended), ended))
+                               "started_ns": started, "framework": framework}, ended)
     stats = publisher.close(max(10.0, len(items) / 2000))
     lines = sum(r.lines for r in results)
     garbage = sum(r.garbage for r in results)

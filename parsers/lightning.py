@@ -205,6 +205,11 @@ _COUNTS = ("consumed_samples", "global_batch_size")
 class NemoParser(LightningParser):
     name = "nemo"
 
+    def __init__(self) -> None:
+        super().__init__()
+        self.printed_step: dict = {}
+        """rank -> the step of its printer's last training line."""
+
     def detect(self, line: str) -> bool:
         return line.startswith("[NeMo ") or line.startswith("DLL ") or "reduced_train_loss" in line
 
@@ -212,11 +217,6 @@ class NemoParser(LightningParser):
         """Also NeMo's own log lines: one that names another framework (`[NeMo W ...]
         .../lightning/...: GPU available but not used`) does not hand the stream to it."""
         return line.startswith("[NeMo ") or super().owns(line)
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.printed_step: dict = {}
-        """rank -> the step of its printer's last training line."""
 
     def parse(self, line: str, rank: int | None) -> list[dict]:
         at = line.find("Training epoch ")
