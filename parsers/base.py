@@ -467,6 +467,11 @@ class Parser:
         accumulating micro-batches), which no other parser should read instead?"""
         return False
 
+    def note_restart(self, rank, step: int) -> None:
+        """A line said that `rank`'s run (re)started at `step` (its restart record), whichever
+        parser reads the stream then: one that counts from the run's start (ms-swift's mean
+        step since training began) counts from there."""
+
     def take_over(self, before: Parser) -> None:
         """Called as this parser takes the stream from `before`: a framework built on another
         (NeMo on Lightning) keeps what the other has read of the lines they share (a bar's step

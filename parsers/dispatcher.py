@@ -768,6 +768,9 @@ class Dispatcher:
         recs = events.parse(line, rank, self._fw())
         if recs:
             out.extend((self.active or self.generic).place_events(recs, rank))
+            if recs[0]["kind"] == "restart" and isinstance(recs[0]["step"], int):
+                for p in self.order:
+                    p.note_restart(rank, recs[0]["step"])
         return out
 
     def _note_step(self, recs: list, rank) -> None:

@@ -84,6 +84,10 @@ RESUME_FROM = Pattern(r"\bResuming(?: training)? from (?:checkpoint )?['\"]?(/?[
                       r"|\bresume from ['\"]?(/?[\w.~-]{0,200}+/[^\s'\",]{1,800}+)['\"]? *+$")
 """A resume that names only its checkpoint's path, not its step: nanoGPT's `Resuming training
 from out`, PaddleOCR's `resume from /out/latest` (a path), the last words of its line."""
+RESUME_SETTING = Pattern(r"^\s*+resume_from_checkpoint=(/?[\w.~-]{0,200}+/[^\s,]{0,800}?checkpoint-(\d++))/?,?\s*+$")
+"""A Trainer run's `resume_from_checkpoint=/out/checkpoint-8,` in the arguments it prints (ms-swift
+prints them all, HF at `log_level="info"`): it resumes at the checkpoint's step.  (`=None` names
+none; the `--resume_from_checkpoint` of a command line is not its own line.)"""
 RESUME_STEP = Pattern(r"(?i)\b(?:iter(?:ation)?|global[ _]step|step)\s*+[:=]?\s*+(\d++)")
 """The step of a resume line that names its epoch first (HF 5: `... with epoch 1 and global step 8`,
 MMEngine: `resumed epoch: 2, iter: 16`)."""
@@ -295,6 +299,10 @@ class EventParser:
                     return out
         if "esum" in line or "ontinuing" in line or "estart" in line:
             low = line
+            m = RESUME_SETTING.match(line) if "resume_from_checkpoint=" in line else None
+            if m:
+                return [record("restart", framework, rank, int(m.group(2)), path=m.group(1),
+                               message=line.strip()[:500])]
             m = RESUME.search(low)
             if m:
                 if m.group(1).lower() != "epoch":

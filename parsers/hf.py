@@ -33,24 +33,31 @@ class RunMeans:
     """Step times from ms-swift's `train_speed(s/it)`, the seconds a step since training began
     (the run's mean, not the step's; `means.py`).
 
-    A run resumed at step s counts its mean over the steps since s, which the log does not
-    say.  A fresh run logs first at its logging interval, so the second dict is the first one's
-    step past it; where it is not, the run was resumed, and no time is given."""
+    A run resumed at step s counts its mean over the steps since s.  Where a line said so
+    (`resumed`) the means count from there; where none did, a fresh run logs first at its
+    logging interval, so the second dict is the first one's step past it; where it is not, the
+    run was resumed, and no time is given."""
 
     def __init__(self) -> None:
-        self.last: dict = {}        # rank -> (step, mean, decimals) of its last dict
-        self.fresh: dict = {}       # rank -> whether the run started at step 0, once two dicts tell
+        self.last: dict = {}        # rank -> (steps counted, mean, decimals) of its last dict
+        self.fresh: dict = {}       # rank -> whether the means count from step 0 or a known resume
+        self.resumed_at: dict = {}  # rank -> the step its run resumed at, where a line said so
+
+    def resumed(self, rank, step: int) -> None:
+        self.resumed_at[rank], self.fresh[rank] = step, True
+        self.last.pop(rank, None)
 
     def step_time_ms(self, rank, step: int | None, mean) -> float | None:
-        now = printed_mean(step, mean) if step is not None else None
+        base = self.resumed_at.get(rank, 0)
+        now = printed_mean(step - base, mean) if step is not None else None
         if now is None:
             return None
         before = self.last.get(rank)
         self.last[rank] = now
-        if before is None or before[0] >= step:
+        if before is None or before[0] >= now[0]:
             return None
         if rank not in self.fresh:
-            self.fresh[rank] = before[0] == step - before[0]
+            self.fresh[rank] = before[0] == now[0] - before[0]
         seconds = interval_mean(before, now) if self.fresh[rank] else None
         return None if seconds is None else round(seconds * 1000, 3)
 
@@ -189,6 +196,9 @@ class HFTrainerParser(Parser):
             if d:
                 self._dict(d, rank, out)
         return out
+
+    def note_restart(self, rank, step: int) -> None:
+        self.means.resumed(rank, step)
 
     def place_events(self, recs: list[dict], rank) -> list[dict]:
         """`***** Running Evaluation *****` comes before the evaluation, while the bar may still

@@ -811,6 +811,24 @@ def test_ms_swift_sft(name):
     assert saves == [(8, "checkpoint-8"), (16, "checkpoint-16"), (20, "checkpoint-20")]
 
 
+def test_ms_swift_sft_resumed():
+    """The run resumed from its checkpoint at step 8: its mean step counts from there, which the
+    arguments it prints say (`resume_from_checkpoint=/.../checkpoint-8,`, a restart at 8), so
+    its steps have their times again (they had none); the step after its evaluation holds it,
+    as does the one after its save at 16."""
+    recs = parse_file("ms-swift-4.6.0_sft_tiny-qwen2_disable-tqdm_resumed_cpu.log")
+    (restart,) = _by_kind(recs, "restart")
+    assert (restart["step"], restart["path"].rsplit("/", 1)[-1]) == (8, "checkpoint-8")
+    prog = [r for r in _by_kind(recs, "progress") if not r.get("summary")]
+    assert [r["step"] for r in prog] == list(range(9, 21))
+    times = {r["step"]: r.get("step_time_ms") for r in prog}
+    assert times[9] is None                          # its mean is the first since the resume
+    assert times[10] == approx(9.705) and times[11] == approx(296.638)
+    assert max(times, key=lambda s: times[s] or 0) == 11 and 20 < times[17] < 50
+    assert all(t < 20 for s, t in times.items() if s not in (9, 11, 17))
+    saves = [(r["step"], r["path"].rsplit("/", 1)[-1]) for r in _by_kind(recs, "checkpoint")]
+    assert saves == [(16, "checkpoint-16"), (20, "checkpoint-20")]
+
 def test_torchvision_reference_script():
     """torchvision's MetricLogger lines: the step counted over the run, `data` the input lane
     (a mean of the epoch's last 20 batches, so the slow batch raises those after it); an

@@ -923,6 +923,9 @@ def test_detectron2_evaluation_is_at_the_iteration_its_writer_prints_next():
     ("Resuming training from out", "restart"),                   # nanoGPT: a path, no step
     ("Resuming training from scratch", None),
     ("Resuming training from checkpoint if it exists", None),
+    ("resume_from_checkpoint=None,", None),                     # the Trainer's arguments, no resume
+    ("resume_from_checkpoint=/out/v0-20261201/checkpoint-8,", "restart"),
+    ("run sh: `python sft.py --model /m --resume_from_checkpoint /out/checkpoint-8 --max_steps 20`", None),
 ])
 def test_settings_are_no_events(line, kind):
     recs, _ = feed_all([line])
@@ -940,6 +943,19 @@ def test_ms_swift_megatron_dicts_name_their_iteration():
     assert [(r["step"], r["total_steps"], r.get("step_time_ms"), r["mem_gb"]) for r in recs] == [
         (1, 20, None, 12.5), (2, 20, 1501.233, 12.5)]
 
+
+def test_ms_swift_means_count_from_the_step_its_arguments_say_it_resumed_at():
+    """Resumed at 8, logging every 2: the first dict's mean is of steps 9-10, the next one's
+    gives 11-12; without the arguments' line the count is not known, and no time is given."""
+    dicts = ["{'loss': 2.1, 'learning_rate': 0.0001, 'global_step/max_steps': '10/20', "
+             "'train_speed(s/it)': 0.5123}",
+             "{'loss': 2.0, 'learning_rate': 0.0001, 'global_step/max_steps': '12/20', "
+             "'train_speed(s/it)': 0.7456}"]
+    recs, _ = feed_all(["resume_from_checkpoint=/out/v0/checkpoint-8,"] + dicts)
+    assert [(r["kind"], r["step"], r.get("step_time_ms")) for r in recs] == [
+        ("restart", 8, None), ("progress", 10, None), ("progress", 12, 978.9)]   # (4*0.7456-2*0.5123)/2
+    recs, _ = feed_all(dicts)
+    assert [r.get("step_time_ms") for r in recs] == [None, None]
 
 def test_detectron2_times_from_its_mean_once_it_says_where_it_started():
     """A run resumed at iteration 100, printing every 20: its first line's mean is that of the
