@@ -768,9 +768,10 @@ class Dispatcher:
         recs = events.parse(line, rank, self._fw())
         if recs:
             out.extend((self.active or self.generic).place_events(recs, rank))
-            if recs[0]["kind"] == "restart" and isinstance(recs[0]["step"], int):
-                for p in self.order:
-                    p.note_restart(rank, recs[0]["step"])
+            for r in recs:      # (a checkpoint's load, then the restart it names)
+                if r["kind"] == "restart" and isinstance(r["step"], int):
+                    for p in self.order:
+                        p.note_restart(rank, r["step"])
         return out
 
     def _note_step(self, recs: list, rank) -> None:
