@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 
 from .base import (ANSI, BACKSPACES, BAR, CLOCK, CONTROL, LIMIT, MAX_LINE, READ_LINE, SHORT_LINE, TIMEOUT,
-                   Parser, Unclocked)
+                   Parser, Unclocked, record)
 from .composer import ComposerParser
 from .deepspeed import DeepSpeedParser
 from .events import EventParser
@@ -199,6 +199,10 @@ class Dispatcher:
         """The records of one raw line (str or bytes, its newline optional).  Never raises: a
         line that a parser fails on is counted as garbage and skipped, like a garbled one.
         Lines that a launcher passed on in parts are put back together (see `tee`, `srun`)."""
+        out = self._feed_any(line, rank)
+        return self._place_resumes(out) if self.events.resumed_unnumbered else out
+
+    def _feed_any(self, line: str | bytes, rank: int | None) -> list[dict]:
         try:
             if self.tee_prefix is not None:
                 line = self.tee_prefix.as_default(_as_bytes(line))
@@ -412,6 +416,10 @@ class Dispatcher:
         While no framework claims the stream, the parts that gave nothing are kept (up to
         MAX_LINE): a framework that a later part names reads them again first, as it would
         the whole line (HF prints its first log dict after its bar's first redraws)."""
+        out = self._feed_redraws(data)
+        return self._place_resumes(out) if self.events.resumed_unnumbered else out
+
+    def _feed_redraws(self, data: bytes) -> list[dict]:
         if self.tee_prefix is not None:
             data = self.tee_prefix.as_default(data)
         if self._srun_line or (self._line_part is None and not self.tee.open and labelled(data)):
@@ -510,6 +518,10 @@ class Dispatcher:
         (most of a log) are counted and skipped without any work per line.  While a multi-line
         record or a traceback is open, every line goes through `feed`.  An exception from one
         line counts that line as garbage and the rest of the chunk goes on."""
+        out = self._feed_chunk(data)
+        return self._place_resumes(out) if self.events.resumed_unnumbered else out
+
+    def _feed_chunk(self, data: str | bytes) -> list[dict]:
         if not data:
             return []
         part = self._line_part
@@ -770,8 +782,26 @@ class Dispatcher:
             out.extend((self.active or self.generic).place_events(recs, rank))
             for r in recs:      # (a checkpoint's load, then the restart it names)
                 if r["kind"] == "restart" and isinstance(r["step"], int):
+                    events.resumed_unnumbered.pop(rank, None)
                     for p in self.order:
                         p.note_restart(rank, r["step"])
+        return out
+
+    def _place_resumes(self, out: list) -> list:
+        """`out` with the restart of a resume that named no step (see `events.LIGHTNING_RESUME`)
+        before the first step the rank draws after it: the run resumed after the step before
+        that one.  Nothing where that step is the first (a run that starts anew)."""
+        resumed = self.events.resumed_unnumbered
+        for rank, load in list(resumed.items()):
+            after = next((i + 1 for i, r in enumerate(out) if r is load), 0)
+            for i in range(after, len(out)):
+                r = out[i]
+                if r["kind"] == "progress" and isinstance(r["step"], int) and (rank is None or r["rank"] == rank):
+                    del resumed[rank]
+                    if r["step"] > 1:
+                        out = out[:i] + [record("restart", load["framework"], load["rank"], r["step"] - 1,
+                                                message=load["message"], step_from="first_step_after")] + out[i:]
+                    break
         return out
 
     def _note_step(self, recs: list, rank) -> None:

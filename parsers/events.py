@@ -91,6 +91,11 @@ none; the `--resume_from_checkpoint` of a command line is not its own line.)"""
 RESUME_STEP = Pattern(r"(?i)\b(?:iter(?:ation)?|global[ _]step|step)\s*+[:=]?\s*+(\d++)")
 """The step of a resume line that names its epoch first (HF 5: `... with epoch 1 and global step 8`,
 MMEngine: `resumed epoch: 2, iter: 16`)."""
+LIGHTNING_RESUME = "states from the checkpoint"
+"""Lightning's resume (`fit(ckpt_path=...)`): `Restoring states from the checkpoint path at X`, then
+`Restored all states from the checkpoint at X`.  Only a resume prints it, never a load of weights
+to start from; where X names no step (NeMo 2's `.../tiny_gpt--...-consumed_samples=48.0-last/weights`),
+the restart's step is known only from the first step the run draws after it."""
 GLOO_TIMEOUT = Pattern(r"Timed out waiting (\d{1,12}+)ms for (\w{1,20}+) operation")
 RESTART_ELASTIC = Pattern(r"(\d++)/(\d++) attempts left; will restart worker group")
 EVAL_START = Pattern(r"(?i)\*{3,}+\s*+(?:Running )?(Evaluation|Evaluating|Prediction)\b")
@@ -111,6 +116,7 @@ class EventParser:
         self.seen_timeouts: set = set()
         self.last_step: dict = {}
         self.coco = CocoSummary()
+        self.resumed_unnumbered: dict = {}   # rank -> the load record of a resume that named no step
 
     def in_traceback(self, rank) -> bool:
         return rank in self.tb
@@ -371,6 +377,9 @@ class EventParser:
                       phase="end" if done else "start", message=message.strip()[:500])]
         if action == "load" and done and sm and step and step > 0:
             out.append(record("restart", framework, rank, step, message=message.strip()[:500]))
+            self.resumed_unnumbered.pop(rank, None)
+        elif action == "load" and done and not sm and LIGHTNING_RESUME in line:
+            self.resumed_unnumbered[rank] = out[0]
         return out
 
     def flush(self, framework: str) -> list[dict]:

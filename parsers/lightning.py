@@ -200,6 +200,9 @@ PRINTER = Pattern(r"Training epoch (\d++), iteration (\d++)/(\d++)(.{0,8000}+)")
 # ... and of each validation batch: `Validation: iteration 2/2`; the last ends the pass.
 PRINTER_VAL = Pattern(r"Validation: iteration (\d++)/(\d++)\s*+$")
 _COUNTS = ("consumed_samples", "global_batch_size")
+SAVE_STEP = Pattern(r"(?:Iteration: |global step )(\d++)")
+"""The step NeMo 2's save messages name: the trainer's `global_step` (`Global Checkpoint Save :
+Rank: 0 : Iteration: 9 : ...`, Lightning's `Epoch 0, global step 9: ... saving model to ...`)."""
 
 
 class NemoParser(LightningParser):
@@ -209,6 +212,8 @@ class NemoParser(LightningParser):
         super().__init__()
         self.printed_step: dict = {}
         """rank -> the step of its printer's last training line."""
+        self.max_steps: dict = {}
+        """rank -> the run's last step, as its printer names it (`iteration 13/23`: of 24)."""
 
     def detect(self, line: str) -> bool:
         return line.startswith("[NeMo ") or line.startswith("DLL ") or "reduced_train_loss" in line
@@ -231,6 +236,20 @@ class NemoParser(LightningParser):
             return [record("eval", self.name, rank, self.printed_step.get(rank), phase="validation",
                            batches=int(m.group(1)))]
         return super().parse(line, rank)
+
+    def place_events(self, recs: list[dict], rank) -> list[dict]:
+        """A save inside a step (its validation's) names the trainer's `global_step`, the steps
+        done before that one (`Iteration: 9` in the 10th step); the save after the last step
+        names the steps done (`Iteration: 24` of 24).  Each save takes the step it ran in, as
+        this parser's progress records count them."""
+        last = self.max_steps.get(rank) or self.total.get(rank)
+        for r in recs:
+            if r["kind"] != "checkpoint" or r.get("action") != "save" or r["step"] is None:
+                continue
+            m = SAVE_STEP.search(r.get("message") or "")
+            if m is not None and int(m.group(1)) == r["step"] != last:
+                r["step"] += 1
+        return recs
 
     def take_over(self, before) -> None:
         """NeMo's bars are Lightning's: a stream that Lightning's parser read until NeMo's first
@@ -259,5 +278,6 @@ class NemoParser(LightningParser):
             fields["metrics"] = extra
         step = int(m.group(2)) if step is None else step + 1
         self.printed_step[rank] = step
+        self.max_steps[rank] = int(m.group(3)) + 1
         return [record("progress", self.name, rank, step,
                        epoch=int(m.group(1)), iter_in_epoch=int(m.group(2)), **fields)]

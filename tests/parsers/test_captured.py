@@ -1236,11 +1236,16 @@ def test_nemo2_checkpoints_and_resume(bar):
     """Each save's `Global Checkpoint Save : ... : Start time: 1796088337.933s : Save duration:
     6.063s` is a finished save of 6.063 s (the start time was once read as its duration); the
     resume's `Time spent in load_checkpoint: 0.029s` is its load's time, and it trains on from
-    step 25."""
+    step 25.  A save in the validation of step 10 names `Iteration: 9` (the steps done before
+    it) and is a save of step 10, as its step's records count it; the save after the last
+    step names 24, of 24 steps.  The resume names no step (`Restored all states from the
+    checkpoint at .../tiny_gpt--reduced_train_loss=4.8702-epoch=1-consumed_samples=48.0-last/weights`):
+    its restart is at 24, the step before the first one it draws."""
     run = "1rank-progressbar" if bar else "1rank-printer"
     saves = [r for r in _by_kind(parse_file(NEMO2.format(run)), "checkpoint") if r.get("duration_ms")]
     assert [(r["step"], r["action"], r["phase"]) for r in saves] == [
-        (9, "save", "end")] * 2 + [(19, "save", "end")] * 2 + [(24, "save", "end")]
+        (10, "save", "end")] * 2 + [(20, "save", "end")] * 2 + [(24, "save", "end")]
+    assert "Iteration: 9 :" in saves[0]["message"]
     assert all(r["duration_ms"] < 10_000 for r in saves)
     if not bar:
         assert [r["duration_ms"] for r in saves] == [6063.0, 85.0, 93.0, 82.0, 85.0]
@@ -1249,3 +1254,9 @@ def test_nemo2_checkpoints_and_resume(bar):
     assert [r["duration_ms"] for r in loads if r.get("duration_ms")] == [29.0 if not bar else 31.0]
     assert [r["step"] for r in _by_kind(resumed, "progress")] == list(range(25, 31))
     assert [r["step"] for r in _by_kind(resumed, "eval")] == [30]
+    assert [r["step"] for r in _by_kind(resumed, "checkpoint") if r["action"] == "save"][-1] == 30
+    kinds = [r["kind"] for r in resumed]
+    restarts = _by_kind(resumed, "restart")
+    assert [(r["step"], r["framework"]) for r in restarts] == [(24, "nemo")]
+    assert restarts[0]["message"].startswith("Restored all states from the checkpoint at ")
+    assert kinds.index("restart") == kinds.index("progress") - 1

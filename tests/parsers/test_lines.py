@@ -850,6 +850,30 @@ def test_a_resume_from_a_checkpoint_named_for_its_step(line, step):
     assert r["step"] == step
 
 
+NEMO_RESUMED = "Restored all states from the checkpoint at /ckpt/tiny_gpt--reduced_train_loss=4.8702-epoch=1-last/weights"
+NEMO_STEP = ("Training epoch 1, iteration {0}/29 | lr: 0.0001 | consumed_samples: 50 | global_batch_size: 2 |"
+             " global_step: {0} | reduced_train_loss: 4.713 | train_step_timing in s: 0.02128")
+
+
+@pytest.mark.parametrize("first, restart", [(24, 24), (7, 7), (0, None)])
+def test_a_lightning_resume_that_names_no_step_restarts_before_its_first_step(first, restart):
+    """NeMo names its checkpoints by their samples: its resume is at the step before the first
+    one it draws, given right before that step; a run whose first step is 1 starts anew."""
+    recs = [r for r in feed_all([
+        "[NeMo I 2026-12-01 01:25:54 nemo_logger:139] resume_if_exists is set",
+        "Restoring states from the checkpoint path at /ckpt/last/weights", NEMO_RESUMED,
+        NEMO_STEP.format(first), NEMO_STEP.format(first + 1)])[0] if r["kind"] != "checkpoint"]
+    assert [(r["kind"], r["step"]) for r in recs] == [("restart", restart)] * (restart is not None) + [
+        ("progress", first + 1), ("progress", first + 2)]
+
+
+def test_a_resume_that_names_its_step_is_not_given_twice():
+    """A resume that prints its step after Lightning's message restarts there, once."""
+    recs, _ = feed_all(["[NeMo I 2026-12-01 01:25:54 x:1] start", NEMO_RESUMED,
+                        "Resuming training from iteration 24", NEMO_STEP.format(24)])
+    assert [(r["kind"], r["step"]) for r in recs if r["kind"] != "checkpoint"] == [("restart", 24), ("progress", 25)]
+
+
 def test_paddledetection_line_variants():
     """A long run's eta in days, and PaddleX's memory after the rate (`max_mem_allocated` MB is
     the record's memory)."""
