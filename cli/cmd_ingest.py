@@ -189,7 +189,7 @@ def read_file(path: str, log_format: str | None, prefix: TeePrefix | None = None
             stamp = None
             if raw[:1] not in (b"\n", b""):
                 stamp = line_timestamp(raw[:HEAD].decode("utf-8", "replace"), end_ns)
-            if b"orld" in raw or b"MEMBER" in raw:
+            if world_size.may_state_it(raw):
                 result.world_size = max(result.world_size, world_size.printed_world_size(
                     raw.decode("utf-8", "replace")) or 0)
             recs = disp.feed(raw)

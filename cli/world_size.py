@@ -3,8 +3,9 @@
 Most frameworks print their steps from one rank (Megatron-LM's last pipeline stage, DeepSpeed's,
 the Trainer's and Lightning's rank 0), so the ranks a log shows are not the job's.  `ingest` takes
 the world size from what the launcher or the framework printed at start, so that the job's row
-holds it and a step that one printing rank waited through is not blamed on that rank (the
-verdict's `_waited_for_the_unseen`, as for a job run live, whose launcher says its world).
+holds it and a step that one printing rank waited through, or timed as the slowest rank's, is not
+blamed on that rank (the verdict's `_held_up_by_the_unseen`, as for a job run live, whose
+launcher says its world).
 """
 from __future__ import annotations
 
@@ -22,8 +23,22 @@ WORLD = regex.compile(
 OLMo-core's `Data parallel world size`)."""
 
 
+MODEL_PARALLEL_GROUPS = "All model parallel group ranks: "
+"""NeMo's `megatron_init` lists every model-parallel group (`All model parallel group ranks: [[0],
+[1]]`): each rank is in one, so the job is its highest rank and one."""
+
+
+def may_state_it(raw: bytes) -> bool:
+    """The cheap test of a raw line before `printed_world_size`."""
+    return b"orld" in raw or b"MEMBER" in raw or b"All model parallel group ranks: " in raw
+
+
 def printed_world_size(line: str) -> int | None:
     """The job's world size that `line` states, else None."""
+    at = line.find(MODEL_PARALLEL_GROUPS)
+    if at >= 0:
+        ranks = regex.findall(r"\d++", line[at + len(MODEL_PARALLEL_GROUPS):])
+        return max(int(r) for r in ranks) + 1 if ranks else None
     if "orld" not in line and "MEMBER" not in line:
         return None
     m = WORLD.search(line[:2000])

@@ -241,12 +241,13 @@ class MegatronParser(Parser):
 
     def _close_block(self, rank) -> list[dict]:
         """The records of a timer block: the timers of the slowest rank (what the step waits
-        for), and, for `(min, max)` blocks, those of the fastest (their gap: the imbalance).  The
+        for; `lanes_across_ranks`: whichever rank that was), and, for `(min, max)` blocks, those
+        of the fastest (their gap: the imbalance).  The
         blocks before the first iteration time no step (`startup-library-setup`,
         `model-and-optimizer-setup`) but for a resumed run's `load-checkpoint`."""
         timers, mins = self.open.pop(rank)
         recs = timer_records(self.name, rank, self.last_step.get(rank), timers, self.last_time.get(rank),
-                             timers_min_ms=mins or None)
+                             timers_min_ms=mins or None, lanes_across_ranks=True)
         if rank not in self.last_time:      # before training: setup times, a resume's load
             return [r for r in recs if r["kind"] == "checkpoint"]
         return recs

@@ -158,7 +158,7 @@ def judge(step: int, rows: list[dict], history: dict, cfg: VerdictConfig) -> tup
     culprit, cause, skew_ms = -1, "none", 0.0
     if slow:
         culprit, cause, skew_ms = pick_culprit(rows, excess, cfg)
-        if cause == "communication" and _waited_for_the_unseen(rows):
+        if _held_up_by_the_unseen(rows, cause):
             culprit = -1
     sources = {r["source"] for r in rows}
     confidence = 0.9 if sources == {"hook"} else 0.3
@@ -174,12 +174,24 @@ def judge(step: int, rows: list[dict], history: dict, cfg: VerdictConfig) -> tup
     return verdict, _remember(history, duration, phase, cfg)
 
 
-def _waited_for_the_unseen(rows: list[dict]) -> bool:
-    """Stdout where only some ranks print their timers (DeepSpeed's breakdown: rank 0 alone):
-    a printing rank's communication time may be its wait for a rank that prints nothing, so
-    the rank that held the step up is not known, and is not the one that waited."""
+def _held_up_by_the_unseen(rows: list[dict], cause: str) -> bool:
+    """Stdout where only some ranks print (rank 0 alone, or the last pipeline stage): the rank
+    that held the step up may be one that prints nothing, and then is not known.
+    - Communication: a printing rank's time in it may be its wait for a rank it cannot see
+      (DeepSpeed's breakdown, rank 0's alone); the rank that waited is no culprit.
+    - No cause the log printed ("unknown"): a synchronous step is as slow on every rank.
+    - Timers that are the slowest rank's (Megatron's `max time across ranks`,
+      `lanes_across_ranks`): they name the lane, not the rank.
+    A framework's report of the slowest rank of each lane (`slowest_ranks`) names it, and a
+    printing rank's own timers (DeepSpeed's) name itself."""
     world = max((r.get("world_size") or 0 for r in rows), default=0)
-    return len(rows) < world and all(r.get("source") == "log" for r in rows)
+    if len(rows) >= world or any(r.get("source") != "log" for r in rows):
+        return False
+    if cause == "communication":
+        return True
+    if any(r.get("slowest_ranks") for r in rows):
+        return False
+    return cause == "unknown" or any(r.get("lanes_across_ranks") for r in rows)
 
 
 def _remember(history: dict, duration: float, phase: str, cfg: VerdictConfig) -> dict:

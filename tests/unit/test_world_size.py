@@ -17,6 +17,9 @@ from ridgescope.cli.world_size import from_records, printed_world_size
     ("[11/30 20:12:01 detectron2]: Rank of current process: 0. World size: 1", 1),
     ("\x1b[36m(RayTrainWorker pid=1847)\x1b[0m Setting up process group for: env:// "
      "[rank=0, world_size=2]", 2),
+    ("[NeMo I 2026-12-01 01:38:05 megatron_init:485] All model parallel group ranks: [[0], [1]]", 2),
+    ("[NeMo I 2025-06-20 10:18:28 nemo_logging:393] All model parallel group ranks: [[0], [1], [2], [3], "
+     "[4], [5], [6], [7], [8], [9], [10], [11], [12], [13], [14], [15]]", 16),
 ])
 def test_lines_that_state_the_jobs_size(line, size):
     assert printed_world_size(line) == size
@@ -30,6 +33,8 @@ def test_lines_that_state_the_jobs_size(line, size):
     "Env var 'LOCAL_WORLD_SIZE' already set to '1'",
     "    _ndev = int(os.environ.get(\"LOCAL_WORLD_SIZE\", \"1\"))",
     "using world size: 0",
+    "[NeMo I 2026-12-01 01:38:05 megatron_init:498] All tensor model parallel group ranks: [[0], [1]]",
+    "[NeMo I 2026-12-01 01:38:05 megatron_init:485] All model parallel group ranks: []",
 ])
 def test_a_parts_size_or_none_is_not_the_jobs(line):
     assert printed_world_size(line) is None
