@@ -66,9 +66,12 @@ def answers(step: dict, ranks: list[dict], baselines: dict[int, dict],
     hooked = any(r["source"] == "hook" for r in ranks)
     if not hooked:
         timed = any(r[f"{lane}_ms"] > 0 for r in ranks for lane in LANES)
-        out.append(("Probes", "only stdout saw this step: its lanes are the timers the framework "
-                              "printed" if timed else
-                              "only stdout saw this step: its time cannot be split into lanes"))
+        probes = ("only stdout saw this step: its lanes are the timers the framework printed" if timed
+                  else "only stdout saw this step: its time cannot be split into lanes")
+        if step.get("slow") and step.get("culprit_rank", 0) < 0:     # see `verdict._held_up_by_the_unseen`
+            probes += (f"; {len(ranks)} rank(s) printed it, so a rank named below is one that "
+                       "printed, not necessarily the one whose time it was")
+        out.append(("Probes", probes))
 
     r = _worst(ranks, lambda r: _over(r, base(r), "input"))
     out.append(("1. Was the next batch ready?",

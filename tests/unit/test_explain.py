@@ -21,3 +21,15 @@ def test_a_save_the_log_named_without_a_time_is_not_denied():
     assert normal[CHECKPOINT] == "no checkpoint was saved in this step"
     timed = dict(explain.answers(step, [stdout_row(460.0)], {}, {}))
     assert timed[CHECKPOINT] == "rank 0 spent 460.0 ms saving a checkpoint"
+
+
+def test_a_step_whose_culprit_is_not_known_says_whose_rows_it_shows():
+    """Stdout of fewer ranks than the job has, and no culprit known: the ranks the answers
+    name printed the times, which may be another rank's (Megatron's slowest-rank timers)."""
+    slow = {"skew_ms": 0.0, "phase": "normal", "slow": True, "culprit_rank": -1}
+    probes = dict(explain.answers(slow, [stdout_row(0.0)], {}, {}))["Probes"]
+    assert probes == ("only stdout saw this step: its time cannot be split into lanes; 1 rank(s) "
+                      "printed it, so a rank named below is one that printed, not necessarily the "
+                      "one whose time it was")
+    named = dict(explain.answers(dict(slow, culprit_rank=0), [stdout_row(0.0)], {}, {}))["Probes"]
+    assert named == "only stdout saw this step: its time cannot be split into lanes"
