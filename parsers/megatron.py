@@ -23,6 +23,10 @@ STRAGGLER = Pattern(r"\| MnRtt/Rnk: ([\d.]++)([mu]s)/(\d++) \| MxRtt/Rnk: ([\d.]
 """Megatron's straggler detector (`--log-straggler`), after an iteration's timers: across all
 ranks, the fastest and slowest one's forward time (`MnRtt`/`MxRtt`, the model's compute) and
 batch fetch (`MnDRtt`/`MxDRtt`), each `value unit/rank`."""
+GPU_EXTREME = Pattern(r"\| M([nx])(Pwr|Tmp|Utl|Clk|Etpt)/Rnk: ([\d.]++)(?:W|C|%|MHz|TF)/(\d++)")
+"""The same report's GPU counters, each the lowest and highest across the ranks, and whose."""
+GPU_NAMES = {"Pwr": "power_mw", "Tmp": "temp_c", "Utl": "util_pct", "Clk": "clock_mhz", "Etpt": "tflops"}
+"""Power is NVML's milliwatts, which the report labels `W` (`MnPwr/Rnk: 601796W/8` on an H100)."""
 BRIDGE_STEP = Pattern(r"Step Time : ([\d.]++)s GPU utilization: ([\d.]++) ?MODEL_TFLOP/s/GPU")
 """Megatron-Bridge's line by each iteration line it logs (`Step Time : 0.79s GPU utilization:
 62.4MODEL_TFLOP/s/GPU`): its model TFLOP/s a GPU are the `tflops` of the iteration it times."""
@@ -164,7 +168,7 @@ class MegatronParser(Parser):
             out.append(self._report(*self.held.popleft()))
         return out
 
-    def _straggler_report(self, rank, slowest: dict) -> list[dict]:
+    def _straggler_report(self, rank, report: dict) -> list[dict]:
         """Rank 0 reports once an iteration line is due (every log interval), but it need not
         print that line: the last rank does, and the two run apart by a few iterations (a
         pipeline's first stage runs ahead of its last).  The k-th report is the k-th iteration
@@ -172,15 +176,15 @@ class MegatronParser(Parser):
         index = self.reports.get(rank, 0)
         self.reports[rank] = index + 1
         if index < self.printed_before + len(self.printed):
-            return [self._report(index, slowest)]
+            return [self._report(index, report)]
         if len(self.held) < _HELD_REPORTS:
-            self.held.append((index, slowest))
+            self.held.append((index, report))
         return []
 
-    def _report(self, index: int, slowest: dict) -> dict:
+    def _report(self, index: int, report: dict) -> dict:
         at = index - self.printed_before
         owner, step = self.printed[at] if at >= 0 else (None, None)
-        return record("timing", self.name, owner, step, slowest_ranks=slowest)
+        return record("timing", self.name, owner, step, **report)
 
     def fast(self, line: str) -> list[dict] | None:
         """` iteration N/ T | key: value | ...` and `time (ms) | name: x | ...` without a regex,
@@ -256,7 +260,7 @@ class MegatronParser(Parser):
         out = []
         for rank in list(self.open):
             out += self._close_block(rank)
-        out += [record("timing", self.name, None, None, slowest_ranks=slowest) for _, slowest in self.held]
+        out += [record("timing", self.name, None, None, **report) for _, report in self.held]
         self.held.clear()
         return out
 
@@ -273,8 +277,12 @@ class MegatronParser(Parser):
         if "Rtt/Rnk" in line:
             m = STRAGGLER.search(line)
             if m:
-                return self._straggler_report(rank, {"compute": _extremes(*m.groups()[:6]),
-                                                     "input": _extremes(*m.groups()[6:])})
+                report = {"slowest_ranks": {"compute": _extremes(*m.groups()[:6]),
+                                            "input": _extremes(*m.groups()[6:])}}
+                gpu = _gpu_extremes(line)
+                if gpu:
+                    report["gpu_extremes"] = gpu
+                return self._straggler_report(rank, report)
         if "MODEL_TFLOP/s/GPU" in line:
             m = BRIDGE_STEP.search(line)
             if m:
@@ -301,6 +309,19 @@ class MegatronParser(Parser):
                 return timer_records(self.name, rank, self.last_step.get(rank), parse_timer_list(m.group(1)),
                                      self.last_time.get(rank))
         return []
+
+
+def _gpu_extremes(line: str) -> dict:
+    """{counter: {min, min_rank, max, max_rank}} of the report's GPU counters; none that read 0
+    on every rank (no GPU, or a counter NVML does not give)."""
+    out: dict = {}
+    for m in GPU_EXTREME.finditer(line):
+        which, name, value, rank = m.groups()
+        v = num(value)
+        if v is not None:
+            side = "min" if which == "n" else "max"
+            out.setdefault(GPU_NAMES[name], {}).update({side: v, f"{side}_rank": int(rank)})
+    return {k: v for k, v in out.items() if v.get("min") or v.get("max")}
 
 
 def _extremes(low: str, low_unit: str, low_rank: str, high: str, high_unit: str, high_rank: str) -> dict:

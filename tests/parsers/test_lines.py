@@ -850,6 +850,34 @@ def test_a_resume_from_a_checkpoint_named_for_its_step(line, step):
     assert r["step"] == step
 
 
+@pytest.mark.parametrize("report, slowest_input, gpu", [
+    # Megatron-LM's docs (`megatron/core/README_STRAGGLER.md`), 32 H100s under `srun --label`
+    ("0: INFO:megatron.core.utils:[2024-03-14 23:07:56] | MnRtt/Rnk: 3453.08ms/8 | MxRtt/Rnk: 3468.20ms/0 | "
+     "MnPwr/Rnk: 601796W/8 | MxPwr/Rnk: 683801W/18 | MnTmp/Rnk: 52C/0 | MxTmp/Rnk: 65C/21 | MnUtl/Rnk: 97%/8 | "
+     "MxUtl/Rnk: 100%/6 | MnClk/Rnk: 1950MHz/28 | MxClk/Rnk: 1980MHz/0 | MnDRtt/Rnk: 14.27ms/23 | "
+     "MxDRtt/Rnk: 34.65ms/3 | MnEtpt/Rnk: 296.02TF/0 | MxEtpt/Rnk: 297.32TF/8", 3,
+     {"power_mw": {"min": 601796.0, "min_rank": 8, "max": 683801.0, "max_rank": 18},
+      "temp_c": {"min": 52.0, "min_rank": 0, "max": 65.0, "max_rank": 21},
+      "util_pct": {"min": 97.0, "min_rank": 8, "max": 100.0, "max_rank": 6},
+      "clock_mhz": {"min": 1950.0, "min_rank": 28, "max": 1980.0, "max_rank": 0},
+      "tflops": {"min": 296.02, "min_rank": 0, "max": 297.32, "max_rank": 8}}),
+    # a CPU run's: no counter of NVML's measured; the estimated throughput is Megatron's own
+    ("INFO:megatron.core.utils:[2026-11-30 22:36:31] | MnRtt/Rnk: 3.40ms/1 | MxRtt/Rnk: 3.94ms/0 | MnPwr/Rnk: "
+     "0.00W/0 | MxPwr/Rnk: 0.00W/0 | MnTmp/Rnk: 0.00C/0 | MxTmp/Rnk: 0.00C/0 | MnUtl/Rnk: 0.00%/0 | MxUtl/Rnk: "
+     "0.00%/0 | MnClk/Rnk: 0.00MHz/0 | MxClk/Rnk: 0.00MHz/0 | MnDRtt/Rnk: 0.80ms/1 | MxDRtt/Rnk: 4.01ms/0 | "
+     "MnEtpt/Rnk: 0.01TF/0 | MxEtpt/Rnk: 0.01TF/1", 0, {"tflops": {"min": 0.01, "min_rank": 0, "max": 0.01,
+                                                             "max_rank": 1}}),
+])
+def test_megatron_straggler_report_gives_each_gpu_counters_extremes_and_their_ranks(report, slowest_input, gpu):
+    """A rank held back by its clock or its heat shows in the report printed with its step."""
+    iteration = (" [2024-03-14 23:07:56] iteration       10/     100 | consumed samples:          640 | "
+                 "elapsed time per iteration (ms): 3468.2 | learning rate: 1.0E-04 | lm loss: 6.5E+00 |")
+    recs, _ = feed_all([iteration, report])
+    (timing,) = [r for r in recs if r["kind"] == "timing"]
+    assert timing["step"] == 10 and timing["slowest_ranks"]["input"]["rank"] == slowest_input
+    assert timing.get("gpu_extremes") == gpu
+
+
 NEMO_RESUMED = "Restored all states from the checkpoint at /ckpt/tiny_gpt--reduced_train_loss=4.8702-epoch=1-last/weights"
 NEMO_STEP = ("Training epoch 1, iteration {0}/29 | lr: 0.0001 | consumed_samples: 50 | global_batch_size: 2 |"
              " global_step: {0} | reduced_train_loss: 4.713 | train_step_timing in s: 0.02128")
