@@ -4,7 +4,9 @@ Megatron-LM prints ` [2024-10-16 04:23:00] iteration        2/  500000 | ...` (0
 the microsecond; older versions and Megatron-DeepSpeed without the date), and its timers either on
 one line (`time (ms) | name: x | ...`) or, since 2022, as a block: a `(min, max) time across ranks
 (ms):` (or `max time across ranks (ms):`; 0.17 logs it behind `INFO:megatron.core.timers:`) header,
-then one `    name .....: (min, max)` (or `: max`) line per timer."""
+then one `    name .....: (min, max)` (or `: max`) line per timer; with `--timing-log-option all`, a
+`times across ranks (ms):` header, then each timer's `  name:` and one `     rank  1: 501.52` line
+for each rank that ran it."""
 from __future__ import annotations
 
 from collections import deque
@@ -14,8 +16,11 @@ from .base import Parser, Pattern, is_digits, num, parse_timer_list, record, tim
 # GPT-NeoX puts `samples/sec: 12.345 |` before `iteration`
 ITER = Pattern(r"\s*+(?:\[[0-9:. -]{1,40}+\]\s*+)?(?:samples/sec: ([\d.]++) \|\s*+)?"
                r"iteration\s++(\d++)\s*+/\s*+(\d++)\s*+\|(.{0,4000}+)")
-TIMER_BLOCK = Pattern(r"(?:[A-Z]{3,8}+:[\w.]{1,120}+:)?(\(min, max\) |max )time across ranks \(ms\):\s*+")
+TIMER_BLOCK = Pattern(r"(?:[A-Z]{3,8}+:[\w.]{1,120}+:)?(\(min, max\) time|max time|times) across ranks \(ms\):\s*+")
 BLOCK_TIMER = Pattern(r"\s++([A-Za-z][\w/.-]{0,120}+) \.*+: (?:\(([\d.]++), ([\d.]++)\)|([\d.]++))\s*+")
+RANK_TIMER_NAME = Pattern(r"\s++([A-Za-z][\w/.-]{0,120}+):\s*+")
+RANK_TIMER = Pattern(r"\s++rank\s++(\d{1,7}+): ([\d.]++)\s*+")
+"""`--timing-log-option all`: a timer's name, then its time on each rank that ran it."""
 TIMERS = Pattern(r"time \(ms\)\s*+\|(.{0,4000}+)")
 LOADED_AT = Pattern(r"successfully loaded checkpoint from .{0,1000}? at iteration (\d++)")
 STRAGGLER = Pattern(r"\| MnRtt/Rnk: ([\d.]++)([mu]s)/(\d++) \| MxRtt/Rnk: ([\d.]++)([mu]s)/(\d++) \|.{0,1000}?"
@@ -36,6 +41,8 @@ BRIDGE_STEP = Pattern(r"Step Time : ([\d.]++)s GPU utilization: ([\d.]++) ?MODEL
 VALID = Pattern(r"\s*+validation (?:loss|results) at (?:iteration\s*+(\d++)(?: on ([^|]{1,200}+))?"
                 r"|the end of training for (\w{1,40}+) data)\s*+\|(.{0,2000}+)")
 
+_RANK_TIMES = 1 << 20
+"""The most (rank, timer) times kept of one block of every rank's times: 20 timers of 50k ranks."""
 _KEPT_ITERATIONS = 1024
 """Iteration lines kept for the straggler reports that come after them (a few iterations)."""
 _HELD_REPORTS = 64
@@ -125,7 +132,7 @@ class MegatronParser(Parser):
         self.last_step: dict = {}
         self.last_time: dict = {}
         self.open: dict = {}
-        """rank -> (max, min) timers of the timer block being read"""
+        """rank -> the `_Block` of timers being read"""
         self.printed: deque = deque(maxlen=_KEPT_ITERATIONS)
         """(rank, step) of the stream's last iteration lines, in the order printed"""
         self.printed_before = 0
@@ -221,27 +228,15 @@ class MegatronParser(Parser):
 
     def parse(self, line: str, rank: int | None) -> list[dict]:
         if rank in self.open:
-            m = BLOCK_TIMER.fullmatch(line)
-            if m:
-                self._add_timer(rank, m)
+            if self.open[rank].add(line):
                 return []
             return self._close_block(rank)      # the dispatcher then reads the line as any other
         if "across ranks (ms):" in line:
             m = TIMER_BLOCK.fullmatch(line)
             if m:
-                self.open[rank] = ({}, {} if m.group(1)[0] == "(" else None)
+                self.open[rank] = _Block(m.group(1))
                 return []
         return self._line(line, rank)
-
-    def _add_timer(self, rank, m) -> None:
-        timers, mins = self.open[rank]
-        name, low, high, only = m.groups()
-        v = num(high if only is None else only)
-        if v is not None and (name in timers or len(timers) < _BLOCK_TIMERS):
-            timers[name] = v
-            low = num(low)
-            if mins is not None and low is not None:
-                mins[name] = low
 
     def _close_block(self, rank) -> list[dict]:
         """The records of a timer block: the timers of the slowest rank (what the step waits
@@ -249,11 +244,15 @@ class MegatronParser(Parser):
         of the fastest (their gap: the imbalance).  The
         blocks before the first iteration time no step (`startup-library-setup`,
         `model-and-optimizer-setup`) but for a resumed run's `load-checkpoint`."""
-        timers, mins = self.open.pop(rank)
-        recs = timer_records(self.name, rank, self.last_step.get(rank), timers, self.last_time.get(rank),
-                             timers_min_ms=mins or None, lanes_across_ranks=True)
+        block = self.open.pop(rank)
+        step = self.last_step.get(rank)
+        recs = timer_records(self.name, rank, step, block.timers, self.last_time.get(rank),
+                             timers_min_ms=block.mins or None, lanes_across_ranks=True)
         if rank not in self.last_time:      # before training: setup times, a resume's load
             return [r for r in recs if r["kind"] == "checkpoint"]
+        slowest = block.slowest_ranks()
+        if slowest and recs and recs[0]["step_time_ms"] is not None:
+            recs.append(record("timing", self.name, rank, step, slowest_ranks=slowest))
         return recs
 
     def flush(self) -> list[dict]:
@@ -309,6 +308,72 @@ class MegatronParser(Parser):
                 return timer_records(self.name, rank, self.last_step.get(rank), parse_timer_list(m.group(1)),
                                      self.last_time.get(rank))
         return []
+
+
+class _Block:
+    """A timer block being read: each timer's time on the slowest rank (`timers`) and, where the
+    block prints them, on the fastest (`mins`) and on each rank (`per_rank`)."""
+
+    def __init__(self, header: str) -> None:
+        self.timers: dict = {}
+        self.mins: dict | None = {} if header[0] == "(" or header == "times" else None
+        self.per_rank: dict | None = {} if header == "times" else None
+        self.name: str | None = None
+        self.kept = 0
+
+    def add(self, line: str) -> bool:
+        """Read one line of the block; False where it is no line of it (the block has ended)."""
+        if self.per_rank is None:
+            m = BLOCK_TIMER.fullmatch(line)
+            if m is None:
+                return False
+            name, low, high, only = m.groups()
+            self._time(name, num(high if only is None else only), num(low))
+            return True
+        m = RANK_TIMER.fullmatch(line)
+        if m is not None and self.name is not None:
+            rank, v = int(m.group(1)), num(m.group(2))
+            if v is not None and self.kept < _RANK_TIMES:
+                self.kept += 1
+                self.per_rank.setdefault(rank, {})[self.name] = v
+                low = self.mins.get(self.name, v) if self.mins is not None else v
+                self._time(self.name, max(v, self.timers.get(self.name, v)), min(v, low))
+            return True
+        m = RANK_TIMER_NAME.fullmatch(line)
+        if m is None or not line.startswith("  ") or line.startswith("     "):
+            return False
+        self.name = m.group(1) if m.group(1) in self.timers or len(self.timers) < _BLOCK_TIMERS else None
+        return True
+
+    def _time(self, name: str, high: float | None, low: float | None) -> None:
+        if high is not None and (name in self.timers or len(self.timers) < _BLOCK_TIMERS):
+            self.timers[name] = high
+            if self.mins is not None and low is not None:
+                self.mins[name] = low
+
+    def slowest_ranks(self) -> dict | None:
+        """Each lane's slowest and fastest rank, from every rank's timers (as Megatron's
+        straggler report names them): which rank held the step up, from stdout alone."""
+        if not self.per_rank or len(self.per_rank) < 2:
+            return None
+        lanes = {rank: _own_lanes(timers) for rank, timers in self.per_rank.items()}
+        out = {}
+        for lane in sorted({lane for ranks in lanes.values() for lane in ranks}):
+            times = {rank: ranks.get(lane, 0.0) for rank, ranks in lanes.items()}
+            slow, fast = max(times, key=lambda r: times[r]), min(times, key=lambda r: times[r])
+            out[lane] = {"rank": slow, "ms": times[slow], "fastest_rank": fast, "fastest_ms": times[fast]}
+        return out
+
+
+def _own_lanes(timers: dict) -> dict:
+    """One rank's lanes, to compare it with the others: its compute is the work it ran itself
+    (its forward steps less the batch fetch inside them, its backward steps, its optimizer), not
+    `forward-backward`, which also holds its waits for the other ranks."""
+    lanes = timers_to_lanes(timers)
+    if "forward-compute" in timers:
+        forward = max(timers["forward-compute"] - timers.get("batch-generator", 0.0), 0.0)
+        lanes["compute"] = round(forward + timers.get("backward-compute", 0.0) + timers.get("optimizer", 0.0), 6)
+    return lanes
 
 
 def _gpu_extremes(line: str) -> dict:

@@ -261,14 +261,16 @@ def test_ingest_a_megatron_run_whose_timers_name_the_cause(tansu_stack):
 
 
 @pytest.mark.parametrize("run, culprit", [("2rank-dp_log-straggler_rank1-slow", 1),
-                                          ("2rank-pp2_tee3_log-straggler_rank0-slow", 0)])
+                                          ("2rank-pp2_tee3_log-straggler_rank0-slow", 0),
+                                          ("2rank-dp_timing-log-option-all_slow-batch-r1", 1)])
 def test_ingest_names_the_rank_megatrons_straggler_detector_names(tansu_stack, run, culprit):
     """Two ranks, one printing the steps, and Megatron's straggler report (`--log-straggler`),
     printed by rank 0: the stored verdict names the rank whose batch of iteration 13 waited
     0.5 s, from stdout alone.  Data parallel: rank 1.  Two pipeline stages under `--tee 3`:
     the last stage (rank 1) prints the steps, and its step 13 waited 504 ms to receive from
     the first, whose batch fetch took 501 ms; the report, printed ahead of rank 1's lines,
-    names rank 0, not the stage that waited."""
+    names rank 0, not the stage that waited.  Data parallel with `--timing-log-option all` in
+    place of the report: the timers of every rank name rank 1."""
     job = f"ingest-mgstrag-{uuid.uuid4().hex[:6]}"
     log = CAPTURED / f"megatron-core-0.17.1_pretrain-gpt_{run}_cpu.log"
     report = ingest(tansu_stack, job, str(log)).stderr

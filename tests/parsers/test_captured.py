@@ -1086,6 +1086,25 @@ def test_paddleocr_training_program():
     assert [r["step"] for r in prog] == list(range(1, 17)) and prog[2]["lanes_ms"]["input"] == 178.68
 
 
+def test_megatron_0_17_timers_of_every_rank_name_the_slow_rank():
+    """`--timing-log-option all`: each timer's time on every rank.  The record keeps the slowest
+    rank's timers (as a `(min, max)` block) and names each lane's slowest and fastest rank, as
+    the straggler detector does: iteration 13's batch was rank 1's, and rank 0's own compute
+    (its forward less the batch, its backward, its optimizer) is not its `forward-backward`,
+    which holds its wait for rank 1."""
+    recs = parse_file(MEGATRON.format("2rank-dp_timing-log-option-all_slow-batch-r1"))
+    assert [r["step"] for r in _by_kind(recs, "progress")] == list(range(1, 17))
+    named = {r["step"]: r["slowest_ranks"] for r in _by_kind(recs, "timing") if "slowest_ranks" in r}
+    assert sorted(named) == list(range(1, 17))
+    assert named[13]["input"] == {"rank": 1, "ms": 501.52, "fastest_rank": 0, "fastest_ms": 0.75}
+    assert named[13]["compute"] == {"rank": 1, "ms": 11.1, "fastest_rank": 0, "fastest_ms": 6.68}
+    assert all(n["input"]["ms"] < 10 for s, n in named.items() if s != 13)
+    thirteen = next(r for r in _by_kind(recs, "timing") if r["step"] == 13 and "timers_ms" in r)
+    assert (thirteen["timers_min_ms"]["forward-backward"], thirteen["timers_ms"]["forward-backward"]) == (512.63, 512.87)
+    assert thirteen["lanes_ms"]["input"] == 501.52 and thirteen["lanes_across_ranks"] is True
+    assert len(thirteen["timers_ms"]) == 9
+
+
 def test_megatron_0_17_straggler_detector_names_the_slow_rank():
     """`--log-straggler`: after each iteration's timers, rank 0 prints every rank's fastest and
     slowest forward and batch fetch; at iteration 13, whose batch rank 1 alone waited 0.5 s for,

@@ -167,6 +167,14 @@ def test_a_straggler_report_names_the_culprit_rank_that_prints_nothing():
     assert judge_log(unnamed, world_size=1)[13]["culprit_rank"] == 0
 
 
+def test_timers_of_every_rank_name_the_culprit_rank_that_prints_nothing():
+    """`--timing-log-option all`: the printing rank's timer blocks hold every rank's times, so
+    the slow step's culprit is rank 1, whose batch waited, from stdout alone."""
+    log = CAPTURED / "megatron-core-0.17.1_pretrain-gpt_2rank-dp_timing-log-option-all_slow-batch-r1_cpu.log"
+    verdicts = judge_log(log.read_text(encoding="utf-8").split("\n"), world_size=2)
+    assert [(s, v["cause"], v["culprit_rank"]) for s, v in verdicts.items() if v["slow"]] == [(13, "input", 1)]
+
+
 def test_a_stage_that_waited_on_the_one_before_names_that_stage():
     """Pipeline stages: the last stage prints the steps, and its timers show iteration 13 spent
     waiting to receive (`forward-recv` 504 ms) as much as the first stage spent fetching its
