@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 from .base import (EVAL_WORDS, BarTracker, Parser, Pattern, drawn, num, parse_bar, parse_rich_bar,
-                   record, rich_metrics, to_ms)
+                   record, rich_metrics, timers_to_lanes, to_ms)
 from .kv import normalise
+from .megatron import TIMER_BLOCK, TimerBlock, timer_records
 
 EPOCH = Pattern(r"Epoch (\d++)")
 DLL = Pattern(r"DLL \d{4}+-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d++)? - (\d++|PARAMETER|\(\)) (.{0,4000}+)")
@@ -214,6 +215,11 @@ class NemoParser(LightningParser):
         """rank -> the step of its printer's last training line."""
         self.max_steps: dict = {}
         """rank -> the run's last step, as its printer names it (`iteration 13/23`: of 24)."""
+        self.printed_time: dict = {}
+        """rank -> the step time of its printer's last training line"""
+        self.open: dict = {}
+        """rank -> the Megatron timer block being read (`MegatronStrategy(megatron_log_level=2)`
+        prints one after each of its printer's training lines)"""
 
     def detect(self, line: str) -> bool:
         return line.startswith("[NeMo ") or line.startswith("DLL ") or "reduced_train_loss" in line
@@ -221,9 +227,19 @@ class NemoParser(LightningParser):
     def owns(self, line: str) -> bool:
         """Also NeMo's own log lines: one that names another framework (`[NeMo W ...]
         .../lightning/...: GPU available but not used`) does not hand the stream to it."""
-        return line.startswith("[NeMo ") or super().owns(line)
+        return line.startswith("[NeMo ") or super().owns(line) or (
+            "across ranks (ms):" in line and TIMER_BLOCK.fullmatch(line) is not None)
 
     def parse(self, line: str, rank: int | None) -> list[dict]:
+        if rank in self.open:
+            if self.open[rank].add(line):
+                return []
+            return self._close_timers(rank)     # the dispatcher then reads the line as any other
+        if "across ranks (ms):" in line:
+            m = TIMER_BLOCK.fullmatch(line)
+            if m:
+                self.open[rank] = TimerBlock(m.group(1))
+                return []
         at = line.find("Training epoch ")
         if at >= 0:
             m = PRINTER.match(line, at)
@@ -250,6 +266,27 @@ class NemoParser(LightningParser):
             if m is not None and int(m.group(1)) == r["step"] != last:
                 r["step"] += 1
         return recs
+
+    def _close_timers(self, rank) -> list[dict]:
+        """The Megatron timers printed after a training line, with that line's step and time.
+        NeMo's step fetches its batch inside Megatron's `forward-compute` (and so inside
+        `forward-backward`), with no `batch-generator` timer: those two give no lane, since a
+        slow batch would read as slow compute; the backward, the gradient sync and the optimizer
+        do."""
+        block = self.open.pop(rank)
+        step = self.printed_step.get(rank)
+        if step is None:
+            return []
+        recs = timer_records(self.name, rank, step, block.timers, self.printed_time.get(rank),
+                             timers_min_ms=block.mins or None, lanes_across_ranks=True)
+        for r in recs:
+            if r["kind"] == "timing":
+                r["lanes_ms"] = timers_to_lanes({k: v for k, v in block.timers.items()
+                                                 if k not in ("forward-backward", "forward-compute")})
+        return recs
+
+    def flush(self) -> list[dict]:
+        return [r for rank in list(self.open) for r in self._close_timers(rank)] + super().flush()
 
     def take_over(self, before) -> None:
         """NeMo's bars are Lightning's: a stream that Lightning's parser read until NeMo's first
@@ -279,5 +316,6 @@ class NemoParser(LightningParser):
         step = int(m.group(2)) if step is None else step + 1
         self.printed_step[rank] = step
         self.max_steps[rank] = int(m.group(3)) + 1
+        self.printed_time[rank] = fields.get("step_time_ms")
         return [record("progress", self.name, rank, step,
                        epoch=int(m.group(1)), iter_in_epoch=int(m.group(2)), **fields)]

@@ -132,7 +132,7 @@ class MegatronParser(Parser):
         self.last_step: dict = {}
         self.last_time: dict = {}
         self.open: dict = {}
-        """rank -> the `_Block` of timers being read"""
+        """rank -> the `TimerBlock` of timers being read"""
         self.printed: deque = deque(maxlen=_KEPT_ITERATIONS)
         """(rank, step) of the stream's last iteration lines, in the order printed"""
         self.printed_before = 0
@@ -234,7 +234,7 @@ class MegatronParser(Parser):
         if "across ranks (ms):" in line:
             m = TIMER_BLOCK.fullmatch(line)
             if m:
-                self.open[rank] = _Block(m.group(1))
+                self.open[rank] = TimerBlock(m.group(1))
                 return []
         return self._line(line, rank)
 
@@ -310,7 +310,7 @@ class MegatronParser(Parser):
         return []
 
 
-class _Block:
+class TimerBlock:
     """A timer block being read: each timer's time on the slowest rank (`timers`) and, where the
     block prints them, on the fastest (`mins`) and on each rank (`per_rank`)."""
 

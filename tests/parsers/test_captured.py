@@ -1236,7 +1236,8 @@ NEMO2 = "nemo-2.7.3_megatron-gpt-tiny_{}_cpu.log"
 
 
 @pytest.mark.parametrize("run, slow_ms", [
-    ("1rank-printer", 508.2), ("1rank-progressbar", 511.0), ("2rank-dp-printer-nockpt", 512.1)])
+    ("1rank-printer", 508.2), ("1rank-progressbar", 511.0), ("2rank-dp-printer-nockpt", 512.1),
+    ("1rank-printer-megatron-log-level-2-nockpt", 513.5)])
 def test_nemo2_trainer(run, slow_ms):
     """NeMo 2.7.3's own loop, with its printer (`Training epoch 0, iteration 13/23 | ... |
     global_step: 13 | ... | train_step_timing in s: 0.5082`) and with its tqdm bar, whose count
@@ -1251,7 +1252,24 @@ def test_nemo2_trainer(run, slow_ms):
     assert max(prog, key=lambda r: r["step_time_ms"])["step"] == 14
     assert prog[13]["step_time_ms"] == approx(slow_ms)
     assert [r["step"] for r in _by_kind(recs, "eval")] == [10, 20]
-    assert all(r["step_time_ms"] < 40 for r in prog if r["step"] != 14)
+    assert all(r["step_time_ms"] < 40 for r in prog if r["step"] not in (1, 14))     # 1: warm-up
+
+
+def test_nemo2_megatron_timers_are_the_printed_steps():
+    """`MegatronStrategy(megatron_log_level=2)`: a Megatron `(min, max)` timer block after each
+    printer line.  NeMo's parser reads them (Megatron's once took the stream at each block, 48
+    switches, and dropped them): each is the timing of the step printed before it.  The slept
+    batch of step 14 was fetched inside `forward-compute` (507.05 ms), which gives no lane, so
+    that it does not read as slow compute; the backward does."""
+    d = Dispatcher()
+    recs = d.feed_chunk((CAPTURED / NEMO2.format("1rank-printer-megatron-log-level-2-nockpt")).read_bytes()) + d.flush()
+    assert d.stats["switches"] == 1
+    timing = {r["step"]: r for r in _by_kind(recs, "timing")}
+    assert sorted(timing) == list(range(1, 25))
+    fourteen = timing[14]
+    assert fourteen["timers_ms"]["forward-compute"] == 507.05 and fourteen["step_time_ms"] == 513.5
+    assert fourteen["lanes_ms"] == {"compute": 1.68, "communication": 0.09}
+    assert fourteen["lanes_across_ranks"] is True and fourteen["framework"] == "nemo"
 
 
 @pytest.mark.parametrize("bar", [False, True])

@@ -22,3 +22,7 @@ if [ "$what" = all ] || [ "$what" = ddp ]; then
   rm -rf /tmp/cap-nemo/runs/ddp
   timeout 240 nice -n 10 $PY -m torch.distributed.run --nproc-per-node 2 nemo2_tiny_gpt_fit.py --no-ckpt --log-dir /tmp/cap-nemo/runs/ddp --max-steps 24 > $OUT/${V}_megatron-gpt-tiny_2rank-dp-printer-nockpt_cpu.log 2>&1; echo "ddp rc=$?"
 fi
+if [ "$what" = all ] || [ "$what" = timers ]; then
+  rm -rf /tmp/cap-nemo/runs/timers
+  nice -n 10 $PY nemo2_tiny_gpt_fit.py --no-ckpt --megatron-log-level 2 --log-dir /tmp/cap-nemo/runs/timers --max-steps 24 > $OUT/${V}_megatron-gpt-tiny_1rank-printer-megatron-log-level-2-nockpt_cpu.log 2>&1; echo "timers rc=$?"
+fi

@@ -27,6 +27,8 @@ p.add_argument("--slow-step", type=int, default=13)
 p.add_argument("--devices", type=int, default=int(os.environ.get("WORLD_SIZE", "1")))
 p.add_argument("--no-ckpt", action="store_true", help="no checkpointing (2-rank CPU run hangs in dist-ckpt save)")
 p.add_argument("--progress", choices=["printer", "bar"], default="printer")
+p.add_argument("--megatron-log-level", type=int, default=0,
+               help="MegatronStrategy's timers: at 1 or 2, a (min, max) timer block after each printer line")
 args = p.parse_args()
 
 MBS = 2
@@ -77,6 +79,7 @@ def main():
         # "printer": NeMo swaps Lightning's TQDM bar for ProgressPrinter (also passed explicitly below);
         # "bar": replace_progress_bar=False makes NeMo swap it for MegatronProgressBar (a tqdm bar).
         replace_progress_bar=(args.progress == "printer"),
+        megatron_log_level=args.megatron_log_level,
     )
     callbacks = [TimingCallback()]
     if args.progress == "printer":
