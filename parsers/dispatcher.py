@@ -840,6 +840,8 @@ class Dispatcher:
                 return []
         for p, detect in self._detects:
             if p is not active and detect(line):
+                if active is not None and active.name in p.yields_to:
+                    return []   # its records would yield to the active one's: the stream stays
                 recs = p.parse(line, rank)
                 self._switch(p)
                 return self._accept(p, recs)

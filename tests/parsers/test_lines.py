@@ -1,6 +1,8 @@
 """Single-line and short-stream behaviour of each parser, including the variants their docs describe."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from pytest import approx
 
@@ -876,6 +878,20 @@ def test_megatron_straggler_report_gives_each_gpu_counters_extremes_and_their_ra
     (timing,) = [r for r in recs if r["kind"] == "timing"]
     assert timing["step"] == 10 and timing["slowest_ranks"]["input"]["rank"] == slowest_input
     assert timing.get("gpu_extremes") == gpu
+
+
+def test_a_framework_that_yields_to_the_active_one_does_not_take_its_stream():
+    """Megatron-DeepSpeed: DeepSpeed's engine lines come between Megatron's iterations, and
+    their records yield to Megatron's.  The stream stays Megatron's (it once switched twice at
+    every step), with the same records: Megatron's, and DeepSpeed's from before Megatron's first
+    line."""
+    corpus = "tests/data/corpus/megatron/megatron-deepspeed_gpt3-125M_tokendrop_8gpu_timers_nccl-info.log"
+    lines = (Path(__file__).resolve().parents[2] / corpus).read_text().splitlines()[2717:2725]
+    recs, d = feed_all(lines)
+    assert d.stats["switches"] == 2 and d.framework == "megatron"
+    assert [(r["framework"], r["kind"], r["step"]) for r in recs] == [
+        ("deepspeed", "progress", 10), ("deepspeed", "progress", 10), ("megatron", "progress", 10),
+        ("megatron", "timing", 10), ("megatron", "progress", 20)]
 
 
 NEMO_RESUMED = "Restored all states from the checkpoint at /ckpt/tiny_gpt--reduced_train_loss=4.8702-epoch=1-last/weights"
