@@ -182,14 +182,14 @@ def _held_up_by_the_unseen(rows: list[dict], cause: str) -> bool:
     - No cause the log printed ("unknown"): a synchronous step is as slow on every rank.
     - Timers that are the slowest rank's (Megatron's `max time across ranks`,
       `lanes_across_ranks`): they name the lane, not the rank.
-    A framework's report of the slowest rank of each lane (`slowest_ranks`) names it, and a
-    printing rank's own timers (DeepSpeed's) name itself."""
+    A framework's report of the slowest rank of the cause's lane (`slowest_ranks`) names it, and
+    a printing rank's own timers (DeepSpeed's) name itself."""
     world = max((r.get("world_size") or 0 for r in rows), default=0)
     if len(rows) >= world or any(r.get("source") != "log" for r in rows):
         return False
     if cause == "communication":
         return True
-    if any(r.get("slowest_ranks") for r in rows):
+    if any(cause in (r.get("slowest_ranks") or {}) for r in rows):
         return False
     return cause == "unknown" or any(r.get("lanes_across_ranks") for r in rows)
 

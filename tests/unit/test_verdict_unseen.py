@@ -26,6 +26,8 @@ REPORT = {"input": {"rank": 1, "ms": 500.0, "fastest_rank": 0, "fastest_ms": 1.0
     (2, {"input": 500.0}, {"lanes_across_ranks": True}, "input", -1),
     # ... unless its straggler report names the rank
     (2, {"input": 500.0}, {"lanes_across_ranks": True, "slowest_ranks": REPORT}, "input", 1),
+    # a report that names the slowest rank of other lanes than the cause's names no culprit
+    (2, {}, {"slowest_ranks": REPORT}, "unknown", -1),
     # a printing rank's own timers (DeepSpeed's breakdown) name itself
     (2, {"input": 500.0}, {}, "input", 0),
     # nothing printed why: a synchronous step is as slow on every rank
