@@ -28,9 +28,12 @@ MODEL_PARALLEL_GROUPS = "All model parallel group ranks: "
 [1]]`): each rank is in one, so the job is its highest rank and one."""
 
 
+_GROUPS = MODEL_PARALLEL_GROUPS.encode()
+
+
 def may_state_it(raw: bytes) -> bool:
     """The cheap test of a raw line before `printed_world_size`."""
-    return b"orld" in raw or b"MEMBER" in raw or b"All model parallel group ranks: " in raw
+    return b"orld" in raw or b"MEMBER" in raw or _GROUPS in raw
 
 
 def printed_world_size(line: str) -> int | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 from .base import (EVAL_WORDS, BarTracker, Parser, Pattern, drawn, num, parse_bar, parse_rich_bar,
                    record, rich_metrics, timers_to_lanes, to_ms)
 from .kv import normalise
-from .megatron import TIMER_BLOCK, TimerBlock, timer_records
+from .megatron import TimerBlock, timer_records
 
 EPOCH = Pattern(r"Epoch (\d++)")
 DLL = Pattern(r"DLL \d{4}+-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d++)? - (\d++|PARAMETER|\(\)) (.{0,4000}+)")
@@ -227,19 +227,17 @@ class NemoParser(LightningParser):
     def owns(self, line: str) -> bool:
         """Also NeMo's own log lines: one that names another framework (`[NeMo W ...]
         .../lightning/...: GPU available but not used`) does not hand the stream to it."""
-        return line.startswith("[NeMo ") or super().owns(line) or (
-            "across ranks (ms):" in line and TIMER_BLOCK.fullmatch(line) is not None)
+        return line.startswith("[NeMo ") or super().owns(line) or TimerBlock.opened_by(line) is not None
 
     def parse(self, line: str, rank: int | None) -> list[dict]:
         if rank in self.open:
             if self.open[rank].add(line):
                 return []
             return self._close_timers(rank)     # the dispatcher then reads the line as any other
-        if "across ranks (ms):" in line:
-            m = TIMER_BLOCK.fullmatch(line)
-            if m:
-                self.open[rank] = TimerBlock(m.group(1))
-                return []
+        block = TimerBlock.opened_by(line)
+        if block is not None:
+            self.open[rank] = block
+            return []
         at = line.find("Training epoch ")
         if at >= 0:
             m = PRINTER.match(line, at)

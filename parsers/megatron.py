@@ -151,7 +151,7 @@ class MegatronParser(Parser):
         """An iteration line; also Megatron-Bridge's line before it, and a timer block's header,
         which a resumed run prints before its first iteration (its `load-checkpoint` time)."""
         return ("iteration" in line and ITER.match(line) is not None) or "MODEL_TFLOP/s/GPU" in line \
-            or ("across ranks (ms):" in line and TIMER_BLOCK.fullmatch(line) is not None)
+            or TimerBlock.opened_by(line) is not None
 
     def _iteration(self, printed_step: str, total: str, text: str, rank,
                    samples_per_s: str | None = None) -> list[dict]:
@@ -231,19 +231,19 @@ class MegatronParser(Parser):
             if self.open[rank].add(line):
                 return []
             return self._close_block(rank)      # the dispatcher then reads the line as any other
-        if "across ranks (ms):" in line:
-            m = TIMER_BLOCK.fullmatch(line)
-            if m:
-                self.open[rank] = TimerBlock(m.group(1))
-                return []
+        block = TimerBlock.opened_by(line)
+        if block is not None:
+            self.open[rank] = block
+            return []
         return self._line(line, rank)
 
     def _close_block(self, rank) -> list[dict]:
         """The records of a timer block: the timers of the slowest rank (what the step waits
-        for; `lanes_across_ranks`: whichever rank that was), and, for `(min, max)` blocks, those
-        of the fastest (their gap: the imbalance).  The
-        blocks before the first iteration time no step (`startup-library-setup`,
-        `model-and-optimizer-setup`) but for a resumed run's `load-checkpoint`."""
+        for; `lanes_across_ranks`: whichever rank that was), for `(min, max)` blocks those of the
+        fastest (their gap: the imbalance), and for blocks of every rank's times each lane's
+        slowest rank.  The blocks before the first iteration time no step
+        (`startup-library-setup`, `model-and-optimizer-setup`) but for a resumed run's
+        `load-checkpoint`."""
         block = self.open.pop(rank)
         step = self.last_step.get(rank)
         recs = timer_records(self.name, rank, step, block.timers, self.last_time.get(rank),
@@ -320,6 +320,15 @@ class TimerBlock:
         self.per_rank: dict | None = {} if header == "times" else None
         self.name: str | None = None
         self.kept = 0
+
+    @staticmethod
+    def opened_by(line: str) -> TimerBlock | None:
+        """The block whose header `line` is (`(min, max) time across ranks (ms):` and its
+        kin), else None."""
+        if "across ranks (ms):" not in line:
+            return None
+        m = TIMER_BLOCK.fullmatch(line)
+        return TimerBlock(m.group(1)) if m else None
 
     def add(self, line: str) -> bool:
         """Read one line of the block; False where it is no line of it (the block has ended)."""
