@@ -68,7 +68,9 @@ def answers(step: dict, ranks: list[dict], baselines: dict[int, dict],
         timed = any(r[f"{lane}_ms"] > 0 for r in ranks for lane in LANES)
         probes = ("only stdout saw this step: its lanes are the timers the framework printed" if timed
                   else "only stdout saw this step: its time cannot be split into lanes")
-        if step.get("slow") and step.get("culprit_rank", 0) < 0:     # see `verdict._held_up_by_the_unseen`
+        culprit = step.get("culprit_rank", 0)
+        if step.get("slow") and (culprit < 0 or culprit not in {r["rank"] for r in ranks}):
+            # no culprit known, or one a framework's report named (`verdict._held_up_by_the_unseen`)
             probes += (f"; {len(ranks)} rank(s) printed it, so a rank named below is one that "
                        "printed, not necessarily the one whose time it was")
         out.append(("Probes", probes))

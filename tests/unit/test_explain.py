@@ -24,8 +24,9 @@ def test_a_save_the_log_named_without_a_time_is_not_denied():
 
 
 def test_a_step_whose_culprit_is_not_known_says_whose_rows_it_shows():
-    """Stdout of fewer ranks than the job has, and no culprit known: the ranks the answers
-    name printed the times, which may be another rank's (Megatron's slowest-rank timers)."""
+    """Stdout of fewer ranks than the job has, and no culprit known, or one named by a report
+    (Megatron's straggler report): the ranks the answers name printed the times, which may be
+    another rank's (Megatron's slowest-rank timers)."""
     slow = {"skew_ms": 0.0, "phase": "normal", "slow": True, "culprit_rank": -1}
     probes = dict(explain.answers(slow, [stdout_row(0.0)], {}, {}))["Probes"]
     assert probes == ("only stdout saw this step: its time cannot be split into lanes; 1 rank(s) "
@@ -33,3 +34,6 @@ def test_a_step_whose_culprit_is_not_known_says_whose_rows_it_shows():
                       "one whose time it was")
     named = dict(explain.answers(dict(slow, culprit_rank=0), [stdout_row(0.0)], {}, {}))["Probes"]
     assert named == "only stdout saw this step: its time cannot be split into lanes"
+    # a culprit that a framework's report named, which printed no row of its own
+    reported = dict(explain.answers(dict(slow, culprit_rank=1), [stdout_row(0.0)], {}, {}))["Probes"]
+    assert reported == probes
