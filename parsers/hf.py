@@ -78,6 +78,13 @@ def dict_fields(d: dict) -> dict:
     return out
 
 
+def _logged_dict(line: str, head: str) -> bool:
+    """The Trainer's log dict, printed as it is; not another's argument (Ray Train's `Reporting
+    training result 1: TrainingReport(checkpoint=None, metrics={'loss': 5.49, 'step': 1}, ...)`)."""
+    at = line.find(head)
+    return at >= 0 and line[at - 1:at] != "="
+
+
 class HFTrainerParser(Parser):
     """One record per optimizer step: the bar's final redraw of that step, merged with the
     log dict printed while the bar showed that step (HF prints the dict via tqdm.write, so the
@@ -99,8 +106,8 @@ class HFTrainerParser(Parser):
         self.means = RunMeans()
 
     def detect(self, line: str) -> bool:
-        return ("{'loss':" in line or "{'train_runtime'" in line or "|trainer.py:" in line
-                or "{'eval_loss'" in line or "Total optimization steps = " in line)
+        return (_logged_dict(line, "{'loss':") or "{'train_runtime'" in line or "|trainer.py:" in line
+                or _logged_dict(line, "{'eval_loss'") or "Total optimization steps = " in line)
 
     def _emit_held(self, rank, out: list) -> None:
         rec = self.held.pop(rank, None)

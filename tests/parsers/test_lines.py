@@ -894,6 +894,20 @@ def test_a_framework_that_yields_to_the_active_one_does_not_take_its_stream():
         ("megatron", "timing", 10), ("megatron", "progress", 20)]
 
 
+def test_ray_trains_report_of_a_metrics_dict_does_not_take_the_loops_stream():
+    """Ray Train 2.60's `Reporting training result N: TrainingReport(..., metrics={'loss': ..})`
+    holds a dict like the HF Trainer's, as an argument: the loop's own lines keep the stream
+    (it once switched to the Trainer's parser and back at every step, 44 times in a capture)."""
+    run = (Path(__file__).resolve().parents[1] / "data" / "captured" /
+           "ray-2.60.0_torchtrainer_2cpu-workers_train-v2_dedup-off.log").read_bytes()
+    d = Dispatcher()
+    recs = d.feed_chunk(run) + d.flush()
+    # (the second switch: the driver's last line, `result.metrics: {'loss': 0.508, 'step': 12}`)
+    assert d.stats["switches"] == 2 and {r["framework"] for r in recs if r["kind"] == "progress"} == {"nanogpt"}
+    assert sorted((r["rank"], r["step"]) for r in recs if r["kind"] == "progress") == [
+        (rank, step) for rank in (0, 1) for step in range(1, 13)]
+
+
 NEMO_RESUMED = "Restored all states from the checkpoint at /ckpt/tiny_gpt--reduced_train_loss=4.8702-epoch=1-last/weights"
 NEMO_STEP = ("Training epoch 1, iteration {0}/29 | lr: 0.0001 | consumed_samples: 50 | global_batch_size: 2 |"
              " global_step: {0} | reduced_train_loss: 4.713 | train_step_timing in s: 0.02128")
