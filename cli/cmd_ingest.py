@@ -165,7 +165,8 @@ class FileResult:
     items: list = field(default_factory=list)
     timestamps: str = "none"
     world_size: int = 0
-    """The job's size as the log printed it (`world_size.py`); 0 where it did not."""
+    """The job's size as the log printed it (`world_size.py`), or the ranks its launcher's labels
+    show, where more; 0 where it printed neither."""
 
 
 def default_rank(path: str) -> int:
@@ -192,6 +193,8 @@ def read_file(path: str, log_format: str | None, prefix: TeePrefix | None = None
             if world_size.may_state_it(raw):
                 result.world_size = max(result.world_size, world_size.printed_world_size(
                     raw.decode("utf-8", "replace")) or 0)
+            if node is None and raw[:1] == b"[":
+                result.world_size = max(result.world_size, world_size.labelled_ranks(raw))
             recs = disp.feed(raw)
             if node is not None:
                 recs = [node_logs.as_job_rank(rec, node) for rec in recs]

@@ -29,6 +29,18 @@ MODEL_PARALLEL_GROUPS = "All model parallel group ranks: "
 
 
 _GROUPS = MODEL_PARALLEL_GROUPS.encode()
+LABEL = regex.compile(rb"\[(?:default|rank)(\d{1,7}+)\]:|\[\d{1,7}+,(\d{1,7}+)\]<std")
+"""torchrun's `[default1]:` and `[rank1]:`, mpirun's `[0,1]<stdout>:`: labels no other line
+starts with (srun's `1: ` may be a line's own text)."""
+
+
+def labelled_ranks(raw: bytes) -> int:
+    """The ranks a launcher's label on a raw line shows the job has (its rank and one), whether
+    or not the line gives a record (a rank that prints no step still prints); 0 for none."""
+    if raw[:1] != b"[":
+        return 0
+    m = LABEL.match(raw)
+    return int(m.group(1) or m.group(2)) + 1 if m else 0
 
 
 def may_state_it(raw: bytes) -> bool:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from ridgescope.cli.world_size import from_records, printed_world_size
+from ridgescope.cli.world_size import from_records, labelled_ranks, printed_world_size
 
 
 @pytest.mark.parametrize("line, size", [
@@ -44,3 +44,16 @@ def test_the_largest_nccl_communicator_is_the_job():
     records = [{"kind": "nccl_init", "nranks": 8}, {"kind": "nccl_init", "nranks": 64},
                {"kind": "progress", "nranks": 512}, {"kind": "nccl_init", "nranks": None}]
     assert from_records(records) == 64 and from_records([]) == 0
+
+
+@pytest.mark.parametrize("raw, ranks", [
+    (b"[default1]:11/30/2026 23:22:46 [INFO|DP=1|PP=0|TP=0]: No checkpoint path provided.", 2),   # nanotron
+    (b"[rank3]:[titan] 2026-11-30 20:01:49,966 - root - INFO - Sleeping 2 seconds", 4),
+    (b"[1,2]<stdout>:step 5", 3),
+    (b"  1: slurmstepd: task_p_pre_launch", 0),        # srun's label may be a line's own text
+    (b"[3] NCCL INFO x", 0),
+    (b"[INFO] x", 0),
+    (b"plain", 0),
+])
+def test_a_launchers_label_shows_a_rank_of_the_job(raw, ranks):
+    assert labelled_ranks(raw) == ranks
