@@ -414,8 +414,8 @@ class GenericParser(Parser):
         epoch = int(m.group(2)) if m.group(2) else None
         items = pairs(m.group(6))
         fields, extra = normalise([it for it in items if it[0] != "memory"])
-        fields.pop("step", None)
-        fields.pop("mem_gb", None)
+        for name in ("step", "mem_gb", "epoch", "iter_in_epoch", "iters_per_epoch", "total_steps"):
+            fields.pop(name, None)      # the bracketed counts' (`[epoch=2]` in its text is not)
         memory = next((num(v) for k, v, _ in items if k == "memory"), None)
         if mode != "train":     # an evaluation: its result once its last batch is done
             metrics = {k: v for k, v in extra.items() if k not in _MM_NOT_METRICS}

@@ -104,6 +104,12 @@ FRAGMENTS = [
     "Last step checkpoint completed in ", "Checkpoints will be loaded from and saved to ",
     "/out/model_0000009.pth", "ckpt_epoch_0.pth saving......", ".pth saved !!!", "Save weights to ",
     "Evaluate in main process...",
+    # Megatron's timers of every rank and its straggler report's GPU counters, NeMo's saves and
+    # resumes, Ray Train's reports
+    "times across ranks (ms):\n", "INFO:megatron.core.timers:times across ranks (ms):\n", "  batch-generator:\n",
+    "     rank  1: ", "(min, max) time across ranks (ms):\n", "    forward-compute ......: (", " | MnPwr/Rnk: ",
+    "W/8 | MxClk/Rnk: ", "MHz/0 | MnEtpt/Rnk: ", "Restored all states from the checkpoint at ",
+    "Global Checkpoint Save : Rank: 0 : Iteration: ", "TrainingReport(checkpoint=None, metrics={'loss': ",
 ]
 
 lines = st.lists(st.sampled_from(FRAGMENTS) | st.text(max_size=20), max_size=40).map("".join)

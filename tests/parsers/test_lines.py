@@ -908,6 +908,13 @@ def test_ray_trains_report_of_a_metrics_dict_does_not_take_the_loops_stream():
         (rank, step) for rank in (0, 1) for step in range(1, 13)]
 
 
+def test_an_mmengine_line_that_also_names_an_epoch_keeps_its_bracketed_counts():
+    """`Epoch(train) [2][ 3/8]` is the record's epoch and iteration, whatever the rest of the
+    line names (a key `epoch` there once made the parser raise, and the line was lost)."""
+    r = one("Epoch(train) [2][ 3/8]  lr: 1.0e-02  epoch: 5  loss: 1.5")
+    assert (r["framework"], r["step"], r["epoch"], r["iter_in_epoch"], r["loss"]) == ("mmengine", 11, 2, 3, 1.5)
+
+
 NEMO_RESUMED = "Restored all states from the checkpoint at /ckpt/tiny_gpt--reduced_train_loss=4.8702-epoch=1-last/weights"
 NEMO_STEP = ("Training epoch 1, iteration {0}/29 | lr: 0.0001 | consumed_samples: 50 | global_batch_size: 2 |"
              " global_step: {0} | reduced_train_loss: 4.713 | train_step_timing in s: 0.02128")
