@@ -150,6 +150,19 @@ def record(kind: str, framework: str, rank: int | None, step: int | None, **fiel
     return rec
 
 
+OWN_TOTAL = frozenset({"step", "total_steps"})
+OWN_EPOCH_COUNTS = frozenset({"step", "epoch", "iter_in_epoch", "iters_per_epoch", "metrics"})
+"""The keys of `parsed` that the parsers set from a line's shape: its step, and a `step N/T`
+line's total, an `[epoch] [i/of]` line's counts."""
+
+
+def parsed(fields: dict, own: frozenset) -> dict:
+    """`fields` read from a line's `key: value` text, less the keys its parser sets from the
+    line's shape (`own`): an `epoch: 5` in the text of `Epoch: [1] [ 20/200]` is no second epoch
+    (given twice, `record` raised, and the line was lost)."""
+    return fields if own.isdisjoint(fields) else {k: v for k, v in fields.items() if k not in own}
+
+
 def num(text: str | float | None) -> float | None:
     """A printed number ('1,234', '6.0E+00', '97%') as float; None for nan/inf/N/A or junk.
     A number already read (a printed dict's value) passes as itself, if finite."""

@@ -1,7 +1,7 @@
 """Hugging Face Trainer and Accelerate: tqdm bars plus the printed log dicts."""
 from __future__ import annotations
 
-from .base import CLOCK, EVAL_WORDS, BarTracker, Parser, parse_bar, record, to_ms
+from .base import CLOCK, EVAL_WORDS, OWN_TOTAL, BarTracker, Parser, parse_bar, parsed, record, to_ms
 from .means import interval_mean, printed_mean
 from .pydict import parse_flat_dict
 
@@ -179,7 +179,7 @@ class HFTrainerParser(Parser):
                 # no progress bar on this stream (disable_tqdm, file logging): nothing to wait for
                 if printed is not None:
                     self.given[rank] = printed
-                out.append(record("progress", self.name, rank, printed, total_steps=total, **fields))
+                out.append(record("progress", self.name, rank, printed, total_steps=total, **parsed(fields, OWN_TOTAL)))
                 return
             old = self.pending.pop(rank, None)
             if old is not None:

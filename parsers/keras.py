@@ -11,7 +11,7 @@ The metrics are the epoch's running means, and `ms/step` its mean step time so f
 line is `evaluate`'s (or `predict`'s): its last state is one eval record."""
 from __future__ import annotations
 
-from .base import Parser, Pattern, drawn, hms_to_s, mark_drawn, num, record
+from .base import Parser, Pattern, drawn, hms_to_s, mark_drawn, num, parsed, record
 from .kv import normalise
 
 EPOCH = Pattern(r"\s*+Epoch (\d{1,9}+)/(\d{1,9}+)\s*+")
@@ -19,6 +19,8 @@ HEAD = Pattern(r"\s*+(\d{1,12}+)/(\d{1,12}+|Unknown)( ++(?:[\u2501\u2500]{1,400}
                r"(?= |$)(.{0,4000}+)")
 _STEP_TIME = Pattern(r"(?:(\d[\d:]{0,12}+)s? )?(\d++)(s|ms|us)/step")
 _MS = {"s": 1000.0, "ms": 1.0, "us": 0.001}
+_EPOCH = frozenset({"step", "epoch", "metrics"})
+"""What an epoch's validation record sets itself (see `parsed`)."""
 
 
 def read_bar(segment: str) -> dict | None:
@@ -148,7 +150,7 @@ class KerasParser(Parser):
                       **({"metrics": extra} if extra else {}), **drawn(bar))]
         val, val_extra = _fields([(k[4:], v, u) for k, v, u in bar["items"] if k.startswith("val_")])
         if val or val_extra:
-            out.append(record("eval", self.name, rank, step, phase="validation", epoch=epoch, **val,
+            out.append(record("eval", self.name, rank, step, phase="validation", epoch=epoch, **parsed(val, _EPOCH),
                               **({"metrics": val_extra} if val_extra else {})))
         return out
 

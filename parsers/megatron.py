@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from collections import deque
 
-from .base import Parser, Pattern, is_digits, num, parse_timer_list, record, timers_to_lanes, to_int, to_ms
+from .base import (OWN_TOTAL, Parser, Pattern, is_digits, num, parse_timer_list, parsed, record, timers_to_lanes,
+                   to_int, to_ms)
 
 # GPT-NeoX puts `samples/sec: 12.345 |` before `iteration`
 ITER = Pattern(r"\s*+(?:\[[0-9:. -]{1,40}+\]\s*+)?(?:samples/sec: ([\d.]++) \|\s*+)?"
@@ -170,7 +171,7 @@ class MegatronParser(Parser):
             if isinstance(ms, (int, float)) and abs(step_s * 1000 - ms) <= 5.0:
                 fields.setdefault("tflops", tflops)
         self.last_time[rank] = fields.get("step_time_ms")
-        out = [record("progress", self.name, rank, step, total_steps=int(total), **fields)]
+        out = [record("progress", self.name, rank, step, total_steps=int(total), **parsed(fields, OWN_TOTAL))]
         while self.held and self.held[0][0] < self.printed_before + len(self.printed):
             out.append(self._report(*self.held.popleft()))
         return out

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from .base import READ_LINE, Parser, Pattern, is_decimal, is_digits, num, record
+from .base import OWN_TOTAL, READ_LINE, Parser, Pattern, is_decimal, is_digits, num, parsed, record
 from .kv import _fast_pairs, normalise, pairs
 
 KARPATHY = Pattern(r"iter (\d++): loss ([-\d.]++|nan), time ([\d.]++)ms(?:, mfu (-?[\d.]++)%)?")
@@ -71,7 +71,7 @@ class NanoGPTParser(Parser):
         fields.pop("step", None)
         if "step_time_ms" not in fields:
             return None
-        return [record("progress", self.name, None, int(a), total_steps=int(b), **fields)]
+        return [record("progress", self.name, None, int(a), total_steps=int(b), **parsed(fields, OWN_TOTAL))]
 
     def _spine(self, step: str, total: str, printed_loss: str, printed_ms: str, rank=None) -> list[dict] | None:
         """Exactly the spine line: what normalise makes of its two keys, spelled out; None
@@ -220,7 +220,7 @@ class NanoGPTParser(Parser):
                 fields["step_time_ms"] = round(cumulative - prev[1], 3)
             if update:
                 self.prev[rank] = (step, cumulative)
-            return [record("progress", self.name, rank, step, total_steps=total, **fields)]
+            return [record("progress", self.name, rank, step, total_steps=total, **parsed(fields, OWN_TOTAL))]
         if s.startswith("iter "):
             m = KARPATHY.match(s)
             if m:
@@ -261,5 +261,5 @@ class NanoGPTParser(Parser):
                     fields["mfu"] = num(mfu.group(1))
             if not fields:
                 return []
-            return [record("progress", self.name, rank, step, total_steps=total, **fields)]
+            return [record("progress", self.name, rank, step, total_steps=total, **parsed(fields, OWN_TOTAL))]
         return []

@@ -26,7 +26,7 @@
 """
 from __future__ import annotations
 
-from .base import Pattern, num, record, seconds_to_ms, to_gb
+from .base import OWN_EPOCH_COUNTS, Pattern, num, parsed, record, seconds_to_ms, to_gb
 from .kv import normalise, pairs
 
 METRIC_LOGGER = Pattern(r"(.{0,120}?)\[\s*+(\d++)/(\d++)\]  eta: \S{1,24}+  (.{0,2000}+)")
@@ -75,7 +75,7 @@ def metric_logger(s: str, rank, last_step: dict) -> list[dict] | None:
         fields["mem_gb"] = to_gb(items.pop("max mem"), "mb")
     step = last_step[rank] = (epoch * of if epoch is not None else 0) + i + 1
     return [record("progress", "generic", rank, step, epoch=epoch, iter_in_epoch=i, iters_per_epoch=of,
-                   **fields, metrics=items or None)]
+                   **parsed(fields, OWN_EPOCH_COUNTS), metrics=items or None)]
 
 
 def accuracy(s: str, rank, last_step: dict) -> list[dict] | None:
@@ -144,4 +144,4 @@ def paddle_detection(s: str, rank, last_step: dict) -> list[dict] | None:
         fields["mem_gb"] = to_gb(allocated, "mb")
     step = last_step[rank] = epoch * of + i + 1
     return [record("progress", "generic", rank, step, epoch=epoch, iter_in_epoch=i, iters_per_epoch=of,
-                   **fields, metrics=extra or None)]
+                   **parsed(fields, OWN_EPOCH_COUNTS), metrics=extra or None)]

@@ -5,7 +5,7 @@ completed in 0.87s`.  A step line times nothing: read live, its record says when
 (`drawn_ns`), its step's end where every step is logged (`metrics.log_freq` 1)."""
 from __future__ import annotations
 
-from .base import CLOCK, Parser, Pattern, num, record, to_gb, to_ms
+from .base import CLOCK, OWN_TOTAL, Parser, Pattern, num, parsed, record, to_gb, to_ms
 from .kv import normalise, pairs
 
 STEP = Pattern(r"(?:^|\s)(validate\s++)?step:\s*+(\d++)\s++loss:")
@@ -45,7 +45,7 @@ class TorchtitanParser(Parser):
                 if m.group(1):
                     return [record("eval", self.name, rank, step, phase="validation", **fields)]
                 self.last_step[rank] = step
-                rec = record("progress", self.name, rank, step, total_steps=self.total, **fields)
+                rec = record("progress", self.name, rank, step, total_steps=self.total, **parsed(fields, OWN_TOTAL))
                 if CLOCK.now_ns is not None:
                     rec["drawn_ns"] = CLOCK.now_ns
                 return [rec]

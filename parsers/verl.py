@@ -17,8 +17,10 @@ The SFT trainer prints `step:8 - train/loss:5.06 - train/lr:0.001 - train/mfu:0.
 with no time: read live, its record says when it was read (`drawn_ns`), its step's end."""
 from __future__ import annotations
 
-from .base import CLOCK, Parser, Pattern, num, record, seconds_to_ms
+from .base import CLOCK, Parser, Pattern, num, parsed, record, seconds_to_ms
 
+_OWN = frozenset({"step", "mem_gb", "timers_ms", "lanes_ms", "metrics"})
+"""What a step's record sets itself (see `parsed`)."""
 _FIELDS = {"actor/pg_loss": "loss", "train/loss": "loss", "actor/grad_norm": "grad_norm",
            "train/grad_norm": "grad_norm", "actor/lr": "lr", "train/lr": "lr",
            "perf/throughput": "tokens_per_s_per_gpu", "training/epoch": "epoch"}
@@ -99,7 +101,7 @@ class VerlParser(Parser):
             if "epoch" in fields:
                 fields["epoch"] = int(fields["epoch"])
             mem = next((memory[k] for k in _MEMORY if k in memory), None)
-            rec = record("progress", self.name, rank, step, **fields, mem_gb=mem,
+            rec = record("progress", self.name, rank, step, **parsed(fields, _OWN), mem_gb=mem,
                          timers_ms=timers or None, lanes_ms=lanes or None, metrics=metrics or None)
             if "step_time_ms" not in rec and CLOCK.now_ns is not None:
                 rec["drawn_ns"] = CLOCK.now_ns     # the SFT trainer times no step: it ended now

@@ -908,11 +908,18 @@ def test_ray_trains_report_of_a_metrics_dict_does_not_take_the_loops_stream():
         (rank, step) for rank in (0, 1) for step in range(1, 13)]
 
 
-def test_an_mmengine_line_that_also_names_an_epoch_keeps_its_bracketed_counts():
-    """`Epoch(train) [2][ 3/8]` is the record's epoch and iteration, whatever the rest of the
-    line names (a key `epoch` there once made the parser raise, and the line was lost)."""
-    r = one("Epoch(train) [2][ 3/8]  lr: 1.0e-02  epoch: 5  loss: 1.5")
-    assert (r["framework"], r["step"], r["epoch"], r["iter_in_epoch"], r["loss"]) == ("mmengine", 11, 2, 3, 1.5)
+@pytest.mark.parametrize("line, counts", [
+    ("Epoch(train) [2][ 3/8]  lr: 1.0e-02  epoch: 5  loss: 1.5", ("mmengine", 11, 2, 3, 1.5)),
+    ("[02/04 22:46:24] ppdet.engine.callbacks INFO: Epoch: [0] [2087/7312] learning_rate: 0.000029 loss: 4.5 "
+     "iteration 8 epoch 5 eta: 0:10:00 batch_cost: 0.1664 data_cost: 0.0034 ips: 96.1758 images/s",
+     ("generic", 2088, 0, 2087, 4.5)),
+])
+def test_a_line_whose_text_also_names_its_counts_keeps_its_bracketed_counts(line, counts):
+    """`Epoch(train) [2][ 3/8]` and `Epoch: [0] [2087/7312]` are the record's epoch and
+    iteration, whatever the rest of the line names (a key `epoch` or `iteration` there once
+    made the parser raise, and the line was lost; found by the fuzz tests run longer)."""
+    r = one(line)
+    assert (r["framework"], r["step"], r["epoch"], r["iter_in_epoch"], r["loss"]) == counts
 
 
 NEMO_RESUMED = "Restored all states from the checkpoint at /ckpt/tiny_gpt--reduced_train_loss=4.8702-epoch=1-last/weights"
