@@ -4,7 +4,7 @@ from __future__ import annotations
 from .base import (EVAL_WORDS, BarTracker, Parser, Pattern, drawn, num, parse_bar, parse_rich_bar,
                    record, rich_metrics, timers_to_lanes, to_ms)
 from .kv import normalise
-from .megatron import TimerBlock, timer_records
+from .megatron import TimerBlock, read_timer_line, timer_records
 
 EPOCH = Pattern(r"Epoch (\d++)")
 DLL = Pattern(r"DLL \d{4}+-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d++)? - (\d++|PARAMETER|\(\)) (.{0,4000}+)")
@@ -230,14 +230,9 @@ class NemoParser(LightningParser):
         return line.startswith("[NeMo ") or super().owns(line) or TimerBlock.opened_by(line) is not None
 
     def parse(self, line: str, rank: int | None) -> list[dict]:
-        if rank in self.open:
-            if self.open[rank].add(line):
-                return []
-            return self._close_timers(rank)     # the dispatcher then reads the line as any other
-        block = TimerBlock.opened_by(line)
-        if block is not None:
-            self.open[rank] = block
-            return []
+        recs = read_timer_line(self.open, line, rank, self._close_timers)
+        if recs is not None:
+            return recs
         at = line.find("Training epoch ")
         if at >= 0:
             m = PRINTER.match(line, at)
@@ -275,13 +270,10 @@ class NemoParser(LightningParser):
         step = self.printed_step.get(rank)
         if step is None:
             return []
-        recs = timer_records(self.name, rank, step, block.timers, self.printed_time.get(rank),
+        lanes = timers_to_lanes({k: v for k, v in block.timers.items()
+                                 if k not in ("forward-backward", "forward-compute")})
+        return timer_records(self.name, rank, step, block.timers, self.printed_time.get(rank), lanes=lanes,
                              timers_min_ms=block.mins or None, lanes_across_ranks=True)
-        for r in recs:
-            if r["kind"] == "timing":
-                r["lanes_ms"] = timers_to_lanes({k: v for k, v in block.timers.items()
-                                                 if k not in ("forward-backward", "forward-compute")})
-        return recs
 
     def flush(self) -> list[dict]:
         return [r for rank in list(self.open) for r in self._close_timers(rank)] + super().flush()

@@ -228,15 +228,8 @@ class MegatronParser(Parser):
                              self.last_time.get(None)) or None
 
     def parse(self, line: str, rank: int | None) -> list[dict]:
-        if rank in self.open:
-            if self.open[rank].add(line):
-                return []
-            return self._close_block(rank)      # the dispatcher then reads the line as any other
-        block = TimerBlock.opened_by(line)
-        if block is not None:
-            self.open[rank] = block
-            return []
-        return self._line(line, rank)
+        recs = read_timer_line(self.open, line, rank, self._close_block)
+        return self._line(line, rank) if recs is None else recs
 
     def _close_block(self, rank) -> list[dict]:
         """The records of a timer block: the timers of the slowest rank (what the step waits
@@ -309,6 +302,20 @@ class MegatronParser(Parser):
                 return timer_records(self.name, rank, self.last_step.get(rank), parse_timer_list(m.group(1)),
                                      self.last_time.get(rank))
         return []
+
+
+def read_timer_line(blocks: dict, line: str, rank, close) -> list[dict] | None:
+    """A line's part in a parser's timer blocks (`blocks`: rank -> `TimerBlock`): [] where it
+    opens or adds to one; where it ends one, that block's records, `close(rank)` (the dispatcher
+    then reads the line as any other); None where it is no part of one."""
+    block = blocks.get(rank)
+    if block is not None:
+        return [] if block.add(line) else close(rank)
+    block = TimerBlock.opened_by(line)
+    if block is not None:
+        blocks[rank] = block
+        return []
+    return None
 
 
 class TimerBlock:
@@ -409,15 +416,17 @@ _BETWEEN_STEPS = frozenset({"evaluate", "save-checkpoint", "load-checkpoint", "s
 outside the time it prints for either."""
 
 
-def timer_records(framework: str, rank, step, timers: dict, step_time_ms=None, **extra) -> list[dict]:
+def timer_records(framework: str, rank, step, timers: dict, step_time_ms=None, lanes: dict | None = None,
+                  **extra) -> list[dict]:
     """The timers printed after an iteration line belong to that iteration: the record carries
-    its step time too, so that a stdout-only window can take its lanes from the timers.  Not a
-    block of timers of what ran between iterations alone (an evaluation, a save): those are
-    not the step's lanes."""
+    its step time too, so that a stdout-only window can take its lanes from the timers (`lanes`
+    where the framework's timers mean other lanes than Megatron's).  Not a block of timers of
+    what ran between iterations alone (an evaluation, a save): those are not the step's lanes."""
     if not timers:
         return []
     between = all(name in _BETWEEN_STEPS for name in timers)
-    out = [record("timing", framework, rank, step, timers_ms=timers, lanes_ms=timers_to_lanes(timers),
+    out = [record("timing", framework, rank, step, timers_ms=timers,
+                  lanes_ms=timers_to_lanes(timers) if lanes is None else lanes,
                   step_time_ms=step_time_ms if step is not None and not between else None, **extra)]
     for name, v in timers.items():
         if name in ("save-checkpoint", "load-checkpoint"):
