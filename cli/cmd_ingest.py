@@ -18,8 +18,8 @@ step time is the time since the previous progress line of that rank (`step_time_
 the timestamps have sub-second precision.
 
 The job's world size is what the logs print of it (Megatron-LM's `using world size: 64`,
-DeepSpeed's `dist_world_size=8`, Lightning's `MEMBER: 1/16`, NCCL's init lines; see
-`world_size.py`), or `--world-size`, or else the ranks the logs show: most frameworks print their
+DeepSpeed's `dist_world_size=8`, Lightning's `MEMBER: 1/16`, NCCL's init lines, Megatron-Bridge's
+batch sizes and parallel layout; see `world_size.py`), or `--world-size`, or else the ranks the logs show: most frameworks print their
 steps from one rank, which is not the job's size.
 """
 from __future__ import annotations
@@ -179,6 +179,7 @@ def read_file(path: str, log_format: str | None, prefix: TeePrefix | None = None
               node: node_logs.NodeLog | None = None) -> FileResult:
     """`node`: where the file sits in the job, where it is one node's log (`--node-logs`)."""
     result = FileResult(path)
+    layout = world_size.MegatronLayout()
     disp = Dispatcher(log_format, workers_per_node(path), prefix)
     fallback = default_rank(path) if node is None else node.base
     items = result.items
@@ -191,8 +192,9 @@ def read_file(path: str, log_format: str | None, prefix: TeePrefix | None = None
             if raw[:1] not in (b"\n", b""):
                 stamp = line_timestamp(raw[:HEAD].decode("utf-8", "replace"), end_ns)
             if world_size.may_state_it(raw):
-                result.world_size = max(result.world_size, world_size.printed_world_size(
-                    raw.decode("utf-8", "replace")) or 0)
+                text = raw.decode("utf-8", "replace")
+                result.world_size = max(result.world_size, world_size.printed_world_size(text) or 0)
+                layout.read(text)
             if node is None and raw[:1] == b"[":
                 result.world_size = max(result.world_size, world_size.labelled_ranks(raw))
             recs = disp.feed(raw)
@@ -225,7 +227,8 @@ def read_file(path: str, log_format: str | None, prefix: TeePrefix | None = None
          and it.record.get("framework") not in (None, "", "generic")), None)
     result.timestamps = place_in_time(items, end_ns)
     result.items = [it for it in items if it.record is not None]
-    result.world_size = max(result.world_size, world_size.from_records(it.record for it in result.items))
+    result.world_size = max(result.world_size, layout.size(),
+                            world_size.from_records(it.record for it in result.items))
     return result
 
 

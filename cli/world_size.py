@@ -44,8 +44,9 @@ def labelled_ranks(raw: bytes) -> int:
 
 
 def may_state_it(raw: bytes) -> bool:
-    """The cheap test of a raw line before `printed_world_size`."""
-    return b"orld" in raw or b"MEMBER" in raw or _GROUPS in raw
+    """The cheap test of a raw line before `printed_world_size` and `MegatronLayout.read`."""
+    return (b"orld" in raw or b"MEMBER" in raw or _GROUPS in raw or b"_size" in raw
+            or b"batches to constant" in raw or b"parallel with size" in raw)
 
 
 def printed_world_size(line: str) -> int | None:
@@ -61,6 +62,57 @@ def printed_world_size(line: str) -> int | None:
         return None
     size = int(next(g for g in m.groups() if g is not None))
     return size if size > 0 else None
+
+
+LAYOUT = regex.compile(
+    r"(?<![\w.-])(global_batch_size|micro_batch_size|tensor_model_parallel_size|pipeline_model_parallel_size"
+    r"|context_parallel_size)(?::| \.{3,}+) (\d{1,9}+)(?!\S)"        # a config or arguments dump
+    r"|initialized (tensor|pipeline) model parallel with size (\d{1,9}+)"
+    r"|setting number of micro-?batches to constant (\d{1,9}+)")
+"""The lines Megatron-Core's users print of the job's layout: `global_batch_size: 4` (Megatron-Bridge's
+configuration dump) or `global_batch_size ...... 4` (Megatron-LM's arguments), Megatron's
+`> initialized tensor model parallel with size 1`, and `setting number of microbatches to constant 1`
+(Megatron-Core's calculator; `micro-batches` in older Megatron-LM)."""
+
+
+class MegatronLayout:
+    """The job's size from the layout a Megatron-Core job prints, where it prints no world size
+    (Megatron-Bridge): the number of microbatches is the global batch over the micro batch and
+    the data-parallel size, so data parallel is global / (micro x microbatches), and the job is
+    data x tensor x pipeline x context parallel.  Context parallel is 1 unless printed (Bridge
+    prints only its non-default values); tensor and pipeline must be printed.  A value printed
+    twice with two numbers (two configurations in one log) leaves the size unknown."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, int | None] = {}
+
+    def read(self, line: str) -> None:
+        if "_size" not in line and "with size" not in line and "batches to constant" not in line:
+            return
+        m = LAYOUT.search(line[:2000])
+        if m is None:
+            return
+        if m.group(1):
+            name, value = m.group(1), m.group(2)
+        elif m.group(3):
+            name, value = f"{m.group(3)}_model_parallel_size", m.group(4)
+        else:
+            name, value = "microbatches", m.group(5)
+        seen = self.values.get(name, int(value))
+        self.values[name] = seen if seen == int(value) else None
+
+    def size(self) -> int:
+        """The job's size, or 0 where the layout printed is not all there, or not consistent."""
+        v = self.values
+        need = ("global_batch_size", "micro_batch_size", "microbatches", "tensor_model_parallel_size",
+                "pipeline_model_parallel_size")
+        if any(not v.get(name) for name in need) or v.get("context_parallel_size", 1) in (None, 0):
+            return 0
+        per_replica = v["micro_batch_size"] * v["microbatches"]
+        if v["global_batch_size"] % per_replica:
+            return 0
+        return (v["global_batch_size"] // per_replica * v["tensor_model_parallel_size"]
+                * v["pipeline_model_parallel_size"] * (v.get("context_parallel_size") or 1))
 
 
 def from_records(records) -> int:

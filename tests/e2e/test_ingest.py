@@ -280,18 +280,22 @@ def test_ingest_names_the_rank_megatrons_straggler_detector_names(tansu_stack, r
     assert [(s["step"], s["cause"], s["culprit_rank"]) for s in steps if s["slow"]] == [(13, "input", culprit)]
 
 
-def test_ingest_takes_the_jobs_size_from_what_the_log_printed(tansu_stack):
-    """Two pipeline stages as torchrun prints them by default: no line says its rank, and one
-    stage prints the steps.  The job is the 2 ranks Megatron printed (`using world size: 2`),
-    not the 1 the lines show; its slow iteration 13 (the first stage's batch, 501.57 ms at most
-    across the ranks) is still judged when the file ends, its cause input.  Its culprit is not
-    known: the timers are the slowest stage's, and the stage that prints them is not it."""
-    job = f"ingest-mgpp-{uuid.uuid4().hex[:6]}"
-    log = CAPTURED / "megatron-core-0.17.1_pretrain-gpt_2rank-pp2_rank0-slow_cpu.log"
-    report = ingest(tansu_stack, job, str(log)).stderr
+@pytest.mark.parametrize("log, last_step", [
+    ("megatron-core-0.17.1_pretrain-gpt_2rank-pp2_rank0-slow_cpu.log", 16),
+    ("megatron-bridge-0.3.1_megatron-core-0.16.1_tiny-llama_2rank-dp_cpu.log", 24)])
+def test_ingest_takes_the_jobs_size_from_what_the_log_printed(tansu_stack, log, last_step):
+    """Two ranks as torchrun prints them by default: no line says its rank, and one rank prints
+    the steps.  The job is the 2 ranks the log printed, not the 1 the lines show: Megatron-LM's
+    two pipeline stages say `using world size: 2`; Megatron-Bridge prints no world size, and its
+    data-parallel pair is the layout it printed (global batch 4 over micro batch 2 and 1
+    microbatch, tensor and pipeline parallel 1).  The slow iteration 13 (a batch that slept
+    0.5 s) is still judged when the file ends, its cause input.  Its culprit is not known: the
+    timers are the slowest rank's, and the rank that prints them may not be it."""
+    job = f"ingest-mgws-{uuid.uuid4().hex[:6]}"
+    report = ingest(tansu_stack, job, str(CAPTURED / log)).stderr
     assert "of 1 rank(s) of 2;" in report and "NOT delivered" not in report
-    steps = tansu_stack.wait_for_steps(job, 16)
-    assert sorted(s["step"] for s in steps) == list(range(1, 17))
+    steps = tansu_stack.wait_for_steps(job, last_step)
+    assert sorted(s["step"] for s in steps) == list(range(1, last_step + 1))
     assert [(s["step"], s["cause"], s["rank_count"], s["culprit_rank"]) for s in steps if s["slow"]] == [
         (13, "input", 1, -1)]
     jobs = tansu_stack.sql(f"SELECT world_size FROM jobs FINAL WHERE job = '{job}'")

@@ -3,7 +3,12 @@ from __future__ import annotations
 
 import pytest
 
-from ridgescope.cli.world_size import from_records, labelled_ranks, printed_world_size
+from pathlib import Path
+
+from ridgescope.cli.world_size import (MegatronLayout, from_records, labelled_ranks, may_state_it,
+                                       printed_world_size)
+
+DATA = Path(__file__).resolve().parents[1] / "data"
 
 
 @pytest.mark.parametrize("line, size", [
@@ -57,3 +62,58 @@ def test_the_largest_nccl_communicator_is_the_job():
 ])
 def test_a_launchers_label_shows_a_rank_of_the_job(raw, ranks):
     assert labelled_ranks(raw) == ranks
+
+
+def _layout(lines) -> int:
+    layout = MegatronLayout()
+    for line in lines:
+        if may_state_it(line.encode()):
+            layout.read(line)
+    return layout.size()
+
+
+BRIDGE_2 = ["  global_batch_size: 4", "  micro_batch_size: 2",
+            "INFO:megatron.core.num_microbatches_calculator:setting number of microbatches to constant 1",
+            "> initialized tensor model parallel with size 1", "> initialized pipeline model parallel with size 1"]
+
+
+@pytest.mark.parametrize("lines, size", [
+    (BRIDGE_2, 2),
+    # Megatron-LM's arguments, under torchrun's label; older Megatron's `micro-batches`
+    (["[default0]:  global_batch_size ............................... 1024",
+      "[default0]:  micro_batch_size ................................ 4",
+      "[default0]:  tensor_model_parallel_size ...................... 4",
+      "[default0]:  pipeline_model_parallel_size .................... 16",
+      "[default0]:setting number of micro-batches to constant 256"], 64),
+    # Bridge prints context parallel only where it is not 1, among its non-default values
+    (BRIDGE_2 + ["  context_parallel_size: 2  (Mcore default: 1)"], 4),
+    (BRIDGE_2[:4], 0),                                       # pipeline parallel never printed
+    (BRIDGE_2[:2] + BRIDGE_2[3:], 0),                       # a batch-size ramp: no constant count
+    (BRIDGE_2 + ["  global_batch_size: 8"], 0),             # two configurations: which is the job's?
+    (BRIDGE_2 + ["  global_batch_size: 4"], 2),             # the same value again
+    (["  global_batch_size: 6", "  micro_batch_size: 4"] + BRIDGE_2[2:], 0),   # 6 is no multiple of 4 x 1
+    (BRIDGE_2[:1] + ["  micro_batch_size: 4"] + BRIDGE_2[2:], 1),
+    (["  eval_global_batch_size: 64", "  global_batch_size=4"] + BRIDGE_2[1:], 0),   # no key of its own
+])
+def test_a_megatron_jobs_size_from_the_layout_it_printed(lines, size):
+    assert _layout(lines) == size
+
+
+def test_the_layout_agrees_with_the_world_size_wherever_a_log_prints_both():
+    """Every log of the corpus and the captures that prints its layout: the size read from it is
+    the size printed (8, 16, 32 and 64 ranks, tensor and pipeline parallel among them), and the
+    2-rank Megatron-Bridge run, which prints no size, is 2."""
+    sizes = {}
+    for path in sorted(DATA.rglob("*.log")):
+        layout, printed = MegatronLayout(), 0
+        for raw in path.read_bytes().splitlines():
+            if may_state_it(raw):
+                text = raw.decode("utf-8", "replace")
+                printed = max(printed, printed_world_size(text) or 0)
+                layout.read(text)
+        if layout.size():
+            sizes[path.name] = (layout.size(), printed)
+    assert len([s for s in sizes.values() if s[1]]) >= 10
+    assert all(from_layout == printed for from_layout, printed in sizes.values() if printed)
+    assert {s for s, _ in sizes.values()} >= {1, 2, 8, 16, 32, 64}
+    assert sizes["megatron-bridge-0.3.1_megatron-core-0.16.1_tiny-llama_2rank-dp_cpu.log"] == (2, 0)
