@@ -18,9 +18,10 @@ step time is the time since the previous progress line of that rank (`step_time_
 the timestamps have sub-second precision.
 
 The job's world size is what the logs print of it (Megatron-LM's `using world size: 64`,
-DeepSpeed's `dist_world_size=8`, Lightning's `MEMBER: 1/16`, NCCL's init lines, Megatron-Bridge's
-batch sizes and parallel layout; see `world_size.py`), or `--world-size`, or else the ranks the logs show: most frameworks print their
-steps from one rank, which is not the job's size.
+DeepSpeed's `dist_world_size=8`, Lightning's `MEMBER: 1/16`, NCCL's init lines, torchtitan's
+device mesh, Megatron-Bridge's batch sizes and parallel layout; see `world_size.py`), or
+`--world-size`, or else the ranks the logs show: most frameworks print their steps from one
+rank, which is not the job's size.
 """
 from __future__ import annotations
 

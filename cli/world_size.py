@@ -28,6 +28,33 @@ MODEL_PARALLEL_GROUPS = "All model parallel group ranks: "
 [1]]`): each rank is in one, so the job is its highest rank and one."""
 
 
+MESH = regex.compile(
+    r"Building device mesh with parallelism: pp=(\d{1,7}+), dp_replicate=(\d{1,7}+), dp_shard=(\d{1,7}+), "
+    r"cp=(\d{1,7}+), tp=(\d{1,7}+)"
+    r"|Building (\d)-D device mesh with \[[^\]]{0,400}+\], \[((?:\d{1,7}+(?:, )?+){0,9}+)\]")
+"""A device mesh over the whole job, as torchtitan logs it before it builds one: its degrees
+`pp=1, dp_replicate=1, dp_shard=2, cp=1, tp=1, ep=1` (0.3 on; expert parallel is carved out of
+the others), or the shape of the mesh, `Building 2-D device mesh with ['dp_shard', 'tp'], [4, 2]`,
+as older torchtitan, OLMo-core and others log it (`init_device_mesh` takes the whole world)."""
+
+
+def mesh_size(line: str) -> int | None:
+    """The ranks of the device mesh `line` logs, else None."""
+    m = MESH.search(line[:2000])
+    if m is None:
+        return None
+    if m.group(1):
+        degrees = [int(g) for g in m.groups()[:5]]
+    else:
+        degrees = [int(d) for d in m.group(7).split(", ") if d]
+        if len(degrees) != int(m.group(6)):
+            return None
+    size = 1
+    for d in degrees:
+        size *= d
+    return size or None
+
+
 _GROUPS = MODEL_PARALLEL_GROUPS.encode()
 LABEL = regex.compile(rb"\[(?:default|rank)(\d{1,7}+)\]:|\[\d{1,7}+,(\d{1,7}+)\]<std")
 """torchrun's `[default1]:` and `[rank1]:`, mpirun's `[0,1]<stdout>:`: labels no other line
@@ -45,7 +72,7 @@ def labelled_ranks(raw: bytes) -> int:
 
 def may_state_it(raw: bytes) -> bool:
     """The cheap test of a raw line before `printed_world_size` and `MegatronLayout.read`."""
-    return (b"orld" in raw or b"MEMBER" in raw or _GROUPS in raw or b"_size" in raw
+    return (b"orld" in raw or b"MEMBER" in raw or _GROUPS in raw or b"_size" in raw or b"device mesh" in raw
             or b"batches to constant" in raw or b"parallel with size" in raw)
 
 
@@ -55,6 +82,8 @@ def printed_world_size(line: str) -> int | None:
     if at >= 0:
         ranks = regex.findall(r"\d++", line[at + len(MODEL_PARALLEL_GROUPS):])
         return max(int(r) for r in ranks) + 1 if ranks else None
+    if "device mesh with" in line:
+        return mesh_size(line)
     if "orld" not in line and "MEMBER" not in line:
         return None
     m = WORLD.search(line[:2000])

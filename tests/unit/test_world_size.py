@@ -25,6 +25,14 @@ DATA = Path(__file__).resolve().parents[1] / "data"
     ("[NeMo I 2026-12-01 01:38:05 megatron_init:485] All model parallel group ranks: [[0], [1]]", 2),
     ("[NeMo I 2025-06-20 10:18:28 nemo_logging:393] All model parallel group ranks: [[0], [1], [2], [3], "
      "[4], [5], [6], [7], [8], [9], [10], [11], [12], [13], [14], [15]]", 16),
+    # torchtitan 0.3's mesh degrees (expert parallel is carved out of the others), and the
+    # mesh's shape as older torchtitan and OLMo-core log it
+    ("[rank0]:[titan] 2026-05-19 13:57:41,374 - root - INFO - Building device mesh with parallelism: "
+     "pp=1, dp_replicate=1, dp_shard=8, cp=1, tp=1, ep=1", 8),
+    ("Building device mesh with parallelism: pp=2, dp_replicate=2, dp_shard=4, cp=2, tp=8, ep=4, etp=1", 256),
+    ("[rank0]:2024-06-01 12:00:00,000 - root - INFO - Building 2-D device mesh with ['dp_shard', 'tp'], [4, 2]", 8),
+    ("Building 2-D device mesh with ['dp', 'tp'], [2, 1]...", 2),
+    ("Building 0-D device mesh with [], []", 1),
 ])
 def test_lines_that_state_the_jobs_size(line, size):
     assert printed_world_size(line) == size
@@ -40,6 +48,8 @@ def test_lines_that_state_the_jobs_size(line, size):
     "using world size: 0",
     "[NeMo I 2026-12-01 01:38:05 megatron_init:498] All tensor model parallel group ranks: [[0], [1]]",
     "[NeMo I 2026-12-01 01:38:05 megatron_init:485] All model parallel group ranks: []",
+    "Building 3-D device mesh with ['dp', 'tp'], [2, 4]",       # a shape that is not the mesh's
+    "Building device mesh with parallelism: pp=1, dp_replicate=1, dp_shard=0, cp=1, tp=1",
 ])
 def test_a_parts_size_or_none_is_not_the_jobs(line):
     assert printed_world_size(line) is None
