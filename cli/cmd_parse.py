@@ -151,9 +151,12 @@ def run(args: argparse.Namespace) -> int:
                     out.write(json.dumps(row, separators=(",", ":"), default=str) + "\n")
                 else:
                     cells = [f"{k}={_cell(rec.get(k))}" for k in _COLUMNS]
-                    cells += [f"{k}={_cell(rec[k])}" for k in _SHOWN if k in rec]
+                    cells += [f"{k}={_cell(rec[k])}" for k in _SHOWN if k in rec and rec[k] != {}]
                     if rec["kind"] == "eval" and rec.get("metrics"):
                         cells.append(f"metrics={_cell(rec['metrics'])}")
+                    if rec["kind"] == "timing" and not rec.get("lanes_ms") and rec.get("timers_ms"):
+                        # timers that map onto no lane (Megatron's `evaluate`): what was timed
+                        cells.append(f"timers_ms={_cell(rec['timers_ms'])}")
                     out.write("  ".join(cells) + "\n")
             if fmt == "table":
                 s = disp.stats

@@ -56,6 +56,17 @@ def test_table_names_the_exception(capsys, tmp_path):
     assert "error=traceback  exception=torch.distributed.elastic.multiprocessing.errors.ChildFailedError" in out
 
 
+def test_table_shows_timers_that_map_onto_no_lane(capsys):
+    """Megatron's `evaluate` timer block gives no lane: the table shows the timer, not an empty
+    `lanes_ms=`."""
+    f = str(CAPTURED / "megatron-bridge-0.3.1_megatron-core-0.16.1_tiny-llama_2rank-dp_cpu.log")
+    assert cmd_parse.run(_args([f])) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if "kind=timing" in line and "step=10 " in line]
+    assert rows[1] == "kind=timing  rank=None  step=10  framework=megatron  timers_ms=evaluate=77.98"
+    assert rows[2].endswith("lanes_ms=checkpoint=7205.99")
+    assert not any(row.endswith("lanes_ms=") for row in rows)
+
+
 def test_table_shows_an_evaluations_metrics(capsys):
     f = str(CAPTURED / "detectron2-0.5_defaulttrainer_tiny-coco_cpu.log")
     assert cmd_parse.run(_args([f])) == 0
