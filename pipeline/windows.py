@@ -18,7 +18,7 @@ LANE_HISTORY = 50
 
 
 def new_rank_state() -> dict:
-    return {"open": {}, "closed_through": 0, "hook_seen": False, "lane_history": {},
+    return {"open": {}, "closed_through": -1, "hook_seen": False, "lane_history": {},
             "drawn": None, "ended": False, "saved_ms": 0.0, "untimed_work": []}
 
 
@@ -67,10 +67,11 @@ def progress_as_window(msg: dict, state: dict) -> dict | None:
     drawn some steps after the last (a loop that prints every N steps, a bar that redraws at
     most every 0.1 s) gets the mean step between the two, as `ingest` times such lines from
     their timestamps: a stall among them shows, spread over the steps.  The rank's last drawn
-    step is kept in ``state["drawn"]``: [step, when, drawn in one read with the one before]."""
+    step is kept in ``state["drawn"]``: [step, when, drawn in one read with the one before].
+    A step 0 (MaxText's and nanoGPT's first, its compilation) is a step where it prints its time."""
     record = msg["p"]["record"]
     step, step_ms = record.get("step"), record.get("step_time_ms")
-    if record.get("kind") not in ("progress", "timing") or not isinstance(step, int) or step < 1:
+    if record.get("kind") not in ("progress", "timing") or not isinstance(step, int) or step < 0:
         return None
     world = msg["p"].get("world_size")  # known to `ridgescope run` from the launcher's flags
     window = {"step": step, "world_size": world if isinstance(world, int) and world > 0 else 0,
@@ -81,8 +82,8 @@ def progress_as_window(msg: dict, state: dict) -> dict | None:
         t1 = msg["ts_ns"]
         return dict(window, t0_ns=t1 - int(step_ms * 1e6), t1_ns=t1)
     t1 = record.get("drawn_ns")
-    if not isinstance(t1, int):
-        return None
+    if not isinstance(t1, int) or step < 1:
+        return None     # (a step 0 is a loop's first, where it counts from 0, and needs its own time)
     before = state.get("drawn")
     # a step drawn in the same read as the one before: the launcher passed several steps on
     # at once (srun holds a bar back until it has 1024 bytes), so that the read's time is
@@ -248,7 +249,7 @@ MAX_PENDING = 500
 
 
 def new_job_state() -> dict:
-    return {"pending": {}, "judged_through": 0, "world_size": 0, "ended_ranks": [],
+    return {"pending": {}, "judged_through": -1, "world_size": 0, "ended_ranks": [],
             "history": verdict.new_history()}
 
 

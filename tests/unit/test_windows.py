@@ -266,6 +266,34 @@ def test_printed_step_times_win_over_draw_times():
     assert (window["t1_ns"] - window["t0_ns"], window["t1_ns"]) == (150 * MS, msg["ts_ns"])
 
 
+def test_a_loops_step_0_with_its_own_time_is_a_step_and_warm_up():
+    """MaxText and nanoGPT count from 0, and print the first step's time (its compilation):
+    step 0 gets its window and its verdict, warm-up, never slow.  A bar's draw of step 0 is
+    no step's time: step 1 still has none before it."""
+    state, job, pending, verdicts = windows.new_rank_state(), windows.new_job_state(), {}, {}
+    rows = []
+    for step, ms, ts_ms in ((0, 30_000.0, 31_000), (1, 150.0, 31_150), (2, 160.0, 31_310)):
+        msg = bar_progress(step, None)
+        msg["p"]["record"]["step_time_ms"], msg["ts_ns"] = ms, ts_ms * MS
+        state, emitted = windows.correlate(state, msg)
+        rows += emitted
+    state, emitted = windows.correlate(state, envelope("job_end", 0, {"exit_code": 0}))
+    rows += emitted
+    assert [(r["step"], r["duration_ms"]) for r in rows] == [(0, 30_000.0), (1, 150.0), (2, 160.0)]
+    for row in rows + [{"job_end": True, "rank": 0, "world_size": 1}]:
+        job, out, late = windows.aggregate(job, dict(row, rank=0), CFG, 0, pending)
+        assert not late
+        verdicts.update({v["step"]: v for v in out})
+    assert sorted(verdicts) == [0, 1, 2] and verdicts[0]["phase"] == "warmup" and not verdicts[0]["slow"]
+
+    drawn, rows = windows.new_rank_state(), []
+    for step, drawn_ms in ((0, 1000), (1, 1200), (2, 1400)):
+        drawn, emitted = windows.correlate(drawn, bar_progress(step, drawn_ms))
+        rows += emitted
+    drawn, emitted = windows.correlate(drawn, envelope("job_end", 0, {"exit_code": 0}))
+    assert [(r["step"], r["duration_ms"]) for r in rows + emitted] == [(2, 200.0)]
+
+
 def test_the_last_records_read_after_their_ranks_end_still_make_their_windows():
     """The job's end travels on another topic than its progress records and can be read
     first: the records after it still make their windows, each closed at once."""
