@@ -9,6 +9,8 @@ launcher says its world).
 """
 from __future__ import annotations
 
+import math
+
 import regex
 
 WORLD = regex.compile(
@@ -49,10 +51,7 @@ def mesh_size(line: str) -> int | None:
         degrees = [int(d) for d in m.group(7).split(", ") if d]
         if len(degrees) != int(m.group(6)):
             return None
-    size = 1
-    for d in degrees:
-        size *= d
-    return size or None
+    return math.prod(degrees) or None
 
 
 _GROUPS = MODEL_PARALLEL_GROUPS.encode()
