@@ -171,9 +171,20 @@ class FileResult:
 
 
 def default_rank(path: str) -> int:
-    """Records without a launcher prefix belong to the rank the file name says, else rank 0."""
+    """Records without a launcher prefix belong to the rank the file name says, else rank 0
+    (see `megatron_prints_last` for the one exception)."""
     m = _RANK_IN_NAME.search(Path(path).name)
     return int(m.group(1)) if m else 0
+
+
+def megatron_prints_last(result: FileResult) -> bool:
+    """Are a file's records its job's last rank's?  Megatron-LM prints its iterations, timers and
+    validation from its last rank (`print_rank_last`), so where no line of a Megatron log says
+    its rank (torchrun or srun passing the lines on unlabelled), its steps are the last rank's,
+    once the job's size is known.  Not where any record names its rank (Megatron-DeepSpeed's
+    `[Rank 0] step=..` lines): there the log's ranks are not all one."""
+    return (result.framework == "megatron" and result.world_size > 1
+            and all(it.record.get("rank") is None for it in result.items))
 
 
 def read_file(path: str, log_format: str | None, prefix: TeePrefix | None = None,
@@ -230,6 +241,9 @@ def read_file(path: str, log_format: str | None, prefix: TeePrefix | None = None
     result.items = [it for it in items if it.record is not None]
     result.world_size = max(result.world_size, layout.size(),
                             world_size.from_records(it.record for it in result.items))
+    if node is None and _RANK_IN_NAME.search(Path(path).name) is None and megatron_prints_last(result):
+        for it in result.items:
+            it.rank = result.world_size - 1
     return result
 
 

@@ -11,7 +11,8 @@ from pytest import approx
 from ridgescope.cli.cmd_ingest import Item, add_clock, line_timestamp, read_file, record_time
 from ridgescope.parsers.template import TeePrefix
 
-MLPERF = Path(__file__).resolve().parents[1] / "data" / "corpus" / "multirank_prefixed"
+CORPUS = Path(__file__).resolve().parents[1] / "data" / "corpus"
+MLPERF = CORPUS / "multirank_prefixed"
 BERT = MLPERF / "mlperf-v0.7_nvidia_bert_32node-512gpu_srun-labelled.log"
 GNMT = MLPERF / "mlperf-v0.7_nvidia_gnmt_2node-16gpu_slurm_rank0-prefix.log"
 CAPTURED = Path(__file__).resolve().parents[1] / "data" / "captured"
@@ -134,3 +135,21 @@ def test_a_printed_time_earlier_than_the_ranks_last_keeps_the_printed_order(tmp_
     result = read_file(str(log), None)
     assert [it.record["step"] for it in sorted(result.items, key=lambda it: it.ts)] == [1, 2, 3]
     assert [it.source for it in result.items] == ["log", "log", "estimated"]
+
+
+def test_an_unlabelled_megatron_logs_steps_are_its_last_ranks():
+    """Megatron-LM prints its iterations and timers from its last rank: with no label on any
+    line, a log's records are that rank's once the job's size is known (64 ranks, tensor 4 x
+    pipeline 16; Megatron-Bridge's 2).  Megatron-DeepSpeed's lines name ranks of their own, and
+    keep them."""
+    megatron = CORPUS / "megatron"
+    bigscience = read_file(str(megatron / "bigscience_megatron-gpt2_16node-64gpu_tp4-pp16_slurm_timers.log"), None)
+    bridge = read_file(str(CAPTURED / "megatron-bridge-0.3.1_megatron-core-0.16.1_tiny-llama_2rank-dp_cpu.log"), None)
+    one_rank = read_file(str(CAPTURED / "megatron-core-0.17.1_pretrain-gpt_1rank_cpu.log"), None)
+    deepspeed = read_file(str(megatron / "megatron-deepspeed_gpt3-125M_tokendrop_8gpu_timers_nccl-info.log"), None)
+    assert (bigscience.world_size, {it.rank for it in bigscience.items}) == (64, {63})
+    assert (bridge.world_size, {it.rank for it in bridge.items}) == (2, {1})
+    assert (one_rank.world_size, {it.rank for it in one_rank.items}) == (1, {0})
+    assert deepspeed.world_size == 8 and {it.rank for it in deepspeed.items} == set(range(8))
+    steps = [it.record["step"] for it in bigscience.items if it.record["kind"] == "progress"]
+    assert steps == list(range(10, 100, 10))
