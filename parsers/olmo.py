@@ -19,7 +19,9 @@ OLMo-core prints its values with its own `format_float` (`2,378`, `2.107B`, `1.5
 and reduces a step's metrics in the background: a step whose checkpoint is saved is printed as
 two records under the same header (its loss first, then its throughput and save time), and with
 more than one rank a record can come a few steps late, after the next steps' checkpoint and
-evaluation lines.  Read live, a record carries when its header was printed (`drawn_ns`)."""
+evaluation lines.  So an evaluation's records wait for the step record that counts its batches
+(`throughput/in-loop eval batches`): it ran in that step, and its records go right before that
+step's.  Read live, a record carries when its header was printed (`drawn_ns`)."""
 from __future__ import annotations
 
 from .base import CLOCK, Parser, Pattern, num, record, seconds_to_ms
@@ -42,6 +44,11 @@ _LANE_TIMERS = {"throughput/device/data loading (s)": ("data", "input"),
 (printed with the step that saved)."""
 _MEMORY_UNITS = {"(mb)": 1 / 1024, "(mib)": 1 / 1024, "(gb)": 1.0, "(gib)": 1.0}
 _METRICS = 32
+IN_LOOP_EVAL = "throughput/in-loop eval"
+"""OLMo-core's metrics of the step an evaluation ran in (`throughput/in-loop eval batches=10.000`)."""
+EVAL_LAG = 4
+"""Steps after the one an evaluation began in at which its records go on without that step's
+record having named it (an OLMo-core that logs no in-loop metrics)."""
 
 
 class OlmoParser(Parser):
@@ -51,6 +58,9 @@ class OlmoParser(Parser):
         self.open: dict = {}        # rank -> the record whose metric lines are being read
         self.last_step: dict = {}   # rank -> its last step: the step an evaluation comes after
         self.eval_step: dict = {}   # rank -> the step of OLMo-core's evaluation under way
+        self.held: dict = {}
+        """rank -> OLMo-core's evaluation records, until the step record that names them"""
+        self.ran_eval: set = set()  # ranks whose open step record named an in-loop evaluation
 
     def detect(self, line: str) -> bool:
         return "[step=" in line and line.rstrip().endswith("]") and HEADER.search(line.rstrip()) is not None
@@ -62,7 +72,7 @@ class OlmoParser(Parser):
             m = HEADER.search(s)
             if m:
                 if rank in self.open:
-                    out.append(self.open.pop(rank))
+                    out.extend(self._close(rank))
                 step = self.last_step[rank] = int(m.group(1))
                 rec = record("progress", self.name, rank, step,
                              total_steps=int(m.group(2)) if m.group(2).isdigit() else None,
@@ -85,7 +95,7 @@ class OlmoParser(Parser):
                         self._add(into, name, v)
                     return out
         if rank in self.open:   # the record's end: the line is then read as any other
-            return [self.open.pop(rank)]
+            return self._close(rank)
         if "Running evaluation for '" in s:
             m = EVAL_START.search(s)
             if m:
@@ -102,7 +112,9 @@ class OlmoParser(Parser):
         if m:
             last = self.last_step.get(rank)
             step = self.eval_step[rank] = last + 1 if last is not None else None
-            return [record("eval", self.name, rank, step, phase="start", label=m.group(1))]
+            self.held.setdefault(rank, []).append(record("eval", self.name, rank, step, phase="start",
+                                                         label=m.group(1)))
+            return []
         m = CORE_EVAL_END.search(s)
         if m:       # its metrics follow, one a line
             step = self.eval_step.pop(rank, None)
@@ -111,9 +123,38 @@ class OlmoParser(Parser):
         return []
 
     def flush(self) -> list[dict]:
-        return [self.open.pop(rank) for rank in list(self.open)]
+        out = []
+        for rank in list(self.open):
+            out.extend(self._close(rank))
+        for rank in list(self.held):
+            out.extend(self.held.pop(rank))
+        return out
+
+    def _close(self, rank) -> list[dict]:
+        """The records that the open one's end gives: an OLMo-core evaluation's result joins its
+        held start; a step record that names an in-loop evaluation gives the held evaluation
+        records first, at its step (or at theirs, EVAL_LAG steps on, where none names them)."""
+        rec = self.open.pop(rank)
+        ran_in = rank in self.ran_eval
+        self.ran_eval.discard(rank)
+        held = self.held.get(rank)
+        if held is None:
+            return [rec]
+        if rec["kind"] == "eval":
+            held.append(rec)
+            return []
+        first = held[0]["step"]
+        if not ran_in and (first is None or rec["step"] < first + EVAL_LAG):
+            return [rec]
+        del self.held[rank]
+        if ran_in:
+            for r in held:
+                r["step"] = rec["step"]
+        return held + [rec]
 
     def _add(self, rec: dict, name: str, v: float) -> None:
+        if name.startswith(IN_LOOP_EVAL) and rec["kind"] == "progress":
+            self.ran_eval.add(rec["rank"])
         if rec["kind"] == "progress" and _into_field(rec, name.lower(), v):
             return
         metrics = rec.setdefault("metrics", {})

@@ -593,6 +593,28 @@ def test_olmo_core_two_ranks_records_late():
     assert thirteen["lanes_ms"] == {"input": 504.3}
     results = [r for r in recs if r["kind"] == "eval" and r["phase"] == "result"]
     assert [r["metrics"]["random-val/CE loss"] for r in results] == [6.069, 6.069]
+    # each evaluation ran in the step whose record counts its batches (10, 20), printed after
+    # later steps' records: its records go right before that step's
+    evals = [(r["phase"], r["step"]) for r in _by_kind(recs, "eval")]
+    assert evals == [("start", 10), ("result", 10), ("start", 20), ("result", 20)]
+    assert order[order.index(("eval", 10)) + 2] == ("progress", 10)
+    assert order.index(("progress", 19)) < order.index(("eval", 20)) < order.index(("progress", 20))
+
+
+def test_olmo_core_evaluation_without_in_loop_metrics_goes_on_some_steps_later():
+    """An OLMo-core that logs no `throughput/in-loop eval` metric: the held evaluation keeps the
+    step after the last record before it (4), and goes on EVAL_LAG steps after that one, before
+    step 8's record."""
+    head = "2026-11-30 17:16:45.352\tvm:0\tolmo_core.train.callbacks.console_logger:71\tINFO\t"
+    lines = []
+    for step in range(1, 9):
+        lines += [f"{head}[step={step}/20,epoch=1]", "    train/CE loss=6.2"]
+        if step == 3:
+            lines += [f"{head}Running lm evals...", f"{head}Finished lm evals in 0.5 seconds. Metrics:",
+                      "    random-val/CE loss=6.0"]
+    recs, _ = feed_all(lines)
+    order = [(r["kind"], r["step"]) for r in recs]
+    assert order == [("progress", s) for s in range(1, 8)] + [("eval", 4), ("eval", 4), ("progress", 8)]
 
 
 def test_litgpt_pretrain_with_accumulation():
