@@ -96,6 +96,7 @@ FRAGMENTS = [
     "                 Class     Images  Instances      Box(P          R      mAP50  mAP50-95): ",
     "                   all          4          4      0.989", "=2.107B", "=1.59E-06", "=2,378",
     "Running lm evals...", "Finished lm evals in 0.5 seconds. Metrics:\n", "    checkpoint/save_duration_s=",
+    "    throughput/in-loop eval batches=",
     "Final evaluation | val loss: ", " | val ppl: ", "Test:  Acc@1 ", ";  Acc@5 ",
     # PaddleDetection, pycocotools' table, ms-swift's mean step, a cut validation label
     "Epoch: [1] [ 20/200] learning_rate: ", " eta: 67 days, 10:28:48 ", " data_cost: ", " images/s, max_mem_reserved: ",
