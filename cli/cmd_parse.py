@@ -119,6 +119,39 @@ def iter_records(path: str, disp: Dispatcher):
             stream.close()
 
 
+class Summary:
+    """What a file gave, in a line under the table: what a user checks before trusting a log
+    (did it find the framework, every step, every rank, the saves and the errors?)."""
+
+    def __init__(self) -> None:
+        self.kinds: dict[str, int] = {}
+        self.steps: set = set()
+        self.ranks: set = set()
+        self.timed = 0
+        self.frameworks: dict[str, int] = {}
+
+    def add(self, rec: dict) -> None:
+        kind, framework = rec["kind"], rec.get("framework") or ""
+        self.kinds[kind] = self.kinds.get(kind, 0) + 1
+        self.frameworks[framework] = self.frameworks.get(framework, 0) + 1
+        if kind == "progress" and isinstance(rec.get("step"), int):
+            self.steps.add(rec["step"])
+            self.ranks.add(rec.get("rank"))
+            self.timed += rec.get("step_time_ms") is not None
+
+    def line(self, framework: str | None) -> str:
+        """`framework`: the stream's, where a framework's parser took it; else the parser that
+        gave most records (`generic`: MMEngine's, timm's and other loops' lines)."""
+        framework = framework or max(self.frameworks, key=self.frameworks.__getitem__, default=None)
+        steps = (f"steps {min(self.steps)}-{max(self.steps)} ({len(self.steps)} distinct, "
+                 f"{self.timed} records with a step time)" if self.steps else "no steps")
+        ranks = ", ".join("unlabelled" if r is None else str(r)
+                          for r in sorted(self.ranks, key=lambda r: -1 if r is None else r))
+        kinds = ", ".join(f"{k} {n}" for k, n in sorted(self.kinds.items()) if k != "progress")
+        return (f"framework {framework or 'none'}; {steps}" + (f" on ranks {ranks}" if ranks else "")
+                + (f"; {kinds}" if kinds else ""))
+
+
 def _cell(v) -> str:
     if isinstance(v, float):
         return f"{v:.6g}"
@@ -142,8 +175,10 @@ def run(args: argparse.Namespace) -> int:
                               tee_prefix(template))
             if fmt == "table" and len(args.files) > 1:
                 out.write(f"== {path}\n")
+            summary = Summary()
             for rec in iter_records(path, disp):
                 rec = node_logs.as_job_rank(rec, node)
+                summary.add(rec)
                 if fmt == "json":
                     row = dict(rec)
                     if len(args.files) > 1:
@@ -162,6 +197,7 @@ def run(args: argparse.Namespace) -> int:
                 s = disp.stats
                 out.write(f"-- {path}: {s['lines']} lines, {s['records']} records, "
                           f"{s['garbage']} garbage, {s['timeouts']} timeouts\n")
+                out.write(f"-- {summary.line(disp.framework)}\n")
         except BrokenPipeError:
             raise                   # the reader left (`| head`): no more to print, see `main`
         except OSError as exc:

@@ -43,6 +43,19 @@ def test_table_output_and_forced_format(capsys, tmp_path):
     out = capsys.readouterr().out
     assert "kind=progress" in out and "step=12" in out and "step_time_ms=153.2" in out
     assert "2 lines, 1 records, 0 garbage" in out
+    assert out.splitlines()[-1] == "-- framework generic; steps 12-12 (1 distinct, 1 records with a step time) on ranks unlabelled"
+
+
+def test_table_ends_with_what_the_file_gave(capsys):
+    """The line under the table: the framework, the steps and ranks found, the other records."""
+    f = str(CAPTURED / "torch-2.15_torchrun-gloo_rank1-raises_2rank.log")
+    assert cmd_parse.run(_args([f])) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        "-- framework nanogpt; steps 1-3 (3 distinct, 5 records with a step time) on ranks unlabelled; error 4")
+    f = str(CAPTURED / "megatron-core-0.17.1_pretrain-gpt_2rank-pp2_tee3_log-straggler_rank0-slow_cpu.log")
+    assert cmd_parse.run(_args([f])) == 0
+    last = capsys.readouterr().out.splitlines()[-1]
+    assert last.startswith("-- framework megatron; steps 1-16 (16 distinct, 16 records with a step time) on ranks 1;")
 
 
 def test_table_names_the_exception(capsys, tmp_path):
@@ -106,7 +119,8 @@ def test_a_log_without_records_still_gets_its_summary(capsys, tmp_path):
     log = tmp_path / "quiet.log"
     log.write_bytes(b"hello\n\xff\xfe garbage\nbye")
     assert cmd_parse.run(_args([str(log)])) == 0
-    assert capsys.readouterr().out == f"-- {log}: 3 lines, 0 records, 1 garbage, 0 timeouts\n"
+    assert capsys.readouterr().out == (f"-- {log}: 3 lines, 0 records, 1 garbage, 0 timeouts\n"
+                                       "-- framework none; no steps\n")
 
 
 def _progress(capsys) -> dict[int, dict[int, dict]]:
