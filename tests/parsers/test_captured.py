@@ -80,6 +80,24 @@ def test_hf_trainer_5_bar_and_string_valued_dicts():
     assert (summary["duration_ms"], summary["samples_per_s"], summary["loss"]) == (1290.0, 99.24, 1.56)
 
 
+def test_trl_sft_trainer_steps_with_trls_own_metrics():
+    """TRL's `SFTTrainer` is the Trainer's loop: a record for each of its 24 steps, each with
+    its dict's loss and TRL's own metrics; the step that slept 0.6 s (13) shows in the bar's
+    rate; the evaluations at 10, 20 and the end."""
+    recs = parse_file("trl-0.29.1_transformers-5.19.0_sft-trainer_tiny-qwen2_slow-step13_cpu.log")
+    assert {r["framework"] for r in recs} == {"hf_trainer"}
+    prog = {r["step"]: r for r in _by_kind(recs, "progress") if not r.get("summary")}
+    assert sorted(prog) == list(range(1, 25))
+    assert all(r["total_steps"] == 24 and "loss" in r and "mean_token_accuracy" in r for r in prog.values())
+    twelve = prog[12]
+    assert (twelve["loss"], twelve["grad_norm"], twelve["lr"], twelve["entropy"], twelve["num_tokens"],
+            twelve["epoch"]) == (6.005, 3.185, 1.083e-05, 6.03, 3057, 0.5)
+    rates = {step: r["it_per_s"] for step, r in prog.items()}
+    assert min(rates, key=rates.get) == 13 and rates[13] < 0.5 * rates[12]
+    evals = [(r["step"], r["loss"], r["num_tokens"]) for r in _by_kind(recs, "eval")]
+    assert evals == [(10, 6.03, 2547), (20, 6.007, 5093), (24, 6.005, 6115)]
+
+
 def test_hf_trainer_5_without_bar():
     """`disable_tqdm=True`: the dicts carry no step, so none is made up; their values are read."""
     recs = parse_file("transformers-5.24.0_trainer_disable-tqdm_pipe.log")
