@@ -286,6 +286,11 @@ class Dispatcher:
             if printable and not self.events.tb and not self._open:
                 if not interesting(line) or (self.FAST and "NCCL" in line and chatter(line)):
                     return []
+                if self.FAST and " NCCL INFO " in line:
+                    # a topology line, read where it starts with NCCL's own prefix: no record
+                    LIMIT.timeout = None if len(line) <= SHORT_LINE else TIMEOUT
+                    if self.nccl.topology(line):
+                        return []
                 checked = True      # a launcher prefix holds no keyword: `_line` need not look again
                 fast, active = self._fast, self.active
                 if fast is not None and active is not None and rank is None and not (

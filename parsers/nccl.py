@@ -102,32 +102,41 @@ class NcclParser(Parser):
             if m:
                 out.append(self._timings(m, rank))
             return out
+        self.topology(line)
+        return out
+
+    def topology(self, line: str) -> bool:
+        """Read an `NCCL INFO` line of a communicator's topology (a channel, the transport
+        between two ranks, the number of channels) into what its `Init COMPLETE` record will
+        say; False for any other line.  Such a line gives no record: the dispatcher hands it
+        here straight, where it starts with NCCL's own `host:pid:tid [dev]`."""
         via = " via " in line
         slash = not via and "Channel" in line and "/" in line
         coll = not via and "coll channels" in line
-        if via or slash or coll:
-            h = HOST.match(line)
-            if not h:
-                return out
-            key = (h.group(1), h.group(2))
-            topo = self.topo.get(key)
-            if topo is None:
-                if len(self.topo) > 4096:
-                    self.topo.pop(next(iter(self.topo)))
-                topo = self.topo[key] = {"channels": None, "transports": set()}
-            if via:
-                v = VIA.search(line, h.end())
-                if v:
-                    topo["transports"].add(v.group(1))
-            elif slash:
-                m = CHANNELS.search(line, h.start())
-                if m:
-                    topo["channels"] = max(topo["channels"] or 0, int(m.group(1)))
-            else:
-                m = NCHANNELS.search(line, h.start())
-                if m:
-                    topo["channels"] = int(m.group(1))
-        return out
+        if not (via or slash or coll) or "opCount" in line or "Init " in line or "NCCL version" in line:
+            return False
+        h = HOST.match(line)
+        if not h:
+            return False
+        key = (h.group(1), h.group(2))
+        topo = self.topo.get(key)
+        if topo is None:
+            if len(self.topo) > 4096:
+                self.topo.pop(next(iter(self.topo)))
+            topo = self.topo[key] = {"channels": None, "transports": set()}
+        if via:
+            v = VIA.search(line, h.end())
+            if v:
+                topo["transports"].add(v.group(1))
+        elif slash:
+            m = CHANNELS.search(line, h.start())
+            if m:
+                topo["channels"] = max(topo["channels"] or 0, int(m.group(1)))
+        else:
+            m = NCHANNELS.search(line, h.start())
+            if m:
+                topo["channels"] = int(m.group(1))
+        return True
 
     def _timings(self, m, rank) -> dict:
         """How long the communicator's init took, and in what (a slow `bootstrap`: the network
