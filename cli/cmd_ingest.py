@@ -69,6 +69,7 @@ _MONTH_DAY = re.compile(r"(?<![\w/.:])\[(\d\d)/(\d\d) (\d\d):(\d\d):(\d\d)[\] ]"
 _DAY_NS = 86_400 * 1_000_000_000
 _SECOND_NS = 1_000_000_000
 _RANK_IN_NAME = re.compile(r"rank[_-]?(\d{1,6})(?!\d)", re.IGNORECASE)
+_TORCHRUN_ATTEMPT = re.compile(r"attempt_\d{1,6}")
 
 
 def line_timestamp(head: str, written_ns: int | None = None) -> tuple[int, bool] | None:
@@ -170,11 +171,24 @@ class FileResult:
     show, where more; 0 where it printed neither."""
 
 
+def rank_in_path(path: str) -> int | None:
+    """The rank a log's path names: `train_rank3.log`, or torchrun's `--log-dir` with
+    `--redirects`, `LOG_DIR/RUN_ID/attempt_0/3/stdout.log` (its local rank: the job's rank on one
+    node); None where it names none."""
+    p = Path(path)
+    m = _RANK_IN_NAME.search(p.name)
+    if m:
+        return int(m.group(1))
+    if p.parent.name.isdigit() and _TORCHRUN_ATTEMPT.fullmatch(p.parent.parent.name):
+        return int(p.parent.name)
+    return None
+
+
 def default_rank(path: str) -> int:
-    """Records without a launcher prefix belong to the rank the file name says, else rank 0
+    """Records without a launcher prefix belong to the rank the file's path names, else rank 0
     (see `megatron_prints_last` for the one exception)."""
-    m = _RANK_IN_NAME.search(Path(path).name)
-    return int(m.group(1)) if m else 0
+    rank = rank_in_path(path)
+    return 0 if rank is None else rank
 
 
 def megatron_prints_last(result: FileResult) -> bool:
@@ -241,7 +255,7 @@ def read_file(path: str, log_format: str | None, prefix: TeePrefix | None = None
     result.items = [it for it in items if it.record is not None]
     result.world_size = max(result.world_size, layout.size(),
                             world_size.from_records(it.record for it in result.items))
-    if node is None and _RANK_IN_NAME.search(Path(path).name) is None and megatron_prints_last(result):
+    if node is None and rank_in_path(path) is None and megatron_prints_last(result):
         for it in result.items:
             it.rank = result.world_size - 1
     return result

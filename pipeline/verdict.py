@@ -68,6 +68,11 @@ def _lane_excess(row: dict) -> dict[str, float]:
     return excess
 
 
+def _worked_ms(row: dict) -> float:
+    """The part of a rank's window it spent in some lane: not idle, not waiting for others."""
+    return row["duration_ms"] - row["lanes_ms"].get("idle", 0.0) - row.get("comm_wait_ms", 0.0)
+
+
 def pick_culprit(rows: list[dict], excess_ms: float,
                  cfg: VerdictConfig) -> tuple[int, str, float]:
     """(culprit rank, cause, arrival skew in ms) for a slow step."""
@@ -78,8 +83,14 @@ def pick_culprit(rows: list[dict], excess_ms: float,
     if len(rows) > 1 and skew_ms > max(cfg.skew_share * excess_ms, 1.0):
         culprit = last
     else:
-        culprit = max(rows, key=lambda r: r["duration_ms"] - r["lanes_ms"].get("idle", 0.0)
-                      - r.get("comm_wait_ms", 0.0))
+        culprit = max(rows, key=_worked_ms)
+        if len(rows) > 1 and not any(_worked_ms(r) > 0 for r in rows):
+            # stdout with no printed timers: every window is idle, so the rank whose window
+            # stands out, if one does (a synchronous job's ranks all print the slow step long)
+            culprit = max(rows, key=lambda r: r["duration_ms"])
+            others = [r["duration_ms"] for r in rows if r is not culprit]
+            if culprit["duration_ms"] - statistics.median(others) < 0.5 * excess_ms:
+                return -1, _an_untimed_save_or_unknown(culprit), skew_ms
     if culprit["source"] != "hook" and not any(
             culprit["lanes_ms"].get(lane, 0.0) > 0 for lane in LANES):
         # stdout with no printed timers: no split, unless the one thing the log says ran in

@@ -303,3 +303,18 @@ def test_ingest_takes_the_jobs_size_from_what_the_log_printed(tansu_stack, log, 
         (13, "input", 1, -1)]
     jobs = tansu_stack.sql(f"SELECT world_size FROM jobs FINAL WHERE job = '{job}'")
     assert jobs == [{"world_size": 2}]
+
+
+def test_ingest_torchruns_per_rank_log_files(tansu_stack):
+    """torchrun's `--log-dir` with `--redirects 3`: one `stdout.log` per worker, in a directory
+    named by its rank, no line labelled.  Each file is its rank's: the job has 2 ranks, and rank
+    1's slow step 10 (0.5 s, printed by its loop) names rank 1."""
+    job = f"ingest-logdir-{uuid.uuid4().hex[:6]}"
+    files = sorted(str(f) for f in (CAPTURED / "torch-2.15_torchrun-log-dir-redirects3_2rank").glob(
+        "*/attempt_0/*/stdout.log"))
+    report = ingest(tansu_stack, job, *files).stderr
+    assert "of 2 rank(s) of 2;" in report and "NOT delivered" not in report
+    steps = tansu_stack.wait_for_steps(job, 16)
+    assert sorted(s["step"] for s in steps) == list(range(1, 17))
+    assert all(s["rank_count"] == 2 for s in steps)
+    assert [(s["step"], s["culprit_rank"]) for s in steps if s["slow"]] == [(10, 1)]

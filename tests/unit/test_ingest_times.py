@@ -8,7 +8,7 @@ from pathlib import Path
 
 from pytest import approx
 
-from ridgescope.cli.cmd_ingest import Item, add_clock, line_timestamp, read_file, record_time
+from ridgescope.cli.cmd_ingest import Item, add_clock, line_timestamp, rank_in_path, read_file, record_time
 from ridgescope.parsers.template import TeePrefix
 
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "corpus"
@@ -153,3 +153,21 @@ def test_an_unlabelled_megatron_logs_steps_are_its_last_ranks():
     assert deepspeed.world_size == 8 and {it.rank for it in deepspeed.items} == set(range(8))
     steps = [it.record["step"] for it in bigscience.items if it.record["kind"] == "progress"]
     assert steps == list(range(10, 100, 10))
+
+
+LOG_DIR = CAPTURED / "torch-2.15_torchrun-log-dir-redirects3_2rank"
+
+
+def test_torchruns_log_dir_names_each_files_rank():
+    """`torchrun --log-dir DIR --redirects 3` writes each worker's stdout to
+    `DIR/RUN_ID/attempt_0/LOCAL_RANK/stdout.log`: the directory is the rank (both files were
+    rank 0's); a name's `rank3` still wins, and a bare number elsewhere names none."""
+    files = sorted(LOG_DIR.glob("*/attempt_0/*/stdout.log"))
+    assert [rank_in_path(str(f)) for f in files] == [0, 1]
+    results = [read_file(str(f), None) for f in files]
+    assert [sorted({it.rank for it in r.items}) for r in results] == [[0], [1]]
+    slow = [(it.rank, it.record["step"]) for r in results for it in r.items if it.record["step_time_ms"] > 400]
+    assert slow == [(1, 10)]
+    assert rank_in_path("logs/x/attempt_2/3/train_rank5.log") == 5
+    assert rank_in_path("logs/x/attempt_0/3/stdout.log") == 3
+    assert rank_in_path("runs/3/stdout.log") is None and rank_in_path("stdout.log") is None

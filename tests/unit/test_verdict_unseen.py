@@ -45,3 +45,24 @@ REPORT = {"input": {"rank": 1, "ms": 500.0, "fastest_rank": 0, "fastest_ms": 1.0
 def test_a_rank_is_blamed_only_where_what_it_printed_is_its_own(world, lanes, extra, cause, culprit):
     v, _ = verdict.judge(20, [printing_rank(world, lanes, **extra)], HISTORY, CFG)
     assert v["slow"] and (v["cause"], v["culprit_rank"]) == (cause, culprit)
+
+
+def every_rank(durations: list[float], **extra) -> list[dict]:
+    """Every rank's stdout row of a step, no timers printed: each window all idle."""
+    return [{"step": 20, "rank": rank, "duration_ms": ms, "source": "log", "world_size": len(durations),
+             "arrival_ns": 0, "comm_wait_ms": 0.0, "lane_baseline_ms": {}, "lanes_ms": {"idle": ms}, **extra}
+            for rank, ms in enumerate(durations)]
+
+
+@pytest.mark.parametrize("durations, culprit", [
+    ([100.0, 600.0, 101.0, 99.0], 1),       # one rank's own step stands out: it is the one
+    ([600.0, 596.0, 603.0, 598.0], -1),     # a synchronous step, as long on every rank: not known
+    ([600.0, 350.0], 0),                    # half the excess or more over the others' median
+    ([600.0, 400.0], -1),
+])
+def test_every_rank_printed_and_no_timers_name_a_rank_only_where_its_step_stands_out(durations, culprit):
+    """Every rank prints its own step and no timers (each window all idle): the rank whose step
+    stands out, by half the step's excess over the others' median, else none (the rows were all
+    blamed on the first rank, whatever their lengths)."""
+    v, _ = verdict.judge(20, every_rank(durations), HISTORY, CFG)
+    assert v["slow"] and (v["cause"], v["culprit_rank"]) == ("unknown", culprit)

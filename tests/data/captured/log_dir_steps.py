@@ -1,0 +1,12 @@
+"""A loop that prints its own step times, run as `torchrun --nproc-per-node 2 --log-dir logs
+--redirects 3 log_dir_steps.py`: torchrun writes each worker's stdout to
+`logs/RUN_ID/attempt_0/LOCAL_RANK/stdout.log`, and no line says its rank.  Rank 1's step 10
+sleeps 0.5 s."""
+import os
+import time
+
+rank = int(os.environ["RANK"])
+for step in range(1, 17):
+    t0 = time.perf_counter()
+    time.sleep(0.5 if (rank, step) == (1, 10) else 0.05)
+    print(f"step {step}/16 loss {1.0 / step:.3f} step_time_ms {(time.perf_counter() - t0) * 1000:.1f}", flush=True)
