@@ -133,7 +133,8 @@ class OlmoParser(Parser):
     def _close(self, rank) -> list[dict]:
         """The records that the open one's end gives: an OLMo-core evaluation's result joins its
         held start; a step record that names an in-loop evaluation gives the held evaluation
-        records first, at its step (or at theirs, EVAL_LAG steps on, where none names them)."""
+        records first, at its step (or at theirs, EVAL_LAG steps on, where none names them; at
+        once where they have no step, an evaluation before the first step record)."""
         rec = self.open.pop(rank)
         ran_in = rank in self.ran_eval
         self.ran_eval.discard(rank)
@@ -144,7 +145,7 @@ class OlmoParser(Parser):
             held.append(rec)
             return []
         first = held[0]["step"]
-        if not ran_in and (first is None or rec["step"] < first + EVAL_LAG):
+        if not ran_in and first is not None and rec["step"] < first + EVAL_LAG:
             return [rec]
         del self.held[rank]
         if ran_in:

@@ -10,6 +10,7 @@ import pytest
 from pytest import approx
 
 from ridgescope.parsers import Dispatcher
+from ridgescope.parsers.olmo import OlmoParser
 from ridgescope.parsers.template import TeePrefix
 
 from .conftest import feed_all
@@ -633,6 +634,11 @@ def test_olmo_core_evaluation_without_in_loop_metrics_goes_on_some_steps_later()
     recs, _ = feed_all(lines)
     order = [(r["kind"], r["step"]) for r in recs]
     assert order == [("progress", s) for s in range(1, 8)] + [("eval", 4), ("eval", 4), ("progress", 8)]
+    # before any step record of its rank, an evaluation has no step: it goes on with the first
+    olmo = OlmoParser()
+    recs = [r for line in lines[6:9] + lines[:4] for r in olmo.parse(line, 1)] + olmo.flush()
+    assert [(r["kind"], r["step"]) for r in recs] == [("eval", None), ("eval", None), ("progress", 1),
+                                                      ("progress", 2)]
 
 
 def test_litgpt_pretrain_with_accumulation():
