@@ -184,13 +184,6 @@ def rank_in_path(path: str) -> int | None:
     return None
 
 
-def default_rank(path: str) -> int:
-    """Records without a launcher prefix belong to the rank the file's path names, else rank 0
-    (see `megatron_prints_last` for the one exception)."""
-    rank = rank_in_path(path)
-    return 0 if rank is None else rank
-
-
 def megatron_prints_last(result: FileResult) -> bool:
     """Are a file's records its job's last rank's?  Megatron-LM prints its iterations, timers and
     validation from its last rank (`print_rank_last`), so where no line of a Megatron log says
@@ -203,11 +196,14 @@ def megatron_prints_last(result: FileResult) -> bool:
 
 def read_file(path: str, log_format: str | None, prefix: TeePrefix | None = None,
               node: node_logs.NodeLog | None = None) -> FileResult:
-    """`node`: where the file sits in the job, where it is one node's log (`--node-logs`)."""
+    """`node`: where the file sits in the job, where it is one node's log (`--node-logs`).
+    Records without a launcher prefix belong to the rank the file's path names, else rank 0
+    (see `megatron_prints_last` for the one exception)."""
     result = FileResult(path)
     layout = world_size.MegatronLayout()
     disp = Dispatcher(log_format, workers_per_node(path), prefix)
-    fallback = default_rank(path) if node is None else node.base
+    named = rank_in_path(path)
+    fallback = (named or 0) if node is None else node.base
     items = result.items
     name = f"ingest:{Path(path).name}"
     stream = sys.stdin.buffer if path == "-" else open_log(path)
@@ -255,7 +251,7 @@ def read_file(path: str, log_format: str | None, prefix: TeePrefix | None = None
     result.items = [it for it in items if it.record is not None]
     result.world_size = max(result.world_size, layout.size(),
                             world_size.from_records(it.record for it in result.items))
-    if node is None and rank_in_path(path) is None and megatron_prints_last(result):
+    if node is None and named is None and megatron_prints_last(result):
         for it in result.items:
             it.rank = result.world_size - 1
     return result

@@ -82,15 +82,15 @@ def pick_culprit(rows: list[dict], excess_ms: float,
     skew_ms = (last["arrival_ns"] - median_arrival) / 1e6
     if len(rows) > 1 and skew_ms > max(cfg.skew_share * excess_ms, 1.0):
         culprit = last
+    elif len(rows) > 1 and not any(_worked_ms(r) > 0 for r in rows):
+        # stdout with no printed timers: every window is idle, so the rank whose window stands
+        # out, if one does (a synchronous job's ranks all print the slow step long)
+        culprit = max(rows, key=lambda r: r["duration_ms"])
+        others = [r["duration_ms"] for r in rows if r is not culprit]
+        if culprit["duration_ms"] - statistics.median(others) < 0.5 * excess_ms:
+            return -1, _an_untimed_save_or_unknown(culprit), skew_ms
     else:
         culprit = max(rows, key=_worked_ms)
-        if len(rows) > 1 and not any(_worked_ms(r) > 0 for r in rows):
-            # stdout with no printed timers: every window is idle, so the rank whose window
-            # stands out, if one does (a synchronous job's ranks all print the slow step long)
-            culprit = max(rows, key=lambda r: r["duration_ms"])
-            others = [r["duration_ms"] for r in rows if r is not culprit]
-            if culprit["duration_ms"] - statistics.median(others) < 0.5 * excess_ms:
-                return -1, _an_untimed_save_or_unknown(culprit), skew_ms
     if culprit["source"] != "hook" and not any(
             culprit["lanes_ms"].get(lane, 0.0) > 0 for lane in LANES):
         # stdout with no printed timers: no split, unless the one thing the log says ran in
