@@ -24,6 +24,7 @@ from .scan import candidate_lines, interesting
 from .srun import PIECE, SrunPieces, cut_inside, flatten, labelled, widest_node
 from .tee import TeeParts, per_write_prefix, split_inside
 from .template import TeePrefix
+from .tensorflow import TensorflowParser
 from .torchtitan import TorchtitanParser
 from .verl import VerlParser
 
@@ -42,6 +43,7 @@ PARSERS = {
     "maxtext": MaxTextParser,
     "keras": KerasParser,
     "litgpt": LitGPTParser,
+    "tensorflow": TensorflowParser,
     "nanogpt": NanoGPTParser,
     "generic": GenericParser,
 }

@@ -1347,3 +1347,70 @@ def test_nemo2_checkpoints_and_resume(bar):
     assert [(r["step"], r["framework"]) for r in restarts] == [(24, "nemo")]
     assert restarts[0]["message"].startswith("Restored all states from the checkpoint at ")
     assert kinds.index("restart") == kinds.index("progress") - 1
+
+
+def test_tf_estimator_interval_times_checkpoints_and_evaluations():
+    """tf.estimator's `loss = X, step = N (T sec)` every 5 steps: the mean step of the 5 as
+    the time; each save is a start (`Saving checkpoints for N into P.`) and an end, each
+    evaluation a start and a result with its `Inference Time`; the slow batch (53) is in step
+    55's interval, and the saves and evaluations in 20's, 40's and 60's."""
+    recs = parse_file("tensorflow-2.15.1_estimator_train-and-evaluate_slow-step53_cpu.log")
+    assert {r["framework"] for r in recs} == {"tensorflow"}
+    prog = _by_kind(recs, "progress")
+    assert [r["step"] for r in prog] == list(range(0, 80, 5))
+    assert "step_time_ms" not in prog[0] and prog[0]["loss"] == 0.85409176
+    times = {r["step"]: r["step_time_ms"] for r in prog[1:]}
+    assert times[5] == 11.4 and times[55] == 301.4        # `(0.057 sec)`, `(1.507 sec)` over 5 steps
+    assert sorted(times, key=times.get)[-4:] == [60, 40, 20, 55]
+    saves = [(r["step"], r["phase"], r.get("path")) for r in _by_kind(recs, "checkpoint")]
+    assert saves[:4] == [(0, "start", "out/est/model.ckpt-0"), (0, "end", None),
+                         (20, "start", "out/est/model.ckpt-20"), (20, "end", None)]
+    assert [s for s, phase, _ in saves if phase == "end"] == [0, 20, 40, 60, 80]
+    results = [r for r in _by_kind(recs, "eval") if r["phase"] == "result"]
+    assert [r["step"] for r in results] == [20, 40, 60, 80]
+    assert (results[0]["loss"], results[0]["metrics"], results[0]["duration_ms"]) == (
+        0.60481757, {"accuracy": 0.6953125}, 108.43)
+    assert not _by_kind(recs, "restart")      # an evaluation's restore of each checkpoint is none
+
+
+def test_tf_estimator_resumed_from_its_checkpoint():
+    """A second run on the same model directory restores step 80's checkpoint before it
+    trains: the load and the restart at 80, then steps from 80 on."""
+    recs = parse_file("tensorflow-2.15.1_estimator_train-and-evaluate_resumed_cpu.log")
+    assert [(r["kind"], r["step"]) for r in recs[:2]] == [("checkpoint", 80), ("restart", 80)]
+    assert recs[0]["action"] == "load" and recs[1]["path"] == "out/est/model.ckpt-80"
+    assert [r["step"] for r in _by_kind(recs, "progress")] == [80, 85, 90, 95]
+    assert len(_by_kind(recs, "restart")) == 1
+
+
+@pytest.mark.parametrize("name", [
+    "tf-models-official-2.15.0_orbit-controller_slow-step53_cpu.log",
+    "tf-models-official-2.15.0_orbit-controller_wide-output_slow-step53_cpu.log",
+])
+def test_orbit_controller_loops(name):
+    """Orbit prints each message through absl and `print`: one record each.  A loop of 5 steps
+    is a record with its `steps/sec` and the mean step from it; a dict wider than 80 characters
+    runs over the lines after its message and is read whole; the slow batch is in loop 55."""
+    recs = parse_file(name)
+    prog = _by_kind(recs, "progress")
+    assert [r["step"] for r in prog] == list(range(5, 85, 5))
+    by_step = {r["step"]: r for r in prog}
+    assert by_step[55]["it_per_s"] == 3.3 and by_step[55]["step_time_ms"] == 303.03
+    assert max(prog[1:], key=lambda r: r["step_time_ms"])["step"] == 55
+    assert all(r["lr"] == 0.001 for r in prog)
+    if "wide" in name:
+        assert (by_step[5]["loss"], by_step[5]["metrics"]["model_loss"]) == (0.65498865, 0.6535136)
+        assert by_step[5]["step_time_ms"] == 125.0      # `8.0`: one decimal is sure within 5%
+    else:
+        assert by_step[5]["loss"] == 0.69371617
+    saves = [(r["step"], r["path"].rsplit("/", 1)[-1]) for r in _by_kind(recs, "checkpoint")]
+    assert [s for s, _ in saves] == [5, 25, 45, 65, 80] and saves[0][1] == "ckpt-5"
+    evals = [(r["step"], r["phase"]) for r in _by_kind(recs, "eval")]
+    assert evals == [(s, p) for s in (20, 40, 60, 80) for p in ("start", "result")]
+
+
+def test_orbit_controller_resumed():
+    recs = parse_file("tf-models-official-2.15.0_orbit-controller_resumed_cpu.log")
+    assert [(r["kind"], r["step"], r.get("action")) for r in recs[:2]] == [
+        ("checkpoint", 80, "load"), ("restart", 80, None)]
+    assert [r["step"] for r in _by_kind(recs, "progress")] == [85, 90, 95, 100]

@@ -1,7 +1,7 @@
 """Logs of frameworks outside the corpus, as their users pasted them into public issues
-(`tests/data/excerpts/SOURCES.tsv`): LitGPT, Nanotron, torchtune, OLMo, and a trainer whose keys
-are hyphenated.  Each file is read line by line and in one block, as `ingest` and the log probe
-read; both must give the same records."""
+(`tests/data/excerpts/SOURCES.tsv`): LitGPT, Nanotron, torchtune, OLMo, TensorFlow's Object
+Detection API, a trainer whose keys are hyphenated, and more.  Each file is read line by line and
+in one block, as `ingest` and the log probe read; both must give the same records."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -414,3 +414,22 @@ def test_ultralytics_redraws_run_on_across_epochs():
                      f"{n}/2 [00:0{n}<00:00,  1.00it/s]" for e in (1, 2) for n, b in frames)
     recs, _ = feed_all([header, bars])
     assert [(r["step"], r["epoch"], r["loss"]) for r in recs] == [(1, 1, 4.6), (2, 1, 4.7), (3, 2, 4.6), (4, 2, 4.7)]
+
+
+def test_tf_slim_steps_printed_twice_give_one_record_each():
+    """TF-slim's `global step N: loss = X (T sec/step)`, each line printed by two handlers: one
+    record a step, with the step's own time; the counters between give nothing."""
+    recs = read("tf-slim_object-detection_printed-twice.log")
+    assert [(r["kind"], r["step"]) for r in recs] == [("progress", n) for n in range(1, 9)]
+    assert {r["framework"] for r in recs} == {"tensorflow"}
+    assert (recs[0]["step_time_ms"], recs[0]["loss"]) == (57126, 79.3501)     # the first step's setup
+    assert (recs[4]["step_time_ms"], recs[4]["loss"]) == (20205, 62.5264)
+
+
+def test_tf_object_detection_v2_through_two_loggers():
+    """model_lib_v2's `Step N per-step time Ts loss=X`, through TensorFlow's logger and absl's:
+    one record each 100 steps, the mean step of the 100 as its time."""
+    recs = read("tf-object-detection-v2_model-lib-v2_per-step-time.log")
+    assert [r["step"] for r in recs] == list(range(100, 900, 100))
+    assert [r["step_time_ms"] for r in recs[:3]] == [813, 831, 844]
+    assert (recs[-1]["loss"], recs[-1]["framework"]) == (2.155, "tensorflow")

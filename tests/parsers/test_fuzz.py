@@ -115,6 +115,14 @@ FRAGMENTS = [
     "     rank  1: ", "(min, max) time across ranks (ms):\n", "    forward-compute ......: (", " | MnPwr/Rnk: ",
     "W/8 | MxClk/Rnk: ", "MHz/0 | MnEtpt/Rnk: ", "Restored all states from the checkpoint at ",
     "Global Checkpoint Save : Rank: 0 : Iteration: ", "TrainingReport(checkpoint=None, metrics={'loss': ",
+    # TensorFlow's loops: the Estimator, TF-slim, the Object Detection API, Orbit (and absl's prefix)
+    "INFO:tensorflow:", "I1201 10:54:09.452073 1400 controller.py:531] ", "loss = 0.65", ", step = ", " (0.054 sec)",
+    "global step 7: loss = ", " sec/step)", "Step 200 per-step time 0.831s loss=", "train | step:     25 | ",
+    " eval | step:     20 | ", "steps/sec:    3.2 | ", "eval time:    0.1 sec | ", "output: ", "output: \n",
+    "    {'learning_rate': 0.001,\n", "     'training_loss': 0.675}", "Saving checkpoints for 10 into ",
+    "Calling checkpoint listeners after saving checkpoint 10...", "Saving dict for global step 10: ",
+    "Inference Time : 0.11933s", "Starting evaluation at ", "Restoring parameters from /m/model.ckpt-40",
+    "restored from checkpoint: ", "saved checkpoint to ",
 ]
 
 lines = st.lists(st.sampled_from(FRAGMENTS) | st.text(max_size=20), max_size=40).map("".join)
