@@ -9,8 +9,10 @@
   before the update the line reports (the first is `step = 0`).
 - TF-slim's `learning.train` (the first Object Detection API): `global step 7: loss = 59.8181
   (16.456 sec/step)`, the step's own time.
-- The Object Detection API for TF2 (`model_lib_v2`): `Step 200 per-step time 0.831s loss=1.192`,
-  the mean of the steps since its last line.
+- The Object Detection API for TF2 (`model_lib_v2`): `Step 200 per-step time 0.831s loss=1.192`
+  every 100 steps, the time of the step it follows (of its loop's `num_steps_per_iteration`
+  steps, one a step by default).  Its later releases log the losses as a dict on the lines
+  after (`pprint.pformat(..., width=40)`); those are not read.
 - Model Garden's Orbit `Controller`: `train | step:     25 | steps/sec:    3.2 | output:
   {'learning_rate': 0.001, 'training_loss': 0.675}` (the rate of the steps since its last line),
   ` eval | step:     20 | steps/sec:   63.0 | eval time:    0.1 sec | output: {...}`, `saved

@@ -428,7 +428,7 @@ def test_tf_slim_steps_printed_twice_give_one_record_each():
 
 def test_tf_object_detection_v2_through_two_loggers():
     """model_lib_v2's `Step N per-step time Ts loss=X`, through TensorFlow's logger and absl's:
-    one record each 100 steps, the mean step of the 100 as its time."""
+    one record each 100 steps, with the time of the step it follows."""
     recs = read("tf-object-detection-v2_model-lib-v2_per-step-time.log")
     assert [r["step"] for r in recs] == list(range(100, 900, 100))
     assert [r["step_time_ms"] for r in recs[:3]] == [813, 831, 844]
