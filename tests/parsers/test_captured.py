@@ -1414,3 +1414,21 @@ def test_orbit_controller_resumed():
     assert [(r["kind"], r["step"], r.get("action")) for r in recs[:2]] == [
         ("checkpoint", 80, "load"), ("restart", 80, None)]
     assert [r["step"] for r in _by_kind(recs, "progress")] == [85, 90, 95, 100]
+
+
+def test_tf_keras_2_bar_into_a_pipe():
+    """tf.keras 2's `[====>...]` bar, redrawn at most every 50 ms: a record for each batch it
+    drew, the epoch's mean step at its end, the validation after each epoch and `evaluate`'s
+    result; `verbose=2` gives each epoch's last state alone."""
+    recs = parse_file("tensorflow-2.15.1_tf-keras-2.15_fit-verbose1-evaluate_pipe.log")
+    assert {r["framework"] for r in recs} == {"keras"}
+    prog = _by_kind(recs, "progress")
+    assert [(r["step"], r["epoch"], r["iter_in_epoch"]) for r in prog] == [
+        (1, 1, 1), (16, 1, 16), (17, 2, 1), (21, 2, 5), (32, 2, 16)]
+    assert (prog[1]["loss"], prog[1]["step_avg_ms"], prog[1]["metrics"]) == (0.6197, 33.0, {"accuracy": 0.6465})
+    assert prog[4]["step_avg_ms"] == 72.0         # epoch 2's mean holds batch 21's second
+    evals = [(r["step"], r["phase"], r["loss"]) for r in _by_kind(recs, "eval")]
+    assert evals == [(16, "validation", 0.5381), (32, "validation", 0.4573), (32, "evaluate", 0.4573)]
+    quiet = parse_file("tensorflow-2.15.1_tf-keras-2.15_fit-verbose2-evaluate_pipe.log")
+    assert [(r["kind"], r["step"], r.get("step_avg_ms")) for r in quiet] == [
+        ("progress", 16, 76.0), ("eval", 16, None), ("progress", 32, 67.0), ("eval", 32, None), ("eval", 32, 11.0)]
