@@ -111,6 +111,19 @@ def tensors_logged(body: str) -> tuple[int, list, float | None] | None:
     return int(steps[0]), [item for item in items if item[0] != "step"], seconds
 
 
+def _closed(parts: list[str]) -> str:
+    """A dict's lines as one, closed where another line (or the stream's end) cut it off."""
+    text = " ".join(parts).rstrip(",")
+    return text if text.endswith("}") else text + "}"
+
+
+def _estimator_shaped(body: str, prefixed: bool) -> bool:
+    """A `LoggingTensorHook` line behind TensorFlow's (or absl's) prefix, or one that says its
+    seconds: a loop of one's own may print `epoch = 1, step = 100, loss = 0.5` too."""
+    logged = tensors_logged(body)
+    return logged is not None and (prefixed or logged[2] is not None)
+
+
 class TensorflowParser(Parser):
     name = "tensorflow"
 
@@ -131,7 +144,7 @@ class TensorflowParser(Parser):
             return True     # behind TensorFlow's or absl's prefix: no other framework's message
         if "step" not in body:
             return False
-        return (("step = " in body and tensors_logged(body) is not None)
+        return (("step = " in body and _estimator_shaped(body, prefixed=body is not line))
                 or (body.startswith("global step ") and SLIM.match(body) is not None)
                 or (body.startswith("Step ") and OD_V2.match(body) is not None)
                 or (" | step: " in body and ORBIT.match(body.lstrip()) is not None))
@@ -180,7 +193,7 @@ class TensorflowParser(Parser):
 
     def flush(self) -> list[dict]:
         return [r for rank, (m, parts) in list(self.open.items())
-                for r in self._orbit_record(m, " ".join(parts), rank)]
+                for r in self._orbit_record(m, _closed(parts), rank)]
 
     def _step(self, rank, step: int, **fields) -> list[dict]:
         self.trained.add(rank)
@@ -219,7 +232,7 @@ class TensorflowParser(Parser):
             if not text.endswith("}"):
                 return None
         del self.open[rank]     # (a line that is not the dict's is then read as any other)
-        return self._orbit_record(m, " ".join(parts), rank)
+        return self._orbit_record(m, _closed(parts), rank)
 
     def _orbit_record(self, m, printed: str, rank) -> list[dict]:
         kind, step = m.group(1), int(m.group(2))

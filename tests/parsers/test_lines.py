@@ -1066,3 +1066,26 @@ def test_detectron2_times_from_its_mean_once_it_says_where_it_started():
     assert [(r["step"], r["step_time_ms"]) for r in recs] == [(119, 400.0), (139, 495.0)]   # (38*450-18*400)/20
     recs, _ = feed_all(lines)
     assert [r.get("step_time_ms") for r in recs] == [None, None]
+
+
+def test_tensorflow_logging_tensor_hook_needs_its_prefix_or_its_seconds():
+    """`loss = .., step = N (T sec)` is tf.estimator's, and so is such a line behind
+    `INFO:tensorflow:`; a loop of one's own printing `key = value` pairs stays generic."""
+    own, _ = feed_all(["epoch = 1, step = 100, loss = 0.5", "epoch = 1, step = 200, loss = 0.4"])
+    assert [(r["framework"], r["step"], r["loss"]) for r in own] == [("generic", 100, 0.5), ("generic", 200, 0.4)]
+    tf, d = feed_all(["INFO:tensorflow:loss = 0.7, step = 0", "INFO:tensorflow:loss = 0.6, step = 100 (12.5 sec)"])
+    assert d.framework == "tensorflow"
+    assert [(r["step"], r["loss"], r.get("step_time_ms")) for r in tf] == [(0, 0.7, None), (100, 0.6, 125.0)]
+    bare, d = feed_all(["loss = 0.6, step = 100 (12.5 sec)"])
+    assert d.framework == "tensorflow" and bare[0]["step"] == 100
+
+
+def test_tensorflow_orbit_dict_cut_off_by_another_line():
+    """An Orbit dict over several lines that another line breaks into still gives its record,
+    with what it held; the other line is read as any other."""
+    recs, _ = feed_all(["train | step:     10 | steps/sec:   12.5 | output: ",
+                        "    {'learning_rate': 0.001,", "     'model_loss': 0.5,",
+                        "Traceback (most recent call last):", '  File "train.py", line 1, in <module>',
+                        "RuntimeError: boom"])
+    assert [(r["kind"], r["step"]) for r in recs] == [("progress", 10), ("error", 10)]
+    assert (recs[0]["lr"], recs[0]["metrics"], recs[0]["step_time_ms"]) == (0.001, {"model_loss": 0.5}, 80.0)
