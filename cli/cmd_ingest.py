@@ -35,7 +35,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ridgescope.cli import node_logs, world_size
+from ridgescope.cli import log_dirs, node_logs, world_size
 from ridgescope.cli.cmd_parse import (add_prefix_template, note, placed_nodes, prefix_templates, tee_prefix,
                                       workers_per_node)
 from ridgescope.cli.log_blocks import CUT_SHORT, cut_short, open_log
@@ -69,7 +69,6 @@ _MONTH_DAY = re.compile(r"(?<![\w/.:])\[(\d\d)/(\d\d) (\d\d):(\d\d):(\d\d)[\] ]"
 _DAY_NS = 86_400 * 1_000_000_000
 _SECOND_NS = 1_000_000_000
 _RANK_IN_NAME = re.compile(r"rank[_-]?(\d{1,6})(?!\d)", re.IGNORECASE)
-_TORCHRUN_ATTEMPT = re.compile(r"attempt_\d{1,6}")
 
 
 def line_timestamp(head: str, written_ns: int | None = None) -> tuple[int, bool] | None:
@@ -179,9 +178,8 @@ def rank_in_path(path: str) -> int | None:
     m = _RANK_IN_NAME.search(p.name)
     if m:
         return int(m.group(1))
-    if p.parent.name.isdigit() and _TORCHRUN_ATTEMPT.fullmatch(p.parent.parent.name):
-        return int(p.parent.name)
-    return None
+    place = log_dirs.torchrun_place(path)
+    return place[1] if place else None
 
 
 def megatron_prints_last(result: FileResult) -> bool:
@@ -195,14 +193,15 @@ def megatron_prints_last(result: FileResult) -> bool:
 
 
 def read_file(path: str, log_format: str | None, prefix: TeePrefix | None = None,
-              node: node_logs.NodeLog | None = None) -> FileResult:
+              node: node_logs.NodeLog | None = None, rank: int | None = None) -> FileResult:
     """`node`: where the file sits in the job, where it is one node's log (`--node-logs`).
-    Records without a launcher prefix belong to the rank the file's path names, else rank 0
-    (see `megatron_prints_last` for the one exception)."""
+    Records without a launcher prefix belong to `rank` where the caller knows the file's rank
+    (`log_dirs.job_ranks`), else to the rank the file's path names, else to rank 0 (see
+    `megatron_prints_last` for the one exception)."""
     result = FileResult(path)
     layout = world_size.MegatronLayout()
     disp = Dispatcher(log_format, workers_per_node(path), prefix)
-    named = rank_in_path(path)
+    named = rank if rank is not None else rank_in_path(path)
     fallback = (named or 0) if node is None else node.base
     items = result.items
     name = f"ingest:{Path(path).name}"
@@ -396,9 +395,15 @@ def run(args: argparse.Namespace) -> int:
     nodes = placed_nodes(args, "ingest", templates)
     if isinstance(nodes, int):
         return nodes
-    for path, node, template in zip(args.files, nodes, templates):
+    try:
+        ranks = [None] * len(args.files) if args.node_logs else log_dirs.job_ranks(
+            args.files, args.nproc_per_node, note)
+    except ValueError as exc:
+        print(f"ridgescope ingest: {exc}", file=sys.stderr)
+        return 2
+    for path, node, template, rank in zip(args.files, nodes, templates, ranks):
         try:
-            results.append(read_file(path, args.log_format, tee_prefix(template), node))
+            results.append(read_file(path, args.log_format, tee_prefix(template), node, rank))
         except OSError as exc:
             print(f"ridgescope ingest: {path}: {exc.strerror or exc}", file=sys.stderr)
             return 1

@@ -26,8 +26,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "[defaultN] are local ranks, and the Kth file's are the job's ranks "
                              "K x workers per node + N")
     parser.add_argument("--nproc-per-node", type=int, default=None, metavar="N",
-                        help="workers per node, for --node-logs (default: the most local ranks "
-                             "that one file's lines show)")
+                        help="workers per node, for --node-logs and for torchrun --log-dir files "
+                             "of several nodes (default: the most local ranks the files show)")
 
 
 def local_ranks_shown(path: str, prefix: TeePrefix | None) -> int:

@@ -318,3 +318,21 @@ def test_ingest_torchruns_per_rank_log_files(tansu_stack):
     assert sorted(s["step"] for s in steps) == list(range(1, 17))
     assert all(s["rank_count"] == 2 for s in steps)
     assert [(s["step"], s["culprit_rank"]) for s in steps if s["slow"]] == [(10, 1)]
+
+
+def test_ingest_torchruns_log_dirs_of_two_nodes(tansu_stack):
+    """Two nodes' torchrun sharing one `--log-dir`: each node's run directory holds local ranks
+    0 and 1.  Given node 0's directory first, the job has 4 ranks, and node 1's local rank 1,
+    whose step 10 slept 0.5 s, is named as rank 3 (before, both nodes' files were ranks 0 and 1,
+    and their steps fell on each other)."""
+    job = f"ingest-logdirs-{uuid.uuid4().hex[:6]}"
+    root = CAPTURED / "torch-2.15_torchrun-log-dir-redirects3_2x2rank"
+    files = [str(f) for node in ("none_hffhuq45", "none_eukln6m2")
+             for f in sorted((root / node).glob("attempt_0/*/stdout.log"))]
+    report = ingest(tansu_stack, job, *files).stderr
+    assert "none_eukln6m2: node 1, ranks 2-3" in report
+    assert "of 4 rank(s) of 4;" in report and "NOT delivered" not in report
+    steps = tansu_stack.wait_for_steps(job, 16)
+    assert sorted(s["step"] for s in steps) == list(range(1, 17))
+    assert all(s["rank_count"] == 4 for s in steps)
+    assert [(s["step"], s["culprit_rank"]) for s in steps if s["slow"]] == [(10, 3)]

@@ -6,8 +6,10 @@ import calendar
 
 from pathlib import Path
 
+import pytest
 from pytest import approx
 
+from ridgescope.cli import log_dirs
 from ridgescope.cli.cmd_ingest import Item, add_clock, line_timestamp, rank_in_path, read_file, record_time
 from ridgescope.parsers.template import TeePrefix
 
@@ -171,3 +173,38 @@ def test_torchruns_log_dir_names_each_files_rank():
     assert rank_in_path("logs/x/attempt_2/3/train_rank5.log") == 5
     assert rank_in_path("logs/x/attempt_0/3/stdout.log") == 3
     assert rank_in_path("runs/3/stdout.log") is None and rank_in_path("stdout.log") is None
+
+
+LOG_DIR_2X2 = CAPTURED / "torch-2.15_torchrun-log-dir-redirects3_2x2rank"
+NODE_0, NODE_1 = LOG_DIR_2X2 / "none_hffhuq45", LOG_DIR_2X2 / "none_eukln6m2"
+
+
+def test_log_dir_files_of_two_nodes_are_four_ranks_in_the_order_given():
+    """Two nodes' torchrun sharing one `--log-dir`: each made a run directory of its own, and
+    both hold local ranks 0 and 1.  Given node 0's files first, node 1's local rank 1 is rank 3,
+    whose step 10 slept; given the other way round (as a glob sorts them here), it is rank 1:
+    no file says a node's rank, so the order given is the only one there is."""
+    files = [str(f) for node in (NODE_0, NODE_1) for f in sorted(node.glob("attempt_0/*/stdout.log"))]
+    said: list[str] = []
+    ranks = log_dirs.job_ranks(files, None, said.append)
+    assert ranks == [0, 1, 2, 3]
+    assert said[1:] == [f"{NODE_0}: node 0, ranks 0-1", f"{NODE_1}: node 1, ranks 2-3"]
+    results = [read_file(f, None, rank=r) for f, r in zip(files, ranks)]
+    slow = [(it.rank, it.record["step"]) for r in results for it in r.items if it.record["step_time_ms"] > 400]
+    assert slow == [(3, 10)]
+    by_name = dict(zip(sorted(files), log_dirs.job_ranks(sorted(files), None, said.append)))
+    assert by_name[str(NODE_1 / "attempt_0/1/stdout.log")] == 1
+    assert log_dirs.job_ranks(files, 4, said.append) == [0, 1, 4, 5]
+    with pytest.raises(ValueError, match="local rank 1's, more than --nproc-per-node 1"):
+        log_dirs.job_ranks(files, 1, said.append)
+
+
+def test_log_dir_files_of_one_node_keep_their_local_ranks():
+    """One run directory (the 2-rank capture), or files of no run directory beside it: the
+    path's own rank stands (`rank_in_path`)."""
+    one = [str(f) for f in sorted(LOG_DIR.glob("*/attempt_0/*/stdout.log"))]
+    assert log_dirs.job_ranks(one + [str(BERT)], None, print) == [None, None, None]
+    assert log_dirs.job_ranks([str(NODE_0 / "attempt_0/1/stdout.log"), str(NODE_0 / "attempt_1/1/stdout.log")],
+                              None, print) == [None, None]
+    mixed = [str(NODE_0 / "attempt_0/1/stdout.log"), "train_rank5.log", str(NODE_1 / "attempt_1/0/stdout.log")]
+    assert log_dirs.job_ranks(mixed, None, print) == [1, None, 2]

@@ -1,12 +1,13 @@
 """A loop that prints its own step times, run as `torchrun --nproc-per-node 2 --log-dir logs
 --redirects 3 log_dir_steps.py`: torchrun writes each worker's stdout to
-`logs/RUN_ID/attempt_0/LOCAL_RANK/stdout.log`, and no line says its rank.  Rank 1's step 10
-sleeps 0.5 s."""
+`logs/RUN_ID/attempt_0/LOCAL_RANK/stdout.log`, and no line says its rank.  Step 10 of rank
+SLOW_RANK (default 1) sleeps 0.5 s."""
 import os
 import time
 
 rank = int(os.environ["RANK"])
+slow_rank = int(os.environ.get("SLOW_RANK", "1"))
 for step in range(1, 17):
     t0 = time.perf_counter()
-    time.sleep(0.5 if (rank, step) == (1, 10) else 0.05)
+    time.sleep(0.5 if (rank, step) == (slow_rank, 10) else 0.05)
     print(f"step {step}/16 loss {1.0 / step:.3f} step_time_ms {(time.perf_counter() - t0) * 1000:.1f}", flush=True)
