@@ -43,6 +43,7 @@ from ridgescope.cli.cmd_run import parse_tags
 from ridgescope.cli.common import add_stack_args, settings_from
 from ridgescope.parsers import PARSERS, Dispatcher
 from ridgescope.parsers.template import TeePrefix
+from ridgescope.probes.print_order import PrintOrder
 from ridgescope.probes.publisher import Publisher
 from ridgescope.schemas import envelope
 from ridgescope.schemas.kinds import TOPIC_FOR_KIND
@@ -197,7 +198,8 @@ def read_file(path: str, log_format: str | None, prefix: TeePrefix | None = None
     """`node`: where the file sits in the job, where it is one node's log (`--node-logs`).
     Records without a launcher prefix belong to `rank` where the caller knows the file's rank
     (`log_dirs.job_ranks`), else to the rank the file's path names, else to rank 0 (see
-    `megatron_prints_last` for the one exception)."""
+    `megatron_prints_last`, and `spread_repeated_steps` for a log that prints each step once per
+    rank)."""
     result = FileResult(path)
     layout = world_size.MegatronLayout()
     disp = Dispatcher(log_format, workers_per_node(path), prefix)
@@ -246,6 +248,10 @@ def read_file(path: str, log_format: str | None, prefix: TeePrefix | None = None
     result.framework = disp.framework or next(
         (it.record["framework"] for it in items if it.record is not None
          and it.record.get("framework") not in (None, "", "generic")), None)
+    if node is None and named is None and result.framework != "megatron" \
+            and not any(it.record is not None and it.record.get("kind") == "progress"
+                        and it.record.get("rank") is not None for it in items):
+        spread_repeated_steps(items, fallback)
     result.timestamps = place_in_time(items, end_ns)
     result.items = [it for it in items if it.record is not None]
     result.world_size = max(result.world_size, layout.size(),
@@ -254,6 +260,20 @@ def read_file(path: str, log_format: str | None, prefix: TeePrefix | None = None
         for it in result.items:
             it.rank = result.world_size - 1
     return result
+
+
+def spread_repeated_steps(items: list[Item], base: int) -> None:
+    """Where a step was printed twice, the Kth print of each step goes to rank `base + K`
+    (`probes/print_order.py`), and every progress record says `rank_from_print_order`.  Only
+    for a file no step line of which names its rank: those ranks would clash."""
+    order = PrintOrder()
+    placed = [(it, order.place(it.record)) for it in items if it.record is not None]
+    if not order.repeated:
+        return
+    for it, k in placed:
+        if it.record.get("kind") == "progress" and isinstance(it.record.get("step"), int):
+            it.rank = base + k
+            it.record["rank_from_print_order"] = True
 
 
 def add_clock(items: list[Item], clock: Item) -> None:

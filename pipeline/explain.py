@@ -133,7 +133,8 @@ def headline(step: dict) -> str:
                 f"{step['baseline_ms']:.1f} ms: not slow ({step['phase']})")
     culprit = (f"culprit rank {step['culprit_rank']}" if step["culprit_rank"] >= 0 else
                "no culprit rank known (stdout does not show which rank held the step up: only "
-               "some ranks printed it, or every rank's step was as long)")
+               "some ranks printed it, its lines do not say whose they are, or every rank's "
+               "step was as long)")
     return (f"step {step['step']}: {step['duration_ms']:.1f} ms, {step['excess_ms']:.1f} ms over "
             f"the {step['baseline_ms']:.1f} ms baseline. Cause: {step['cause']}, {culprit} "
             f"(confidence {step['confidence']:.1f})")

@@ -194,7 +194,11 @@ def _held_up_by_the_unseen(rows: list[dict], cause: str) -> bool:
     - Timers that are the slowest rank's (Megatron's `max time across ranks`,
       `lanes_across_ranks`): they name the lane, not the rank.
     A framework's report of the slowest rank of the cause's lane (`slowest_ranks`) names it, and
-    a printing rank's own timers (DeepSpeed's) name itself."""
+    a printing rank's own timers (DeepSpeed's) name itself.
+    Rows whose rank is only the order in which an unlabelled log printed the step
+    (`rank_from_print_order`) name no rank at all."""
+    if any(r.get("rank_from_print_order") for r in rows):
+        return True
     world = max((r.get("world_size") or 0 for r in rows), default=0)
     if len(rows) >= world or any(r.get("source") != "log" for r in rows):
         return False

@@ -36,7 +36,7 @@ def step_rank_row(payload: dict, source: str) -> dict:
         "lanes_ms": breakdown.to_ms(charges), "arrival_ns": arrival,
         "world_size": payload.get("world_size", 0), "source": source,
     }
-    for key in ("slowest_ranks", "untimed_work", "lanes_across_ranks"):
+    for key in ("slowest_ranks", "untimed_work", "lanes_across_ranks", "rank_from_print_order"):
         if payload.get(key):
             row[key] = payload[key]
     return row
@@ -76,8 +76,9 @@ def progress_as_window(msg: dict, state: dict) -> dict | None:
     world = msg["p"].get("world_size")  # known to `ridgescope run` from the launcher's flags
     window = {"step": step, "world_size": world if isinstance(world, int) and world > 0 else 0,
               "lanes_ms": record.get("lanes_ms")}
-    if record.get("lanes_across_ranks") is True:
-        window["lanes_across_ranks"] = True
+    for flag in ("lanes_across_ranks", "rank_from_print_order"):
+        if record.get(flag) is True:
+            window[flag] = True
     if isinstance(step_ms, (int, float)) and step_ms > 0:
         t1 = msg["ts_ns"]
         return dict(window, t0_ns=t1 - int(step_ms * 1e6), t1_ns=t1)

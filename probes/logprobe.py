@@ -14,6 +14,7 @@ import threading
 import time
 from typing import TYPE_CHECKING
 
+from ridgescope.probes.print_order import PrintOrder
 from ridgescope.probes.ranks import LocalRanks, tee_prefixed
 
 if TYPE_CHECKING:
@@ -134,6 +135,7 @@ class StreamPump:
         self.framework = ""
         """The first framework other than the generic fallback that the parsers recognised."""
         self.nproc_per_node = nproc_per_node
+        self.print_order = PrintOrder()
         self.dispatcher = self._dispatcher(tee_prefix)
         self._head = HeldHead() if tee_prefix is None and self.dispatcher is not None else None
         self.guessed = ""
@@ -242,18 +244,33 @@ class StreamPump:
         (`step 12 loss 2.3`, a JAX loop, say) is timed by its lines, as a bar's redraws are."""
         now, drawn = time.time_ns(), self._drawn_ns
         for record in records:
+            rank = record.get("rank")
+            if not isinstance(rank, int):
+                rank, by_order = self._unlabelled_rank(record)
+                if by_order:
+                    record = dict(record, rank_from_print_order=True)
+            elif self.tee_prefixed and self.local_ranks is not None:
+                rank = self.local_ranks.job_rank(rank)
+                record = dict(record, rank=rank, local_rank=record["rank"])
             if drawn is not None and record.get("kind") == "progress" and "drawn_ns" not in record \
                     and "step_time_ms" not in record:
                 record = dict(record, drawn_ns=drawn)
             if not self.framework and record.get("framework") not in (None, "", "generic"):
                 self.framework = str(record["framework"])
-            rank = record.get("rank")
-            if not isinstance(rank, int):
-                rank = self.default_rank
-            elif self.tee_prefixed and self.local_ranks is not None:
-                rank = self.local_ranks.job_rank(rank)
-                record = dict(record, rank=rank, local_rank=record["rank"])
             self.on_record(rank, {"record": record, "stream": self.stream}, now)
+
+    def _unlabelled_rank(self, record: dict) -> tuple[int, bool]:
+        """(rank, whether it is a print order) of a record no prefix names the rank of: the
+        stream's default rank, or, once a step has been printed twice in a stream of no torchrun
+        prefix (every rank prints, and nothing labels the lines), the rank of its order among
+        its step's prints (print_order.py)."""
+        if self.tee_prefixed:
+            return self.default_rank, False
+        order = self.print_order.place(record)
+        if not self.print_order.repeated or record.get("kind") != "progress" \
+                or not isinstance(record.get("step"), int):
+            return self.default_rank, False
+        return max(self.default_rank, 0) + order, True
 
     @property
     def garbage(self) -> int:

@@ -336,3 +336,19 @@ def test_ingest_torchruns_log_dirs_of_two_nodes(tansu_stack):
     assert sorted(s["step"] for s in steps) == list(range(1, 17))
     assert all(s["rank_count"] == 4 for s in steps)
     assert [(s["step"], s["culprit_rank"]) for s in steps if s["slow"]] == [(10, 3)]
+
+
+def test_ingest_every_ranks_steps_from_one_unlabelled_log(tansu_stack):
+    """torchrun with no `--tee`: both ranks print `step N/16 ...` and no line says whose it is.
+    Rank 1's step 10 slept 0.5 s; rank 0 ran on.  Each print of a step is kept as a rank of its
+    own, so the slow step is found (before, both prints were rank 0's and step 10 was stored at
+    rank 0's 50.2 ms, not slow); the order of the prints names no rank, so no culprit."""
+    job = f"ingest-unlabelled-{uuid.uuid4().hex[:6]}"
+    report = ingest(tansu_stack, job, str(CAPTURED / "torch-2.15_torchrun-unlabelled_every-rank-prints_2rank.log")).stderr
+    assert "32 records from 36 lines" in report and "of 2 rank(s) of 2;" in report
+    steps = tansu_stack.wait_for_steps(job, 16)
+    assert all(s["rank_count"] == 2 for s in steps)
+    slow = [(s["step"], s["duration_ms"], s["culprit_rank"]) for s in steps if s["slow"]]
+    assert slow == [(10, 500.2, -1)]
+    explained = cli("explain", *tansu_stack.flags, "--job", job, "--step", "10", timeout=60).stdout
+    assert "its lines do not say whose they are" in explained

@@ -5,11 +5,12 @@ found from the printed step times alone and its cause is `unknown`.
 """
 from __future__ import annotations
 
+import sys
 import uuid
 
 import pytest
-from support import (HEAVY_CKPT_AFTER, SLOW_INPUT_STEPS, SPINE_NPROC, SPINE_STEPS,
-                     STRAGGLER_STEP, run_spine_job)
+from support import (HEAVY_CKPT_AFTER, REPO, SLOW_INPUT_STEPS, SPINE_NPROC, SPINE_STEPS,
+                     STRAGGLER_STEP, cli, run_spine_job)
 
 pytestmark = [pytest.mark.torch, pytest.mark.slow]
 
@@ -90,3 +91,22 @@ def test_stdout_only_on_apache_kafka(kafka_stack):
     job = f"stdout-kafka-{uuid.uuid4().hex[:6]}"
     result = run_demo_job_without_hooks(kafka_stack, job)
     check_stdout_only(kafka_stack, job, result)
+
+
+@pytest.mark.tansu
+def test_every_ranks_unlabelled_steps_are_kept_live(tansu_stack):
+    """torchrun with no `--tee` under `ridgescope run --no-hooks`: both ranks print `step N/16
+    ...` and no line says whose.  Rank 1's step 10 slept 0.5 s and rank 0 ran on: each print of
+    a step is a rank of its own (print_order.py), so the slow step is found; the order of the
+    prints names no rank, so no culprit (before, both were one rank's, and step 10 was rank 0's
+    50 ms).  Step 1's first print went out before any step was printed twice, as the job's
+    unplaced rank -1's, and is not judged with the other."""
+    job = f"stdout-unlabelled-{uuid.uuid4().hex[:6]}"
+    result = cli("run", *tansu_stack.flags, "--job", job, "--no-hooks", "--", sys.executable, "-m",
+                 "torch.distributed.run", "--nproc-per-node", "2", "--master-port", "29763",
+                 str(REPO / "tests" / "data" / "captured" / "log_dir_steps.py"),
+                 env={"SLOW_RANK": "1"}, timeout=300)
+    assert result.stdout.count("step 10/16 ") == 2 and "NOT delivered" not in result.stderr
+    steps = tansu_stack.wait_for_steps(job, 16)
+    assert all(s["rank_count"] == 2 for s in steps if s["step"] > 1)
+    assert [(s["step"], s["culprit_rank"]) for s in steps if s["slow"]] == [(10, -1)]

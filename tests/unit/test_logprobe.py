@@ -5,6 +5,7 @@ import io
 import os
 import queue
 import time
+from pathlib import Path
 
 from ridgescope.probes.logprobe import StreamPump, cut_pending
 
@@ -129,3 +130,23 @@ def test_a_head_with_no_prefix_is_held_no_longer_than_a_moment():
     assert got == [1, 2] and pump.guessed == ""
     os.close(write_fd)
     pump.join(20)
+
+
+def test_every_ranks_unlabelled_steps_go_to_ranks_of_their_print_order():
+    """The real log of two ranks that both print `step N/16` through torchrun with no `--tee`,
+    into the probe of a 2-rank job (default rank -1): once step 1 is printed twice, the Kth
+    print of each step is rank K's, and says so; the launcher's own lines stay the job's."""
+    log = (Path(__file__).resolve().parents[1] / "data" / "captured"
+           / "torch-2.15_torchrun-unlabelled_every-rank-prints_2rank.log").read_bytes()
+    read_fd, write_fd = os.pipe()
+    got: list = []
+    pump = StreamPump(read_fd, io.BytesIO(), "stdout", lambda rank, payload, ts: got.append((rank, payload)), -1).start()
+    os.write(write_fd, log)
+    os.close(write_fd)
+    pump.join(20)
+    steps = [(rank, p["record"]["step"], p["record"]["step_time_ms"], p["record"].get("rank_from_print_order"))
+             for rank, p in got if p["record"]["kind"] == "progress"]
+    assert steps[0] == (-1, 1, 50.2, None)       # printed once so far: the job's unplaced rank
+    assert [(rank, ms) for rank, step, ms, _ in steps if step == 10] == [(0, 50.2), (1, 500.2)]
+    assert all(flag for _, _, _, flag in steps[1:])
+    assert sorted(step for rank, step, _, _ in steps if rank == 1) == list(range(1, 17))

@@ -66,3 +66,10 @@ def test_every_rank_printed_and_no_timers_name_a_rank_only_where_its_step_stands
     blamed on the first rank, whatever their lengths)."""
     v, _ = verdict.judge(20, every_rank(durations), HISTORY, CFG)
     assert v["slow"] and (v["cause"], v["culprit_rank"]) == ("unknown", culprit)
+
+
+def test_rows_ranked_by_the_order_of_an_unlabelled_logs_prints_name_no_culprit():
+    """Rows whose rank is only the order in which an unlabelled log printed the step (`ingest`'s
+    `print_order`): the step that stands out is slow, but its print is no rank's."""
+    v, _ = verdict.judge(20, every_rank([100.0, 600.0, 101.0, 99.0], rank_from_print_order=True), HISTORY, CFG)
+    assert v["slow"] and (v["cause"], v["culprit_rank"]) == ("unknown", -1)

@@ -1,0 +1,69 @@
+"""An unlabelled log in which every rank prints its steps (torchrun without `--tee`): each print
+of a step is kept as a rank of its own (`probes/print_order.py`)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from ridgescope.cli.cmd_ingest import Item, read_file, spread_repeated_steps
+from ridgescope.probes.print_order import WINDOW, PrintOrder
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+UNLABELLED = DATA / "captured" / "torch-2.15_torchrun-unlabelled_every-rank-prints_2rank.log"
+
+
+def progress(rank: int, step: int, **fields) -> Item:
+    return Item(rank, {"kind": "progress", "step": step, "framework": "nanogpt", **fields}, None, False)
+
+
+def test_each_print_of_a_step_is_a_rank_of_its_own():
+    """Rank 1's step 10 slept 0.5 s and rank 0 ran on: rank 0's steps 10-16 come first, then
+    rank 1's.  The second print of each step is rank 1's, and step 10's 500.2 ms is kept (it was
+    overwritten by rank 0's 50.2 ms)."""
+    result = read_file(str(UNLABELLED), None)
+    steps = [(it.rank, it.record["step"], it.record["step_time_ms"]) for it in result.items]
+    assert len(steps) == 32 and all(it.record["rank_from_print_order"] for it in result.items)
+    assert [(rank, ms) for rank, step, ms in steps if step == 10] == [(0, 50.2), (1, 500.2)]
+    assert sorted(step for rank, step, _ in steps if rank == 1) == list(range(1, 17))
+
+
+def test_a_restart_begins_the_count_again_and_other_shapes_are_no_repeat():
+    items = [progress(0, 1, loss=2.0), progress(0, 1, loss=2.0), progress(0, 2, loss=1.0),
+             Item(0, {"kind": "restart", "step": 1}, None, False), progress(0, 1, loss=2.0),
+             progress(0, 1, it_per_s=3.0), Item(0, None, 5, True)]
+    spread_repeated_steps(items, base=4)
+    assert [it.rank for it in items] == [4, 5, 4, 0, 4, 4, 0]
+    assert "rank_from_print_order" not in items[3].record
+
+
+def test_a_step_printed_once_moves_nothing():
+    items = [progress(3, step) for step in range(1, 5)]
+    spread_repeated_steps(items, base=3)
+    assert all(it.rank == 3 and "rank_from_print_order" not in it.record for it in items)
+
+
+def test_only_unlabelled_logs_of_ranks_that_all_print_are_spread():
+    """Over every log in the repository: the logs whose steps are printed again, by rank, with
+    no line saying whose, and no other.  A log whose step lines name their rank, a Megatron log
+    (its last rank prints), and a log whose path names its rank keep their ranks."""
+    spread = {}
+    for log in sorted(DATA.glob("**/*.log")):
+        ranks = {it.rank for it in read_file(str(log), None).items if it.record.get("rank_from_print_order")}
+        if ranks:
+            spread[log.name] = sorted(ranks)
+    assert spread == {
+        "torch-2.15_torchrun-tee3-prefix-hostname-rank_lines-in-two-writes_3rank.log": [0, 1, 2],
+        "torch-2.15_torchrun-tee3-role-trainer_lines-in-two-writes_3rank.log": [0, 1, 2],
+        UNLABELLED.name: [0, 1],
+        "torchtitan-0.3.0_llama3-debugmodel_2rank-unlabelled_cpu.log": [0, 1],
+    }
+
+
+def test_a_run_printed_again_long_after_is_no_other_rank():
+    """Steps more than WINDOW behind the latest are forgotten: a job started afresh into the
+    same file, with no resume message, is not taken for a second rank; a rank's block of
+    buffered lines within the window is."""
+    order = PrintOrder()
+    last = 3 * WINDOW
+    assert [order.place({"kind": "progress", "step": s}) for s in range(1, last + 1)] == [0] * last
+    assert order.place({"kind": "progress", "step": 1}) == 0 and not order.repeated
+    assert order.place({"kind": "progress", "step": last - 10}) == 1 and order.repeated
