@@ -241,7 +241,8 @@ class GenericParser(Parser):
             m = TIMM.search(s)
             if m:
                 return self._timm(m, rank)
-        # MetricLogger's, DeiT's accuracy, DLRM's and PaddleDetection's lines (`printers.py`)
+        # MetricLogger's, DeiT's accuracy, DLRM's, PaddleDetection's and the word language model's
+        # lines (`printers.py`)
         recs = None
         if "]  eta: " in s:
             recs = printers.metric_logger(s, rank, self.last_step)
@@ -251,6 +252,8 @@ class GenericParser(Parser):
             recs = printers.dlrm(s, rank, self.last_step)
         elif "] [" in s and "Epoch: [" in s:
             recs = printers.paddle_detection(s, rank, self.last_step)
+        elif "| e" in s or "| E" in s:
+            recs = printers.word_lm(s, rank, self.last_step)
         if recs is not None:
             return recs
         if self.d2_printed and "Total training time" in s:    # Detectron2's last evaluation comes after

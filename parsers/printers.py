@@ -23,6 +23,14 @@
   data_cost: 6.0753 ips: 4.8315 images/s`, since 2.7 followed by `, max_mem_reserved: 42653 MB,
   max_mem_allocated: 31490 MB`.  Epoch and batch count from 0, the batch padded to the width of
   the count; `batch_cost` and `data_cost` are the batch's own seconds.
+- The word-level language model loop of PyTorch's examples (`word_language_model`), and the
+  Transformer tutorial, AWD-LSTM and the research code that copies them: `| epoch   6 |   200/
+  2983 batches | lr 5.00 | ms/batch 32.47 | loss  4.95 | ppl   140.84` (AWD-LSTM adds `| bpc
+  ...`) every `log_interval` batches, the batch counted from 0 in its epoch and the epoch from 1;
+  `ms/batch` is the mean over the batches since the last line.  Each epoch ends with `| end of
+  epoch   6 | time: 127.27s | valid loss  4.35 | valid ppl    77.44` (the epoch's time,
+  training and validation), and the run with `| End of training | test loss  4.25 | test ppl
+  70.11`.
 """
 from __future__ import annotations
 
@@ -37,6 +45,9 @@ DLRM = Pattern(r"Finished training it (\d++)/(\d++) of epoch (\d++), ([\d.]++) m
 DLRM_TEST = Pattern(r"Testing at - (\d++)/(\d++) of epoch (\d++),(.{0,300}+)")
 _DLRM_TEST_ITEM = Pattern(r"(loss|accuracy|auc|best) ([\d.]++)")
 _EVAL_HEADERS = ("Test", "Val", "Eval")
+WORD_LM = Pattern(r"\| epoch +(\d++) \| +(\d++)/ *+(\d++) batches \|(.{0,400}+)")
+WORD_LM_END = Pattern(r"\| (?:end of epoch +(\d++)|End of training) \|(.{0,400}+)")
+_BAR_ITEM = Pattern(r" ([A-Za-z][\w/ ]{0,30}?):? ++(-?[\d.]++(?:e[-+]?\d++)?+)s? *+(?:\||$)")
 PADDLE_DETECTION = Pattern(r"Epoch: \[(\d++)\] \[ *+(\d++)/(\d++)\] (.{0,4000}+)")
 _PADDLE_ETA = Pattern(r"eta: (?:\d{1,6}+ days?, )?\d{1,4}+:\d\d:\d\d")
 
@@ -145,3 +156,30 @@ def paddle_detection(s: str, rank, last_step: dict) -> list[dict] | None:
     step = last_step[rank] = epoch * of + i + 1
     return [record("progress", "generic", rank, step, epoch=epoch, iter_in_epoch=i, iters_per_epoch=of,
                    **parsed(fields, OWN_EPOCH_COUNTS), metrics=extra or None)]
+
+
+def word_lm(s: str, rank, last_step: dict) -> list[dict] | None:
+    """The word language model loop's training line, or the line that ends its epoch or run;
+    None for another line."""
+    m = WORD_LM.search(s)
+    if m is not None:
+        epoch, batch, of = int(m.group(1)), int(m.group(2)), int(m.group(3))
+        items = _bar_items(m.group(4))
+        step = last_step[rank] = (epoch - 1) * of + batch + 1
+        fields = {key: items.pop(name) for name, key in (("ms/batch", "step_time_ms"), ("loss", "loss"),
+                                                          ("lr", "lr")) if name in items}
+        return [record("progress", "generic", rank, step, epoch=epoch, iter_in_epoch=batch,
+                       iters_per_epoch=of, **fields, metrics=items or None)]
+    m = WORD_LM_END.search(s)
+    if m is None:
+        return None
+    items = _bar_items(m.group(2))
+    if "time" in items:
+        items["epoch_time_s"] = items.pop("time")
+    return [record("eval", "generic", rank, last_step.get(rank), phase="result",
+                   epoch=int(m.group(1)) if m.group(1) else None, metrics=items or None)]
+
+
+def _bar_items(text: str) -> dict:
+    """`| name value | name: value` items (a value may end in `s`), a name's spaces as `_`."""
+    return {"_".join(im.group(1).split()): num(im.group(2)) for im in _BAR_ITEM.finditer(text)}

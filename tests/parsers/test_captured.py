@@ -1432,3 +1432,24 @@ def test_tf_keras_2_bar_into_a_pipe():
     quiet = parse_file("tensorflow-2.15.1_tf-keras-2.15_fit-verbose2-evaluate_pipe.log")
     assert [(r["kind"], r["step"], r.get("step_avg_ms")) for r in quiet] == [
         ("progress", 16, 76.0), ("eval", 16, None), ("progress", 32, 67.0), ("eval", 32, None), ("eval", 32, 11.0)]
+
+
+def test_pytorch_examples_word_language_model():
+    """PyTorch's examples' `word_language_model/main.py` (its LSTM), every 20 batches: `| epoch
+    2 |    60/   99 batches | lr 20.00 | ms/batch 52.08 | ...`, the batch from 0 in its epoch
+    and `ms/batch` the mean since the last line; the 151st batch slept 0.5 s (25 ms more on
+    the mean of its 20).  Each epoch ends with its validation, the run with its test."""
+    recs = parse_file("pytorch-examples_word-language-model_lstm_tiny-corpus_cpu.log")
+    prog = _by_kind(recs, "progress")
+    assert [r["step"] for r in prog] == [e * 99 + b + 1 for e in range(3) for b in (20, 40, 60, 80)]
+    first = prog[0]
+    assert (first["epoch"], first["iter_in_epoch"], first["iters_per_epoch"]) == (1, 20, 99)
+    assert (first["step_time_ms"], first["loss"], first["lr"], first["metrics"]) == (35.9, 6.16, 20.0, {"ppl": 473.98})
+    slow = max(prog, key=lambda r: r["step_time_ms"])
+    assert (slow["epoch"], slow["iter_in_epoch"], slow["step_time_ms"]) == (2, 60, 52.08)
+    evals = _by_kind(recs, "eval")
+    assert [(r["step"], r.get("epoch"), r["metrics"]) for r in evals] == [
+        (81, 1, {"valid_loss": 5.82, "valid_ppl": 337.39, "epoch_time_s": 2.79}),
+        (180, 2, {"valid_loss": 5.81, "valid_ppl": 335.26, "epoch_time_s": 3.37}),
+        (279, 3, {"valid_loss": 5.8, "valid_ppl": 328.7, "epoch_time_s": 2.76}),
+        (279, None, {"test_loss": 5.79, "test_ppl": 326.6})]

@@ -86,6 +86,8 @@ FRAGMENTS = [
     "Epoch: [2]  [ 150/1251]  eta: 0:20:52  ", "  max mem: ", "Test:  [ 0/50]  eta: ", "* Acc@1 ", " Acc@5 ",
     "Train: [30/300][400/2859]\teta 0:20:52 lr ", "\tmem 16138MB", "d2.utils.events]:  eta: ", "  last_time: ",
     "max_mem: 3961M", "Finished training it 1024/315310 of epoch 0, ", " ms/it, loss ", "Testing at - ",
+    "| epoch   2 |    60/   99 batches | lr ", " | ms/batch ", " | ppl ", "| end of epoch   1 | time: ",
+    "s | valid loss ", "| End of training | test loss ", " Time=21:35:09", " Device=xla:0/2 ",
     " samples/sec: 51.2 | iteration ", " approx flops per GPU: 150.3TFLOPS |", "global_step/max_steps': '",
     "Epoch [1/5], Step [", "100/600], Loss: ", "epoch: 8/40, iter: ", "| yolox.core.trainer:246 - ",
     " batch_cost: ", " reader_cost: ", "1|26|Loss: ", "[trainer0|0]:",

@@ -1089,3 +1089,14 @@ def test_tensorflow_orbit_dict_cut_off_by_another_line():
                         "RuntimeError: boom"])
     assert [(r["kind"], r["step"]) for r in recs] == [("progress", 10), ("error", 10)]
     assert (recs[0]["lr"], recs[0]["metrics"], recs[0]["step_time_ms"]) == (0.001, {"model_loss": 0.5}, 80.0)
+
+
+def test_a_clock_is_no_step_time():
+    """PyTorch/XLA's `test_train_mp_*` scripts print the wall clock as `Time=21:35:07`: the hours
+    were read as a 21 s step.  A number followed by `:` and a digit is no value."""
+    recs, _ = feed_all([
+        "| Training Device=xla:0/2 Epoch=1 Step=20 Loss=0.01571 Rate=798.11 GlobalRate=981.24 Time=21:35:09"])
+    assert [(r["step"], r["epoch"], r["loss"], r.get("step_time_ms")) for r in recs] == [(20, 1, 0.01571, None)]
+    assert recs[0]["metrics"]["rate"] == 798.11
+    # a time of its own still is one
+    assert feed_all(["step 3 loss 2.0 time 1.5s"])[0][0]["step_time_ms"] == 1500.0

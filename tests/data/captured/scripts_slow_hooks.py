@@ -20,6 +20,11 @@ training scripts.  Every hook is off unless its environment variable is set.
    accepts `enabled` positionally and has no `use_cuda`.  This wraps
    profile so a legacy 2nd positional / use_cuda argument is accepted and
    ignored when false (it must be false: we run on the CPU).
+
+4. SLOW_CLIP_CALL=N [SLOW_SECONDS=0.5]  (PyTorch examples' word_language_model)
+   Wraps torch.nn.utils.clip_grad_norm_ to sleep SLOW_SECONDS inside its N-th
+   (1-based) call.  The example's loop clips once per batch, inside the span
+   its `ms/batch` times.
 """
 import os
 import time
@@ -74,3 +79,21 @@ if os.environ.get("SLOW_SGD_STEP") or os.environ.get("TORCH_PROFILE_LEGACY_ARGS"
                 super().__init__(enabled, *args, **kwargs)
 
         _torch.autograd.profiler.profile = _LegacyArgsProfile
+
+if os.environ.get("SLOW_CLIP_CALL"):
+    import functools as _functools
+
+    import torch as _torch
+
+    _target_clip = int(os.environ["SLOW_CLIP_CALL"])
+    _orig_clip = _torch.nn.utils.clip_grad_norm_
+    _clips = [0]
+
+    @_functools.wraps(_orig_clip)
+    def _slow_clip(*args, **kwargs):
+        _clips[0] += 1
+        if _clips[0] == _target_clip:
+            time.sleep(_SLOW_SECONDS)
+        return _orig_clip(*args, **kwargs)
+
+    _torch.nn.utils.clip_grad_norm_ = _slow_clip
