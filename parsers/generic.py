@@ -252,7 +252,7 @@ class GenericParser(Parser):
             recs = printers.dlrm(s, rank, self.last_step)
         elif "] [" in s and "Epoch: [" in s:
             recs = printers.paddle_detection(s, rank, self.last_step)
-        elif "| e" in s or "| E" in s:
+        elif " batches | " in s or "| end of epoch " in s or "| End of training |" in s:
             recs = printers.word_lm(s, rank, self.last_step)
         if recs is not None:
             return recs
