@@ -15,6 +15,7 @@ from ridgescope.cli.log_blocks import BLOCK, CUT_SHORT, cut_short, head_blocks, 
 from ridgescope.parsers import PARSERS, Dispatcher
 from ridgescope.parsers.srun import widest_node
 from ridgescope.parsers.template import TeePrefix, guess
+from ridgescope.probes.print_order import PrintOrder
 
 _COLUMNS = ("kind", "rank", "step", "framework")
 _SHOWN = ("total_steps", "step_time_ms", "loss", "lr", "grad_norm", "it_per_s", "tokens_per_s",
@@ -129,9 +130,14 @@ class Summary:
         self.ranks: set = set()
         self.timed = 0
         self.frameworks: dict[str, int] = {}
+        self.print_order = PrintOrder()
+        self.prints = 1
+        """The most times an unlabelled step was printed (`probes/print_order.py`)."""
 
     def add(self, rec: dict) -> None:
         kind, framework = rec["kind"], rec.get("framework") or ""
+        if rec.get("rank") is None:
+            self.prints = max(self.prints, self.print_order.place(rec) + 1)
         self.kinds[kind] = self.kinds.get(kind, 0) + 1
         self.frameworks[framework] = self.frameworks.get(framework, 0) + 1
         if kind == "progress" and isinstance(rec.get("step"), int):
@@ -148,6 +154,8 @@ class Summary:
         ranks = ", ".join("unlabelled" if r is None else str(r)
                           for r in sorted(self.ranks, key=lambda r: -1 if r is None else r))
         kinds = ", ".join(f"{k} {n}" for k, n in sorted(self.kinds.items()) if k != "progress")
+        if self.prints > 1 and self.ranks == {None} and framework != "megatron":
+            ranks += f" (a step printed up to {self.prints} times: by ranks no line names)"
         return (f"framework {framework or 'none'}; {steps}" + (f" on ranks {ranks}" if ranks else "")
                 + (f"; {kinds}" if kinds else ""))
 

@@ -51,7 +51,8 @@ def test_table_ends_with_what_the_file_gave(capsys):
     f = str(CAPTURED / "torch-2.15_torchrun-gloo_rank1-raises_2rank.log")
     assert cmd_parse.run(_args([f])) == 0
     assert capsys.readouterr().out.splitlines()[-1] == (
-        "-- framework nanogpt; steps 1-3 (3 distinct, 5 records with a step time) on ranks unlabelled; error 4")
+        "-- framework nanogpt; steps 1-3 (3 distinct, 5 records with a step time) on ranks unlabelled "
+        "(a step printed up to 2 times: by ranks no line names); error 4")
     f = str(CAPTURED / "megatron-core-0.17.1_pretrain-gpt_2rank-pp2_tee3_log-straggler_rank0-slow_cpu.log")
     assert cmd_parse.run(_args([f])) == 0
     last = capsys.readouterr().out.splitlines()[-1]
