@@ -248,10 +248,10 @@ def read_file(path: str, log_format: str | None, prefix: TeePrefix | None = None
     result.framework = disp.framework or next(
         (it.record["framework"] for it in items if it.record is not None
          and it.record.get("framework") not in (None, "", "generic")), None)
-    if node is None and named is None and result.framework != "megatron" \
+    if (named is None or node is not None) and result.framework != "megatron" \
             and not any(it.record is not None and it.record.get("kind") == "progress"
                         and it.record.get("rank") is not None for it in items):
-        spread_repeated_steps(items, fallback)
+        spread_repeated_steps(items, fallback, node.workers if node is not None else None)
     result.timestamps = place_in_time(items, end_ns)
     result.items = [it for it in items if it.record is not None]
     result.world_size = max(result.world_size, layout.size(),
@@ -262,13 +262,14 @@ def read_file(path: str, log_format: str | None, prefix: TeePrefix | None = None
     return result
 
 
-def spread_repeated_steps(items: list[Item], base: int) -> None:
+def spread_repeated_steps(items: list[Item], base: int, workers: int | None = None) -> None:
     """Where a step was printed twice, the Kth print of each step goes to rank `base + K`
     (`probes/print_order.py`), and every progress record says `rank_from_print_order`.  Only
-    for a file no step line of which names its rank: those ranks would clash."""
+    for a file no step line of which names its rank: those ranks would clash.  `workers`: the
+    ranks of a node's log (`--node-logs`), which more prints than that would run past."""
     order = PrintOrder()
     placed = [(it, order.place(it.record)) for it in items if it.record is not None]
-    if not order.repeated:
+    if not order.repeated or (workers is not None and max(k for _, k in placed) >= workers):
         return
     for it, k in placed:
         if it.record.get("kind") == "progress" and isinstance(it.record.get("step"), int):

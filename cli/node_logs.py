@@ -46,9 +46,11 @@ def local_ranks_shown(path: str, prefix: TeePrefix | None) -> int:
 @dataclass(frozen=True)
 class NodeLog:
     """Where one node's log sits in the job: `base` is the job's rank of its local rank 0 (and
-    of its lines without a prefix), and `local` says whether its prefixes name local ranks."""
+    of its lines without a prefix), `local` says whether its prefixes name local ranks, and
+    `workers` how many ranks the node ran."""
     base: int
     local: bool
+    workers: int
 
 
 def places(args: argparse.Namespace, prefixes: list[TeePrefix | None],
@@ -81,8 +83,10 @@ def places(args: argparse.Namespace, prefixes: list[TeePrefix | None],
             say(f"{path}: node {node}, ranks {base}-{base + workers - 1}")
         else:
             say(f"{path}: node {node}: no line begins with torchrun's prefix of a local rank; its "
-                 f"ranks are the log's own, and its lines without one rank {base}'s")
-        out.append(NodeLog(base, bool(count)))
+                 f"ranks are the log's own, and its lines without one rank {base}'s (where each "
+                 f"worker prints its steps, ranks {base}-{base + workers - 1} by the order of "
+                 f"their prints: --nproc-per-node says how many)")
+        out.append(NodeLog(base, bool(count), workers))
     return out
 
 

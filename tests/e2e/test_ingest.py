@@ -352,3 +352,17 @@ def test_ingest_every_ranks_steps_from_one_unlabelled_log(tansu_stack):
     assert slow == [(10, 500.2, -1)]
     explained = cli("explain", *tansu_stack.flags, "--job", job, "--step", "10", timeout=60).stdout
     assert "its lines do not say whose they are" in explained
+
+
+def test_ingest_two_nodes_unlabelled_logs_where_every_worker_prints(tansu_stack):
+    """Two nodes' torchrun with no `--tee`, a log each, every worker printing `step N/16 ...`;
+    node 1's second worker (rank 3) slept 0.5 s in step 10.  With `--node-logs --nproc-per-node
+    2` each node's prints of a step are its two ranks, so the job has 4 ranks a step and the
+    slow step is found; by the order of the prints, no culprit is named."""
+    job = f"ingest-unlabelled-nodes-{uuid.uuid4().hex[:6]}"
+    logs = [CAPTURED / f"torch-2.15_torchrun-unlabelled_node-rank-{k}-of-2_2x2rank.log" for k in (0, 1)]
+    report = ingest(tansu_stack, job, *map(str, logs), "--node-logs", "--nproc-per-node", "2").stderr
+    assert "of 4 rank(s) of 4;" in report and "NOT delivered" not in report
+    steps = tansu_stack.wait_for_steps(job, 16)
+    assert all(s["rank_count"] == 4 for s in steps)
+    assert [(s["step"], s["duration_ms"], s["culprit_rank"]) for s in steps if s["slow"]] == [(10, 500.1, -1)]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ridgescope.cli.cmd_ingest import Item, read_file, spread_repeated_steps
+from ridgescope.cli.node_logs import NodeLog
 from ridgescope.probes.print_order import WINDOW, PrintOrder
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -67,3 +68,17 @@ def test_a_run_printed_again_long_after_is_no_other_rank():
     assert [order.place({"kind": "progress", "step": s}) for s in range(1, last + 1)] == [0] * last
     assert order.place({"kind": "progress", "step": 1}) == 0 and not order.repeated
     assert order.place({"kind": "progress", "step": last - 10}) == 1 and order.repeated
+
+
+def test_a_nodes_unlabelled_log_spreads_within_the_nodes_ranks():
+    """Two nodes' torchrun, no `--tee`, one log each (`--node-logs`), every worker printing its
+    steps: with 2 workers a node, node 1's prints are ranks 2 and 3, and rank 3's slow step 10
+    (500.1 ms) is kept.  Told 1 worker a node, more prints than workers spread nothing."""
+    logs = [DATA / "captured" / f"torch-2.15_torchrun-unlabelled_node-rank-{k}-of-2_2x2rank.log" for k in (0, 1)]
+    node1 = read_file(str(logs[1]), None, node=NodeLog(2, False, 2))
+    assert sorted({it.rank for it in node1.items}) == [2, 3]
+    assert [(it.rank, it.record["step_time_ms"]) for it in node1.items if it.record["step"] == 10] == [
+        (2, 50.1), (3, 500.1)]
+    assert sorted({it.rank for it in read_file(str(logs[0]), None, node=NodeLog(0, False, 2)).items}) == [0, 1]
+    alone = read_file(str(logs[1]), None, node=NodeLog(1, False, 1))
+    assert {it.rank for it in alone.items} == {1} and not any("rank_from_print_order" in it.record for it in alone.items)
