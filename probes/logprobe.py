@@ -136,6 +136,8 @@ class StreamPump:
         """The first framework other than the generic fallback that the parsers recognised."""
         self.nproc_per_node = nproc_per_node
         self.print_order = PrintOrder()
+        self._spreads = True
+        """False once a step was printed more times than the node has workers."""
         self.dispatcher = self._dispatcher(tee_prefix)
         self._head = HeldHead() if tee_prefix is None and self.dispatcher is not None else None
         self.guessed = ""
@@ -263,13 +265,19 @@ class StreamPump:
         """(rank, whether it is a print order) of a record no prefix names the rank of: the
         stream's default rank, or, once a step has been printed twice in a stream of no torchrun
         prefix (every rank prints, and nothing labels the lines), the rank of its order among
-        its step's prints (print_order.py)."""
-        if self.tee_prefixed:
+        its step's prints (print_order.py): the Kth print is taken as local rank K's, a rank of
+        this node's.  Not in a stream that printed a step more times than torchrun's flags say
+        the node has workers: those prints are not one a worker."""
+        if self.tee_prefixed or not self._spreads:
             return self.default_rank, False
         order = self.print_order.place(record)
-        if not self.print_order.repeated or record.get("kind") != "progress" \
+        if self.nproc_per_node is not None and order >= self.nproc_per_node:
+            self._spreads = False
+        if not self._spreads or not self.print_order.repeated or record.get("kind") != "progress" \
                 or not isinstance(record.get("step"), int):
             return self.default_rank, False
+        if self.local_ranks is not None:
+            return self.local_ranks.job_rank(order), True
         return max(self.default_rank, 0) + order, True
 
     @property

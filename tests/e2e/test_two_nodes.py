@@ -14,7 +14,7 @@ import sys
 import uuid
 
 import pytest
-from support import SPINE_FAULTS, SPINE_STEPS, STRAGGLER_STEP
+from support import REPO, SPINE_FAULTS, SPINE_STEPS, STRAGGLER_STEP
 
 from ridgescope.pipeline import tansu
 
@@ -62,3 +62,30 @@ def test_the_second_nodes_local_ranks_become_the_jobs(tansu_stack, role, wrapped
                                f"AND kind = 'progress' AND step = {SPINE_STEPS} ORDER BY rank")
     assert [(p["rank"], json.loads(p["record"])["local_rank"]) for p in progress] == [
         (rank, rank % NPROC) for rank in range(world)]
+
+
+@pytest.mark.tansu
+def test_two_nodes_unlabelled_prints_are_each_nodes_own_ranks(tansu_stack):
+    """torchrun with no `--tee` on each of two nodes, every worker printing `step N/16 ...` and
+    no line saying whose: each node's Kth print of a step is its local rank K's, the job's rank
+    base + K from the workers' environment, so each step has the job's four ranks (before, both
+    nodes' prints were ranks 0 and 1).  Rank 3 slept 0.5 s in step 10: slow, and by the order of
+    the prints no culprit.  Each node's first print of step 1 came before any step was printed
+    twice, as the node's unplaced rank -1's."""
+    job = f"two-nodes-unlabelled-{uuid.uuid4().hex[:6]}"
+    port = str(tansu.free_port())
+    torchrun = [sys.executable, "-m", "torch.distributed.run", "--nnodes", str(NODES), "--nproc-per-node",
+                str(NPROC), "--rdzv-backend", "c10d", "--rdzv-endpoint", f"127.0.0.1:{port}", "--rdzv-id", job,
+                str(REPO / "tests" / "data" / "captured" / "log_dir_steps.py")]
+    nodes = [subprocess.Popen(
+        [sys.executable, "-m", "ridgescope.cli.main", "run", *tansu_stack.flags, "--job", job, "--no-hooks",
+         "--", *torchrun], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "SLOW_RANK": "3"}) for _ in range(NODES)]
+    outs = [node.communicate(timeout=600) for node in nodes]
+    assert [node.returncode for node in nodes] == [0, 0], outs
+    assert all(stdout.count("step 10/16 ") == NPROC for stdout, _ in outs)
+    steps = tansu_stack.wait_for_steps(job, 16)
+    rows = tansu_stack.sql(f"SELECT step, groupArray(rank) AS ranks FROM step_rank FINAL "
+                           f"WHERE job = '{job}' AND step > 1 GROUP BY step ORDER BY step")
+    assert [(r["step"], sorted(r["ranks"])) for r in rows] == [(s, list(range(NODES * NPROC))) for s in range(2, 17)]
+    assert [(s["step"], s["culprit_rank"]) for s in steps if s["slow"]] == [(10, -1)]

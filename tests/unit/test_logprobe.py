@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 from ridgescope.probes.logprobe import StreamPump, cut_pending
+from ridgescope.probes.ranks import LocalRanks
 
 
 def test_cut_pending_keeps_a_last_cr_back():
@@ -150,3 +151,27 @@ def test_every_ranks_unlabelled_steps_go_to_ranks_of_their_print_order():
     assert [(rank, ms) for rank, step, ms, _ in steps if step == 10] == [(0, 50.2), (1, 500.2)]
     assert all(flag for _, _, _, flag in steps[1:])
     assert sorted(step for rank, step, _, _ in steps if rank == 1) == list(range(1, 17))
+
+
+def pumped(log: bytes, default_rank: int, *launcher) -> list:
+    read_fd, write_fd = os.pipe()
+    got: list = []
+    pump = StreamPump(read_fd, io.BytesIO(), "stdout", lambda rank, payload, ts: got.append((rank, payload)),
+                      default_rank, *launcher).start()
+    os.write(write_fd, log)
+    os.close(write_fd)
+    pump.join(20)
+    return [(rank, p["record"]["step"], p["record"]["step_time_ms"]) for rank, p in got
+            if p["record"]["kind"] == "progress"]
+
+
+def test_a_second_nodes_unlabelled_prints_are_its_own_ranks():
+    """Node 1 of two (its workers' RANK - LOCAL_RANK is 2), torchrun with no `--tee`, both
+    workers printing: the Kth print of a step is local rank K's, the job's rank 2 + K, not rank
+    K of node 0.  No more ranks than the node's workers: told it runs one, nothing spreads."""
+    log = (Path(__file__).resolve().parents[1] / "data" / "captured"
+           / "torch-2.15_torchrun-unlabelled_node-rank-1-of-2_2x2rank.log").read_bytes()
+    steps = pumped(log, -1, LocalRanks(lambda: 2, multi_node=True), 2)
+    assert [(rank, ms) for rank, step, ms in steps if step == 10] == [(2, 50.1), (3, 500.1)]
+    assert {rank for rank, _, _ in steps[1:]} == {2, 3}
+    assert {rank for rank, _, _ in pumped(log, -1, LocalRanks(lambda: 2, multi_node=True), 1)} == {-1}
