@@ -267,7 +267,7 @@ class StreamPump:
         prefix (every rank prints, and nothing labels the lines), the rank of its order among
         its step's prints (print_order.py): the Kth print is taken as local rank K's, a rank of
         this node's.  Not in a stream that printed a step more times than torchrun's flags say
-        the node has workers: those prints are not one a worker."""
+        the node has workers: there the prints are not each a worker's."""
         if self.tee_prefixed or not self._spreads:
             return self.default_rank, False
         order = self.print_order.place(record)
