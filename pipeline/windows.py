@@ -279,7 +279,7 @@ def aggregate(state: dict, row: dict, cfg: verdict.VerdictConfig, now_ns: int,
     if row.get("job_end"):
         if row["rank"] not in state["ended_ranks"]:
             state["ended_ranks"].append(row["rank"])
-        flush = len(state["ended_ranks"]) >= _expected_ranks(state)
+        flush = _all_ended(state)
         return (*_judge_ready(state, cfg, now_ns, rows, flush=flush), [])
     if row["step"] <= state["judged_through"]:
         return state, [], [row]
@@ -290,9 +290,24 @@ def aggregate(state: dict, row: dict, cfg: verdict.VerdictConfig, now_ns: int,
     return (*_judge_ready(state, cfg, now_ns, rows, flush=False), [])
 
 
+def _all_ended(state: dict) -> bool:
+    """Has every rank the job expects ended, and the unplaced rank -1 too where it has steps
+    waiting (see `_placed`)?"""
+    ended = {int(rank) for rank in state["ended_ranks"]}
+    waiting = {int(rank) for entry in state["pending"].values() for rank in entry["ranks"]}
+    return _placed(ended) >= _expected_ranks(state) and (-1 not in waiting or -1 in ended)
+
+
 def _expected_ranks(state: dict) -> int:
     seen = {rank for entry in state["pending"].values() for rank in entry["ranks"]}
-    return max(state["world_size"], len(seen))
+    return max(state["world_size"], _placed(seen))
+
+
+def _placed(ranks) -> int:
+    """How many of `ranks` are the job's.  Rank -1 holds the lines no launcher label placed, in
+    a job of several ranks: no rank of the job.  Counted as one, its row and rank 0's made a
+    step of 2 ranks complete, and its end and rank 0's ended the job, before rank 1's row came."""
+    return len([rank for rank in ranks if int(rank) >= 0])
 
 
 def _judge_ready(state: dict, cfg: verdict.VerdictConfig, now_ns: int, rows: MutableMapping,
@@ -305,7 +320,7 @@ def _judge_ready(state: dict, cfg: verdict.VerdictConfig, now_ns: int, rows: Mut
     ready_through = state["judged_through"]
     for i, key in enumerate(order):
         entry = state["pending"][key]
-        if (flush or i < overflow or len(entry["ranks"]) >= expected
+        if (flush or i < overflow or _placed(entry["ranks"]) >= expected
                 or now_ns - entry["first_ns"] >= GRACE_NS):
             ready_through = int(key)
     verdicts = []

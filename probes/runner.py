@@ -176,7 +176,9 @@ def run(cmd: list[str], job: str, broker: str | None, data_dir: Path, *, hooks: 
     end_world = max(world or world_size.get() or 0, len(ranks))
     framework = next((p.framework for p in pumps if p.framework), "pytorch" if relay.received
                      else "")
-    for rank in sorted(ranks):
+    # records no line placed (rank -1: unlabelled lines of a job of several ranks) open windows
+    # too: their last closes with an end of its own, or the job's last step is never judged
+    for rank in sorted(ranks | (ranks_seen & {-1})):
         # behind the records the rank's windows come from, on their topic and key, so that it
         # is read after them: the hook's spans, or, where the hook sent none, the log's records
         topic = TOPIC_FOR_KIND["step_spans" if rank in spanned else "progress"]

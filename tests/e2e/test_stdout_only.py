@@ -108,5 +108,28 @@ def test_every_ranks_unlabelled_steps_are_kept_live(tansu_stack):
                  env={"SLOW_RANK": "1"}, timeout=300)
     assert result.stdout.count("step 10/16 ") == 2 and "NOT delivered" not in result.stderr
     steps = tansu_stack.wait_for_steps(job, 16)
-    assert all(s["rank_count"] == 2 for s in steps if s["step"] > 1)
-    assert [(s["step"], s["culprit_rank"]) for s in steps if s["slow"]] == [(10, -1)]
+    assert [(s["step"], s["rank_count"]) for s in steps if s["step"] > 1 and s["rank_count"] != 2] == []
+    # a live job's other steps may run long on a busy machine: step 10 is slow, and no step
+    # names a culprit
+    assert next(s for s in steps if s["step"] == 10)["slow"]
+    assert {s["culprit_rank"] for s in steps if s["slow"]} == {-1}
+
+
+@pytest.mark.tansu
+def test_a_job_whose_rank_0_alone_prints_unlabelled_has_its_last_step_judged(tansu_stack):
+    """torchrun with no `--tee`, rank 0 alone printing its steps (as most frameworks do): the
+    lines say no rank, so the probe of a 2-rank job stores them as its unplaced rank -1.  That
+    rank's windows close with an end of their own, so step 16, the last, is judged too (it was
+    never: no `job_end` came for rank -1).  Rank 0's step 10 slept 0.5 s; rank 1 printed
+    nothing, so no culprit."""
+    job = f"stdout-rank0-{uuid.uuid4().hex[:6]}"
+    cli("run", *tansu_stack.flags, "--job", job, "--no-hooks", "--", sys.executable, "-m",
+        "torch.distributed.run", "--nproc-per-node", "2", "--master-port", "29764",
+        str(REPO / "tests" / "data" / "captured" / "log_dir_steps.py"),
+        env={"SLOW_RANK": "0", "PRINTING_RANK": "0"}, timeout=300)
+    steps = tansu_stack.wait_for_steps(job, 16)
+    assert sorted(s["step"] for s in steps) == list(range(1, 17))
+    # a live job's other steps may run long on a busy machine: step 10 is slow, and no step
+    # names a culprit
+    assert next(s for s in steps if s["step"] == 10)["slow"]
+    assert {s["culprit_rank"] for s in steps if s["slow"]} == {-1}

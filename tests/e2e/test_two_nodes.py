@@ -88,4 +88,7 @@ def test_two_nodes_unlabelled_prints_are_each_nodes_own_ranks(tansu_stack):
     rows = tansu_stack.sql(f"SELECT step, groupArray(rank) AS ranks FROM step_rank FINAL "
                            f"WHERE job = '{job}' AND step > 1 GROUP BY step ORDER BY step")
     assert [(r["step"], sorted(r["ranks"])) for r in rows] == [(s, list(range(NODES * NPROC))) for s in range(2, 17)]
-    assert [(s["step"], s["culprit_rank"]) for s in steps if s["slow"]] == [(10, -1)]
+    # a live job's other steps may run long on a busy machine: step 10 is slow, and no step
+    # names a culprit
+    assert next(s for s in steps if s["step"] == 10)["slow"]
+    assert {s["culprit_rank"] for s in steps if s["slow"]} == {-1}

@@ -139,6 +139,23 @@ def test_a_step_missing_a_rank_waits_for_the_grace_period_then_is_judged():
     assert pending_rows == {}, "judged rows must leave the row store"
 
 
+def test_the_unplaced_rank_counts_for_no_rank_of_the_job_at_its_end():
+    """A 2-rank job whose unlabelled lines went to rank -1: the rows of rank -1 and rank 0 are
+    not two of the job's ranks, nor their ends the ends of two: the last step waits for rank
+    1's row, and is judged with it (it was judged with rank -1's and rank 0's alone)."""
+    state, rows = windows.new_job_state(), {}
+    row = {"step": 16, "t0_ns": 0, "t1_ns": 10 * MS, "duration_ms": 10.0, "lanes_ms": {},
+           "arrival_ns": 5, "world_size": 2, "source": "log"}
+    for rank in (-1, 0):
+        state, verdicts, _ = windows.aggregate(state, dict(row, rank=rank), CFG, 0, rows)
+        assert verdicts == []
+    for rank in (-1, 0):
+        state, verdicts, _ = windows.aggregate(state, {"job_end": True, "rank": rank}, CFG, 0, rows)
+        assert verdicts == []
+    state, verdicts, _ = windows.aggregate(state, dict(row, rank=1), CFG, 0, rows)
+    assert [(v["step"], v["rank_count"]) for v in verdicts] == [(16, 3)]
+
+
 def test_correlate_closes_a_window_at_the_next_step_and_ignores_duplicates():
     state = windows.new_rank_state()
     p = ddp_step(1, {r: 0 for r in range(RANKS)})[0]
