@@ -294,13 +294,17 @@ def _all_ended(state: dict) -> bool:
     """Has every rank the job expects ended, and the unplaced rank -1 too where it has steps
     waiting (see `_placed`)?"""
     ended = {int(rank) for rank in state["ended_ranks"]}
-    waiting = {int(rank) for entry in state["pending"].values() for rank in entry["ranks"]}
-    return _placed(ended) >= _expected_ranks(state) and (-1 not in waiting or -1 in ended)
+    waiting = _waiting_ranks(state)
+    return (_placed(ended) >= max(state["world_size"], _placed(waiting))
+            and (-1 not in waiting or -1 in ended))
 
 
 def _expected_ranks(state: dict) -> int:
-    seen = {rank for entry in state["pending"].values() for rank in entry["ranks"]}
-    return max(state["world_size"], _placed(seen))
+    return max(state["world_size"], _placed(_waiting_ranks(state)))
+
+
+def _waiting_ranks(state: dict) -> set[int]:
+    return {int(rank) for entry in state["pending"].values() for rank in entry["ranks"]}
 
 
 def _placed(ranks) -> int:
