@@ -14,7 +14,7 @@ import threading
 import time
 from typing import TYPE_CHECKING
 
-from ridgescope.probes.print_order import PrintOrder
+from ridgescope.probes.print_order import FirstPrints, PrintOrder
 from ridgescope.probes.ranks import LocalRanks, tee_prefixed
 
 if TYPE_CHECKING:
@@ -138,6 +138,8 @@ class StreamPump:
         self.print_order = PrintOrder()
         self._spreads = True
         """False once a step was printed more times than the node has workers."""
+        self._first: FirstPrints | None = FirstPrints() if default_rank < 0 else None
+        """The stream's first records, held while it is not known whose prints they are."""
         self.dispatcher = self._dispatcher(tee_prefix)
         self._head = HeldHead() if tee_prefix is None and self.dispatcher is not None else None
         self.guessed = ""
@@ -164,9 +166,14 @@ class StreamPump:
         pending = b""
         since = 0
         while True:
-            wait = self._head.wait_s() if self._head is not None else None
-            if wait is not None and not select.select([self.fd], [], [], wait)[0]:
-                self._release(clock)    # the head held long enough: nothing more came
+            waits = [w for w in (self._head.wait_s() if self._head is not None else None,
+                                 self._first.wait_s() if self._first is not None else None)
+                     if w is not None]
+            if waits and not select.select([self.fd], [], [], min(waits))[0]:
+                if self._head is not None and not self._head.wait_s():
+                    self._release(clock)    # the head held long enough: nothing more came
+                if self._first is not None and not self._first.wait_s():
+                    self._send_first(placed=False)
                 continue
             try:
                 chunk = os.read(self.fd, 65536)
@@ -191,6 +198,7 @@ class StreamPump:
         if pending:
             self._parse(pending, 1)
         self._flush()
+        self._send_first(placed=False)
         os.close(self.fd)
 
     def _take(self, clock, part: tuple[int, bytes, bytes]) -> None:
@@ -247,10 +255,13 @@ class StreamPump:
         now, drawn = time.time_ns(), self._drawn_ns
         for record in records:
             rank = record.get("rank")
+            placeable = False
             if not isinstance(rank, int):
                 rank, by_order = self._unlabelled_rank(record)
                 if by_order:
                     record = dict(record, rank_from_print_order=True)
+                    self._send_first(placed=True)
+                placeable = record.get("kind") == "progress" and isinstance(record.get("step"), int)
             elif self.tee_prefixed and self.local_ranks is not None:
                 rank = self.local_ranks.job_rank(rank)
                 record = dict(record, rank=rank, local_rank=record["rank"])
@@ -259,7 +270,24 @@ class StreamPump:
                 record = dict(record, drawn_ns=drawn)
             if not self.framework and record.get("framework") not in (None, "", "generic"):
                 self.framework = str(record["framework"])
-            self.on_record(rank, {"record": record, "stream": self.stream}, now)
+            payload = {"record": record, "stream": self.stream}
+            if self._first is not None and (self.tee_prefixed or not self._spreads):
+                self._send_first(placed=False)     # its lines name their ranks, or spread none
+            if self._first is None:
+                self.on_record(rank, payload, now)
+            elif self._first.hold(rank, payload, now, placeable):
+                self._send_first(placed=False)
+
+    def _send_first(self, placed: bool) -> None:
+        """Send the held first records (FirstPrints) and hold no more: `placed`, a step was
+        printed twice, and each held progress record of a step, its first print, is the
+        order-0 rank's; else they keep their ranks."""
+        first, self._first = self._first, None
+        for rank, payload, ts_ns, placeable in first.held if first is not None else ():
+            if placed and placeable:
+                rank = self._order_rank(0)
+                payload = dict(payload, record=dict(payload["record"], rank_from_print_order=True))
+            self.on_record(rank, payload, ts_ns)
 
     def _unlabelled_rank(self, record: dict) -> tuple[int, bool]:
         """(rank, whether it is a print order) of a record no prefix names the rank of: the
@@ -276,9 +304,13 @@ class StreamPump:
         if not self._spreads or not self.print_order.repeated or record.get("kind") != "progress" \
                 or not isinstance(record.get("step"), int):
             return self.default_rank, False
+        return self._order_rank(order), True
+
+    def _order_rank(self, order: int) -> int:
+        """The rank of the Kth print of a step: local rank K of this node."""
         if self.local_ranks is not None:
-            return self.local_ranks.job_rank(order), True
-        return max(self.default_rank, 0) + order, True
+            return self.local_ranks.job_rank(order)
+        return max(self.default_rank, 0) + order
 
     @property
     def garbage(self) -> int:

@@ -18,6 +18,8 @@ WINDOW behind the latest are forgotten: a run printed again into the same file l
 """
 from __future__ import annotations
 
+import time
+
 WINDOW = 4096
 """Steps behind the latest whose prints are still counted: more than ranks buffer apart."""
 
@@ -47,3 +49,40 @@ class PrintOrder:
             if len(self._prints) > 2 * WINDOW:
                 self._prints = {k: v for k, v in self._prints.items() if k[0] > step - WINDOW}
         return order
+
+
+HOLD_STEPS = 16
+HOLD_S = 2.0
+"""How many steps, and how long, the log probe holds a stream's first records back while it
+waits to see whether any step is printed twice (see FirstPrints)."""
+
+
+class FirstPrints:
+    """The first records of a live unlabelled stream of a job of several ranks, held back until
+    the stream shows whose prints they are.  Sent as they came, step 1's first print went out
+    as the job's unplaced rank's (nothing had been printed twice yet), its second as rank 1's,
+    and no rank had both: step 1 was judged apart from the rank it waited for.
+
+    Held until a step is printed twice: then each held progress record was the first print of
+    its step, the order-0 rank's.  Or until HOLD_STEPS steps or HOLD_S went by with no step
+    printed twice, or the stream ends: one rank prints, and they stay the unplaced rank's.
+    Each keeps the time it was read, and the order of all of them is kept."""
+
+    def __init__(self) -> None:
+        self.held: list[tuple[int, dict, int, bool]] = []
+        """(rank, payload, read at ns, whether a print order may place it)"""
+        self._steps: set[int] = set()
+        self.since: float | None = None
+
+    def hold(self, rank: int, payload: dict, ts_ns: int, placeable: bool) -> bool:
+        """Keep one record; True once so many steps went by that no step is printed twice."""
+        if self.since is None:
+            self.since = time.monotonic()
+        self.held.append((rank, payload, ts_ns, placeable))
+        if placeable:
+            self._steps.add(payload["record"]["step"])
+        return len(self._steps) > HOLD_STEPS
+
+    def wait_s(self) -> float | None:
+        """How much longer to hold what is held (None: nothing is)."""
+        return None if self.since is None else max(0.0, self.since + HOLD_S - time.monotonic())

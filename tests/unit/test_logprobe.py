@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 from ridgescope.probes.logprobe import StreamPump, cut_pending
+from ridgescope.probes.print_order import HOLD_S, HOLD_STEPS
 from ridgescope.probes.ranks import LocalRanks
 
 
@@ -136,7 +137,8 @@ def test_a_head_with_no_prefix_is_held_no_longer_than_a_moment():
 def test_every_ranks_unlabelled_steps_go_to_ranks_of_their_print_order():
     """The real log of two ranks that both print `step N/16` through torchrun with no `--tee`,
     into the probe of a 2-rank job (default rank -1): once step 1 is printed twice, the Kth
-    print of each step is rank K's, and says so; the launcher's own lines stay the job's."""
+    print of each step is rank K's, and says so, step 1's first print too (held back until the
+    second came); the launcher's own lines stay the job's."""
     log = (Path(__file__).resolve().parents[1] / "data" / "captured"
            / "torch-2.15_torchrun-unlabelled_every-rank-prints_2rank.log").read_bytes()
     read_fd, write_fd = os.pipe()
@@ -147,10 +149,40 @@ def test_every_ranks_unlabelled_steps_go_to_ranks_of_their_print_order():
     pump.join(20)
     steps = [(rank, p["record"]["step"], p["record"]["step_time_ms"], p["record"].get("rank_from_print_order"))
              for rank, p in got if p["record"]["kind"] == "progress"]
-    assert steps[0] == (-1, 1, 50.2, None)       # printed once so far: the job's unplaced rank
+    assert steps[0] == (0, 1, 50.2, True)
     assert [(rank, ms) for rank, step, ms, _ in steps if step == 10] == [(0, 50.2), (1, 500.2)]
-    assert all(flag for _, _, _, flag in steps[1:])
-    assert sorted(step for rank, step, _, _ in steps if rank == 1) == list(range(1, 17))
+    assert all(flag for _, _, _, flag in steps)
+    for rank in (0, 1):
+        assert sorted(step for r, step, _, _ in steps if r == rank) == list(range(1, 17))
+
+
+def test_one_printing_ranks_first_steps_are_held_no_longer_than_a_few_steps():
+    """Rank 0 alone prints, into the probe of a 2-rank job: its first steps are held while no
+    step is printed twice, then go out in order as the job's unplaced rank's, none marked a
+    print order; held no longer than HOLD_STEPS steps, before the job ends."""
+    read_fd, write_fd = os.pipe()
+    records: queue.Queue = queue.Queue()
+    pump = StreamPump(read_fd, io.BytesIO(), "stdout", lambda rank, payload, ts: records.put((rank, payload)), -1).start()
+    lines = b"".join(b"step %d/99 loss 2.5 step_time_ms 100.0\n" % step for step in range(1, HOLD_STEPS + 3))
+    os.write(write_fd, lines)
+    got = [records.get(timeout=10) for _ in range(HOLD_STEPS + 2)]
+    assert [(rank, p["record"]["step"]) for rank, p in got] == [(-1, step) for step in range(1, HOLD_STEPS + 3)]
+    assert not any(p["record"].get("rank_from_print_order") for _, p in got)
+    os.close(write_fd)
+    pump.join(20)
+
+
+def test_a_first_step_then_a_quiet_job_is_sent_within_a_moment():
+    """One step printed, then a long pause (an evaluation, say): it goes out within HOLD_S,
+    not when the next step or the end comes."""
+    read_fd, write_fd = os.pipe()
+    records: queue.Queue = queue.Queue()
+    pump = StreamPump(read_fd, io.BytesIO(), "stdout", lambda rank, payload, ts: records.put((rank, payload)), -1).start()
+    os.write(write_fd, b"step 1/9 loss 2.5 step_time_ms 100.0\n")
+    rank, payload = records.get(timeout=HOLD_S + 8)
+    assert (rank, payload["record"]["step"]) == (-1, 1)
+    os.close(write_fd)
+    pump.join(20)
 
 
 def pumped(log: bytes, default_rank: int, *launcher) -> list:
