@@ -462,7 +462,8 @@ def job_processes(root_pid: int, cache: dict[int, dict]) -> list[dict]:
                 environ = proc.environ()
             except psutil.Error:
                 environ = {}
-            cache[proc.pid] = {"pid": proc.pid, "rank": _int(environ.get("RANK"), -1),
+            rank = environ.get("RANK") or environ.get(env.TASK_RANK)   # srun's task: runner.py
+            cache[proc.pid] = {"pid": proc.pid, "rank": _int(rank, -1),
                                "local_rank": _int(environ.get("LOCAL_RANK"), None),
                                "world_size": _int(environ.get("WORLD_SIZE"), None),
                                "cvd": environ.get("CUDA_VISIBLE_DEVICES")}

@@ -1,7 +1,8 @@
 """Host probe: CPU time, I/O bytes and memory of the job's process tree, per rank, from /proc.
 
 Each process belongs to the rank in its RANK environment variable (DataLoader workers inherit
-it); the launcher and helpers count as rank -1.  Returns [] on any error: the job comes first.
+it), else in the one `run` sets where srun or mpirun started it once per rank; the launcher and
+helpers count as rank -1.  Returns [] on any error: the job comes first.
 """
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ if os.environ.get(env.PROCFS_ROOT):
 def _rank_of(proc: psutil.Process, cache: dict[int, int]) -> int:
     if proc.pid not in cache:
         try:
-            cache[proc.pid] = int(proc.environ().get("RANK", "-1"))
+            environ = proc.environ()
+            cache[proc.pid] = int(environ.get("RANK") or environ.get(env.TASK_RANK) or "-1")
         except (psutil.Error, ValueError):
             cache[proc.pid] = -1
     return cache[proc.pid]

@@ -51,6 +51,41 @@ def nnodes(cmd: list[str]) -> int | None:
     return _count(flag_value(cmd, "--nnodes"))
 
 
+TASK_VARS = (("SLURM_PROCID", "SLURM_NTASKS"), ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"),
+             ("PMI_RANK", "PMI_SIZE"))
+"""(rank, number of tasks) as srun, Open MPI's mpirun and MPICH's or Intel MPI's mpiexec name
+the process they start, in that order."""
+LAUNCHERS = frozenset(("torchrun", "deepspeed", "accelerate", "mpirun", "mpiexec", "srun",
+                       "horovodrun", "torch.distributed.run", "torch.distributed.launch"))
+"""Programs (or `python -m` modules) that start a job's ranks themselves."""
+
+
+def starts_ranks(cmd: list[str]) -> bool:
+    """Does the command start ranks of its own (torchrun, `python -m torch.distributed.run`,
+    deepspeed, mpirun, ...), rather than run as one?"""
+    if not cmd:
+        return False
+    if os.path.basename(cmd[0]) in LAUNCHERS:
+        return True
+    module = flag_value(cmd[:4], "-m")
+    return os.path.basename(cmd[0]).startswith("python") and module in LAUNCHERS
+
+
+def task_of_launcher(cmd: list[str], environ: dict[str, str]) -> tuple[int, int] | None:
+    """(rank, world size) of a `ridgescope run` that srun or mpirun started once per rank
+    (`srun -n 8 ridgescope run --job J -- python train.py`, a JAX job, say): the launcher's
+    environment names the task, and so the rank of every line of its one process.  None where
+    no launcher started several, or where the command starts the ranks itself (the README's
+    `srun --ntasks-per-node 1 ridgescope run -- torchrun ...`: there a task is a node)."""
+    if starts_ranks(cmd):
+        return None
+    for rank_var, size_var in TASK_VARS:
+        rank, size = _count(environ.get(rank_var)), _count(environ.get(size_var))
+        if rank is not None and size is not None and size > 1 and rank < size:
+            return rank, size
+    return None
+
+
 def base_from_cmd(cmd: list[str]) -> int | None:
     """Node rank x workers per node, where torchrun's command line gives both."""
     node, nproc = _count(flag_value(cmd, "--node-rank", "--node_rank")), nproc_per_node(cmd)

@@ -21,7 +21,8 @@ from ridgescope.probes.host import HostProbe
 from ridgescope.probes.logprobe import StreamPump
 from ridgescope.probes.publisher import Publisher, PublishStats
 from ridgescope.probes.ranks import (Learnt, LocalRanks, base_from_cmd, base_from_workers, nnodes,
-                                     nproc_per_node, tee_prefix_from_cmd, world_from_workers)
+                                     nproc_per_node, task_of_launcher, tee_prefix_from_cmd,
+                                     world_from_workers)
 from ridgescope.probes.relay import Relay
 from ridgescope.schemas import envelope
 from ridgescope.schemas.kinds import TOPIC_FOR_KIND
@@ -56,7 +57,7 @@ def scheduler_ids() -> dict[str, str]:
     return {name: os.environ[name] for name in SCHEDULER_VARS if os.environ.get(name)}
 
 
-def child_env(job: str, socket_path: Path, hooks: bool) -> dict[str, str]:
+def child_env(job: str, socket_path: Path, hooks: bool, task_rank: int | None = None) -> dict[str, str]:
     child = dict(os.environ)
     python_path = [str(BOOTSTRAP_DIR)]
     if child.get("PYTHONPATH"):
@@ -69,6 +70,8 @@ def child_env(job: str, socket_path: Path, hooks: bool) -> dict[str, str]:
     child.setdefault("RAY_DEDUP_LOGS", "0")
     if not hooks:
         child[env.HOOKS] = "0"
+    if task_rank is not None:
+        child[env.TASK_RANK] = str(task_rank)
     return child
 
 
@@ -76,7 +79,10 @@ def run(cmd: list[str], job: str, broker: str | None, data_dir: Path, *, hooks: 
         tags: dict | None = None, host_interval_s: float = 1.0) -> RunResult:
     host = socket.gethostname()
     run_dir = data_dir / "run"
-    publisher = Publisher(broker, spool_path=data_dir / "spool" / f"{host}.spool").start()
+    # one `ridgescope run` per rank, under srun or mpirun: the task is the rank of its lines
+    task = task_of_launcher(cmd, dict(os.environ))
+    spool = f"{host}-task{task[0]}.spool" if task else f"{host}.spool"   # one per run process
+    publisher = Publisher(broker, spool_path=data_dir / "spool" / spool).start()
     seq = iter(range(1, 1 << 62))
     ranks_seen: set[int] = set()
 
@@ -85,7 +91,7 @@ def run(cmd: list[str], job: str, broker: str | None, data_dir: Path, *, hooks: 
         data = envelope.encode(envelope.make(kind, job, rank, host, ts_ns, next(seq), payload))
         publisher.publish(topic or TOPIC_FOR_KIND[kind], f"{job}/{rank}".encode(), data)
 
-    world = world_size_from_cmd(cmd)
+    world = world_size_from_cmd(cmd) or (task[1] if task else 0)
     started = time.time_ns()
     context = {"cmd": cmd, "tags": tags or {}, "hosts": [host], "scheduler": scheduler_ids()}
     publish("job_start", -1, {"world_size": world, **context}, started)
@@ -110,13 +116,13 @@ def run(cmd: list[str], job: str, broker: str | None, data_dir: Path, *, hooks: 
     relay = Relay(run_dir / f"{os.getpid()}.sock", forward).start()
     try:
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                env=child_env(job, relay.path, hooks))
+                                env=child_env(job, relay.path, hooks, task[0] if task else None))
     except OSError as exc:
         relay.close()
         print(f"ridgescope run: cannot start {cmd[0]!r}: {exc}", file=sys.stderr)
         publisher.close(0.5)
         return RunResult(127, publisher.stats)
-    default_rank = 0 if world <= 1 else -1
+    default_rank = task[0] if task else 0 if world <= 1 else -1
     seen_procs: dict[int, dict] = {}
     # The world size lets the aggregate wait for every rank's stdout record of a step; where
     # the command line does not tell it (a script that starts torchrun), the workers' do.
@@ -128,7 +134,9 @@ def run(cmd: list[str], job: str, broker: str | None, data_dir: Path, *, hooks: 
     local_ranks = LocalRanks(
         lambda: base_from_workers(gpu_probe_mod.job_processes(proc.pid, seen_procs)),
         fallback=base_from_cmd(cmd), multi_node=(nnodes(cmd) or 1) > 1)
-    launcher = (local_ranks, nproc_per_node(cmd), tee_prefix_from_cmd(cmd, dict(os.environ), host))
+    # a task's one process prints each step once: no print order to spread (print_order.py)
+    launcher = (local_ranks, 1 if task else nproc_per_node(cmd),
+                tee_prefix_from_cmd(cmd, dict(os.environ), host))
     pumps = [StreamPump(proc.stdout.fileno(), sys.stdout.buffer, "stdout", log_event,
                         default_rank, *launcher).start(),
              StreamPump(proc.stderr.fileno(), sys.stderr.buffer, "stderr", log_event,
@@ -172,7 +180,7 @@ def run(cmd: list[str], job: str, broker: str | None, data_dir: Path, *, hooks: 
         except Exception:  # noqa: BLE001
             pass
     relay.close()
-    ranks = (ranks_seen | relay.ranks) - {-1} or {0}
+    ranks = (ranks_seen | relay.ranks) - {-1} or {max(default_rank, 0)}
     end_world = max(world or world_size.get() or 0, len(ranks))
     framework = next((p.framework for p in pumps if p.framework), "pytorch" if relay.received
                      else "")

@@ -5,6 +5,8 @@ found from the printed step times alone and its cause is `unknown`.
 """
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
 import uuid
 
@@ -135,3 +137,25 @@ def test_a_job_whose_rank_0_alone_prints_unlabelled_has_its_last_step_judged(tan
     # names a culprit
     assert next(s for s in steps if s["step"] == 10)["slow"]
     assert {s["culprit_rank"] for s in steps if s["slow"]} == {-1}
+
+
+@pytest.mark.tansu
+def test_each_task_that_srun_started_is_its_own_rank(tansu_stack):
+    """`srun -n 2 ridgescope run --no-hooks -- python log_dir_steps.py` (a JAX job's way, with
+    no torchrun): one run process per task, each started with what srun gives a task
+    (SLURM_PROCID, SLURM_NTASKS), its lines unlabelled.  Each task's lines are its own rank's:
+    every step has both ranks, and rank 1's 500 ms step 10 is slow with rank 1 the culprit.
+    Before, both tasks' lines were rank 0's and step 10 was stored at rank 0's 50 ms."""
+    job = f"stdout-srun-tasks-{uuid.uuid4().hex[:6]}"
+    tasks = [subprocess.Popen(
+        [sys.executable, "-m", "ridgescope.cli.main", "run", *tansu_stack.flags, "--job", job, "--no-hooks",
+         "--", sys.executable, str(REPO / "tests" / "data" / "captured" / "log_dir_steps.py")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "SLOW_RANK": "1", "SLURM_PROCID": str(task), "SLURM_NTASKS": "2"})
+        for task in range(2)]
+    outs = [task.communicate(timeout=300) for task in tasks]
+    assert [task.returncode for task in tasks] == [0, 0], outs
+    steps = tansu_stack.wait_for_steps(job, 16)
+    assert [(s["step"], s["rank_count"]) for s in steps] == [(step, 2) for step in range(1, 17)]
+    ten = next(s for s in steps if s["step"] == 10)
+    assert ten["slow"] and ten["culprit_rank"] == 1 and ten["duration_ms"] > 400, ten

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from ridgescope.cli.cmd_ingest import Item, read_file, spread_repeated_steps
 from ridgescope.cli.node_logs import NodeLog
 from ridgescope.probes.print_order import WINDOW, PrintOrder
@@ -16,11 +18,15 @@ def progress(rank: int, step: int, **fields) -> Item:
     return Item(rank, {"kind": "progress", "step": step, "framework": "nanogpt", **fields}, None, False)
 
 
-def test_each_print_of_a_step_is_a_rank_of_its_own():
+SRUN_UNLABELLED = DATA / "captured" / "slurm-22.05.8_srun-unlabelled_every-task-prints_2rank.log"
+
+
+@pytest.mark.parametrize("log", [UNLABELLED, SRUN_UNLABELLED], ids=["torchrun", "srun"])
+def test_each_print_of_a_step_is_a_rank_of_its_own(log):
     """Rank 1's step 10 slept 0.5 s and rank 0 ran on: rank 0's steps 10-16 come first, then
-    rank 1's.  The second print of each step is rank 1's, and step 10's 500.2 ms is kept (it was
-    overwritten by rank 0's 50.2 ms)."""
-    result = read_file(str(UNLABELLED), None)
+    rank 1's (torchrun without `--tee`, srun without `--label` alike).  The second print of each
+    step is rank 1's, and step 10's 500.2 ms is kept (it was overwritten by rank 0's 50.2 ms)."""
+    result = read_file(str(log), None)
     steps = [(it.rank, it.record["step"], it.record["step_time_ms"]) for it in result.items]
     assert len(steps) == 32 and all(it.record["rank_from_print_order"] for it in result.items)
     assert [(rank, ms) for rank, step, ms in steps if step == 10] == [(0, 50.2), (1, 500.2)]
@@ -55,6 +61,7 @@ def test_only_unlabelled_logs_of_ranks_that_all_print_are_spread():
         "torch-2.15_torchrun-tee3-prefix-hostname-rank_lines-in-two-writes_3rank.log": [0, 1, 2],
         "torch-2.15_torchrun-tee3-role-trainer_lines-in-two-writes_3rank.log": [0, 1, 2],
         UNLABELLED.name: [0, 1],
+        SRUN_UNLABELLED.name: [0, 1],
         "torchtitan-0.3.0_llama3-debugmodel_2rank-unlabelled_cpu.log": [0, 1],
     }
 

@@ -8,7 +8,8 @@ import queue
 
 from ridgescope.probes.logprobe import StreamPump
 from ridgescope.probes.ranks import (Learnt, LocalRanks, base_from_cmd, base_from_workers, flag_value,
-                                     tee_prefix_from_cmd, tee_prefixed, world_from_workers)
+                                     task_of_launcher, tee_prefix_from_cmd, tee_prefixed,
+                                     world_from_workers)
 from ridgescope.probes.runner import world_size_from_cmd
 
 TORCHRUN = ["torchrun", "--nnodes", "2", "--node-rank=1", "--nproc-per-node", "4", "train.py",
@@ -114,3 +115,27 @@ def test_a_trainer_roles_lines_on_the_second_node():
     got = _pump(lines, LocalRanks(lambda: 2, multi_node=True), tee_prefix=prefix)
     assert sorted((rank, r["local_rank"]) for rank, r in got) == [(2, 0), (3, 1)]
 
+
+
+def test_a_run_that_srun_or_mpirun_started_once_per_rank_is_its_tasks_rank():
+    """`srun -n 8 ridgescope run -- python train.py` (mpirun, mpiexec alike): the launcher's
+    environment names the task, the rank of every line of its one process."""
+    train = ["python", "train.py"]
+    assert task_of_launcher(train, {"SLURM_PROCID": "3", "SLURM_NTASKS": "8"}) == (3, 8)
+    assert task_of_launcher(train, {"OMPI_COMM_WORLD_RANK": "1", "OMPI_COMM_WORLD_SIZE": "2"}) == (1, 2)
+    assert task_of_launcher(["bash", "train.sh"], {"PMI_RANK": "5", "PMI_SIZE": "6"}) == (5, 6)
+    # srun's own variables come first: Open MPI's inside a Slurm allocation are its own
+    assert task_of_launcher(train, {"SLURM_PROCID": "0", "SLURM_NTASKS": "2",
+                                    "OMPI_COMM_WORLD_RANK": "1", "OMPI_COMM_WORLD_SIZE": "2"}) == (0, 2)
+
+
+def test_no_task_rank_where_the_command_starts_the_ranks_or_one_task_runs():
+    """One task, no launcher, or a command that starts its ranks itself (the README's
+    `srun --ntasks-per-node 1 ridgescope run -- torchrun ...`: there the task is a node)."""
+    slurm = {"SLURM_PROCID": "1", "SLURM_NTASKS": "2"}
+    assert task_of_launcher(["python", "train.py"], {}) is None
+    assert task_of_launcher(["python", "train.py"], {"SLURM_PROCID": "0", "SLURM_NTASKS": "1"}) is None
+    assert task_of_launcher(["python", "train.py"], {"SLURM_PROCID": "x", "SLURM_NTASKS": "2"}) is None
+    for cmd in (TORCHRUN, ["/usr/bin/python3", "-m", "torch.distributed.run", "train.py"],
+                ["deepspeed", "train.py"], ["accelerate", "launch", "train.py"], ["mpirun", "-n", "2", "x"]):
+        assert task_of_launcher(cmd, slurm) is None, cmd
