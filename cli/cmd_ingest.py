@@ -35,7 +35,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ridgescope.cli import log_dirs, node_logs, world_size
+from ridgescope.cli import log_dirs, node_logs, overlap, world_size
 from ridgescope.cli.cmd_parse import (add_prefix_template, note, placed_nodes, prefix_templates, tee_prefix,
                                       workers_per_node)
 from ridgescope.cli.log_blocks import CUT_SHORT, cut_short, open_log
@@ -432,6 +432,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"[ridgescope] {r.path}: {r.lines} lines, {r.records} records, {r.garbage} garbage "
               f"({r.timeouts} timeouts); framework {r.framework or 'none'}; timestamps "
               f"{r.timestamps}", file=sys.stderr)
+    if not args.node_logs:
+        for warning in overlap.overlaps([(r.path, overlap.rank_steps(r.items)) for r in results]):
+            note(f"warning: {warning}")
     items = sorted((it for r in results for it in r.items), key=lambda it: it.ts)
     if not items:
         print(f"ridgescope ingest: no records in {', '.join(args.files)}: nothing sent",
