@@ -183,6 +183,25 @@ def rank_in_path(path: str) -> int | None:
     return place[1] if place else None
 
 
+def ranks_in_paths(paths: list[str], pattern: str) -> list[int | None]:
+    """Each file's rank as `--rank-in-path` finds it in its path: the first group of `pattern`
+    (srun's `-o out-%t.log` names its task, the rank, with a bare number that no default can
+    tell from a date or a job id).  Raises ValueError for a bad pattern or a path it misses."""
+    try:
+        regex = re.compile(pattern)
+    except re.error as exc:
+        raise ValueError(f"--rank-in-path {pattern!r}: {exc}") from None
+    if regex.groups < 1:
+        raise ValueError(f"--rank-in-path {pattern!r}: no group to read the rank from")
+    ranks: list[int | None] = []
+    for path in paths:
+        m = regex.search(path)
+        if m is None or not (m.group(1) or "").isdigit():
+            raise ValueError(f"{path}: --rank-in-path {pattern!r} finds no rank in its path")
+        ranks.append(int(m.group(1)))
+    return ranks
+
+
 def megatron_prints_last(result: FileResult) -> bool:
     """Are a file's records its job's last rank's?  Megatron-LM prints its iterations, timers and
     validation from its last rank (`print_rank_last`), so where no line of a Megatron log says
@@ -400,6 +419,10 @@ def register(parser: argparse.ArgumentParser) -> None:
                              "found in them)")
     parser.add_argument("--host", default="",
                         help="host name stored with the records (default: none)")
+    parser.add_argument("--rank-in-path", default=None, metavar="REGEX",
+                        help="each FILE is one rank's log, its rank the first group of REGEX in "
+                             "its path: srun -o 'out-%%t.log' gives 'out-(\\d+)\\.log' "
+                             "(default: a path's 'rank3', or torchrun --log-dir's place)")
     add_prefix_template(parser)
     node_logs.add_arguments(parser)
 
@@ -411,13 +434,18 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"ridgescope ingest: {exc}", file=sys.stderr)
         return 2
+    if args.node_logs and args.rank_in_path:
+        print("ridgescope ingest: --node-logs and --rank-in-path: a file is a node's log or a "
+              "rank's, not both", file=sys.stderr)
+        return 2
     results = []
     templates = prefix_templates(args, note)
     nodes = placed_nodes(args, "ingest", templates)
     if isinstance(nodes, int):
         return nodes
     try:
-        ranks = [None] * len(args.files) if args.node_logs else log_dirs.job_ranks(
+        ranks = [None] * len(args.files) if args.node_logs else ranks_in_paths(
+            args.files, args.rank_in_path) if args.rank_in_path else log_dirs.job_ranks(
             args.files, args.nproc_per_node, note)
     except ValueError as exc:
         print(f"ridgescope ingest: {exc}", file=sys.stderr)

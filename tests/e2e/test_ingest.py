@@ -366,3 +366,22 @@ def test_ingest_two_nodes_unlabelled_logs_where_every_worker_prints(tansu_stack)
     steps = tansu_stack.wait_for_steps(job, 16)
     assert all(s["rank_count"] == 4 for s in steps)
     assert [(s["step"], s["duration_ms"], s["culprit_rank"]) for s in steps if s["slow"]] == [(10, 500.1, -1)]
+
+
+def test_ingest_srun_output_files_of_each_task_by_the_rank_their_paths_name(tansu_stack):
+    """`srun -n 2 -o train-%t.log python log_dir_steps.py`: a file per task, named by its task
+    id, the rank, and no line says whose.  Given as they are, both are rank 0's and the report
+    warns that they hold the same steps; with `--rank-in-path 'train-(\\d+)\\.log'` each is its
+    rank's, and rank 1's 500 ms step 10 is slow with rank 1 the culprit."""
+    files = [str(CAPTURED / "slurm-22.05.8_srun-output-per-task_2rank" / f"train-{t}.log") for t in (0, 1)]
+    unplaced = ingest(tansu_stack, f"ingest-srun-files-{uuid.uuid4().hex[:6]}", *files).stderr
+    assert f"warning: {files[0]} and {files[1]} both hold steps 1-16 of rank(s) 0:" in unplaced
+    job = f"ingest-srun-tasks-{uuid.uuid4().hex[:6]}"
+    report = ingest(tansu_stack, job, *files, "--rank-in-path", r"train-(\d+)\.log").stderr
+    assert "of 2 rank(s) of 2;" in report and "warning" not in report
+    steps = tansu_stack.wait_for_steps(job, 16)
+    assert [(s["step"], s["rank_count"]) for s in steps] == [(step, 2) for step in range(1, 17)]
+    slow = [(s["step"], s["duration_ms"], s["culprit_rank"]) for s in steps if s["slow"]]
+    assert slow == [(10, 500.2, 1)]
+    missed = cli("ingest", *tansu_stack.flags, "--job", job, *files, "--rank-in-path", r"task(\d+)", check=False)
+    assert missed.returncode == 2 and "finds no rank in its path" in missed.stderr
