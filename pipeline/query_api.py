@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 
 from faust.web import Request, Response, View
 
@@ -42,4 +43,4 @@ def register_status(app) -> None:
         async def get(self, request: Request) -> Response:
             assigned = app.assignor.assigned_actives() if app.assignor else set()
             return _json(self, {"app": app.conf.id, "assigned_partitions": len(assigned),
-                                "broker": str(app.conf.broker[0])})
+                                "broker": str(app.conf.broker[0]), "pid": os.getpid()})

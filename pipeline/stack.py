@@ -16,6 +16,7 @@ import urllib.request
 from pathlib import Path
 
 from ridgescope.pipeline import config, tansu
+from ridgescope.probes import env
 from ridgescope.pipeline.config import Settings
 
 WORKER_READY_TIMEOUT_S = 120.0
@@ -55,6 +56,23 @@ def worker_status(port: int, timeout_s: float = 2.0) -> dict | None:
         return None
 
 
+def port_taken(port: int) -> str | None:
+    """Who holds the worker's query API port on this host, if anyone does: another stack's
+    worker (its status answered there, and a new worker's readiness was read off it while the
+    new one had died on the port), or some other program."""
+    with socket.socket() as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(("127.0.0.1", port))
+            return None
+        except OSError:
+            pass
+    status = worker_status(port)
+    if status:
+        return f"the worker of another stack (pid {status.get('pid', '?')}, broker {status.get('broker', '?')})"
+    return "another program"
+
+
 def start_worker(settings: Settings, log=print) -> int:
     data_dir = Path(settings.data_dir)
     log_file = open(data_dir / "worker.log", "ab")
@@ -68,7 +86,7 @@ def start_worker(settings: Settings, log=print) -> int:
             raise RuntimeError(f"the worker exited with code {proc.returncode}; "
                                f"see {data_dir / 'worker.log'}")
         status = worker_status(settings.web_port, 1.0)
-        if status and status.get("assigned_partitions", 0) > 0:
+        if status and status.get("pid") == proc.pid and status.get("assigned_partitions", 0) > 0:
             return proc.pid
         time.sleep(0.3)
     proc.kill()
@@ -93,9 +111,14 @@ def up(settings: Settings, log=print) -> dict:
     data_dir = Path(settings.data_dir)
     data_dir.mkdir(parents=True, exist_ok=True)
     state = read_state(settings)
-    if alive(state.get("worker_pid")) and worker_status(settings.web_port):
+    if alive(state.get("worker_pid")) and (worker_status(settings.web_port) or {}).get("pid") == state["worker_pid"]:
         log(f"already up: broker {state['broker']}, worker pid {state['worker_pid']}")
         return state
+    holder = port_taken(settings.web_port)
+    if holder is not None:      # before a broker is started that nothing would stop
+        raise RuntimeError(f"port {settings.web_port}, the worker's query API, is taken by {holder}: "
+                           f"stop it (`ridgescope down` with that stack's --data-dir), or give this "
+                           f"stack another port (--web-port or {env.WEB_PORT})")
     if settings.broker and not alive(state.get("broker_pid")) and state.get("embedded_broker"):
         settings.broker = ""  # the embedded broker we started before is gone: start anew
     embedded_broker = not settings.broker

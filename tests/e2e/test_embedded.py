@@ -47,3 +47,23 @@ def test_up_names_a_configured_broker_that_does_not_answer(tmp_path):
     assert result.returncode != 0
     assert f"nothing answers at the broker {gone}" in result.stderr
     assert not (data_dir / "stack.json").exists()
+
+
+@pytest.mark.tansu
+def test_a_second_stack_on_a_taken_port_says_whose_it_is(tmp_path):
+    """Two stacks on one host, one query API port: the second's worker died on the port while
+    the first's worker answered its readiness check, so `up` said it was up, and the demo
+    waited for steps that no worker judged.  Now `up` names who holds the port and starts
+    nothing."""
+    port = str(tansu.free_port())
+    first = ["--data-dir", str(tmp_path / "first")]
+    cli("up", *first, "--web-port", port)
+    try:
+        pid = status(first)["worker_pid"]
+        second = ["--data-dir", str(tmp_path / "second")]
+        result = cli("up", *second, "--web-port", port, check=False, timeout=60)
+        assert result.returncode != 0
+        assert f"port {port}, the worker's query API, is taken by the worker of another stack (pid {pid}," in result.stderr
+        assert not (tmp_path / "second" / "stack.json").exists()
+    finally:
+        cli("down", *first)
