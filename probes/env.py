@@ -5,8 +5,10 @@ JOB = "RIDGESCOPE_JOB"
 SOCKET = "RIDGESCOPE_SOCKET"
 """Unix datagram socket of the `ridgescope run` relay that the in-job probes send to."""
 TASK_RANK = "RIDGESCOPE_TASK_RANK"
-"""The rank of a job's process where no RANK says it: set by `ridgescope run` when srun or
-mpirun started it once per rank (probes/ranks.py `task_of_launcher`)."""
+TASK_WORLD = "RIDGESCOPE_TASK_WORLD"
+"""The rank, and the ranks of its job, of a job's process where no RANK and WORLD_SIZE say
+them: set by `ridgescope run` when srun or mpirun started it once per rank (probes/ranks.py
+`task_of_launcher`)."""
 HOOKS = "RIDGESCOPE_HOOKS"
 """Set to 0 to keep the framework hook probe out of the job (stdout-only mode)."""
 DATA_DIR = "RIDGESCOPE_DATA_DIR"

@@ -57,7 +57,7 @@ def scheduler_ids() -> dict[str, str]:
     return {name: os.environ[name] for name in SCHEDULER_VARS if os.environ.get(name)}
 
 
-def child_env(job: str, socket_path: Path, hooks: bool, task_rank: int | None = None) -> dict[str, str]:
+def child_env(job: str, socket_path: Path, hooks: bool, task: tuple[int, int] | None = None) -> dict[str, str]:
     child = dict(os.environ)
     python_path = [str(BOOTSTRAP_DIR)]
     if child.get("PYTHONPATH"):
@@ -70,8 +70,8 @@ def child_env(job: str, socket_path: Path, hooks: bool, task_rank: int | None = 
     child.setdefault("RAY_DEDUP_LOGS", "0")
     if not hooks:
         child[env.HOOKS] = "0"
-    if task_rank is not None:
-        child[env.TASK_RANK] = str(task_rank)
+    if task is not None:
+        child[env.TASK_RANK], child[env.TASK_WORLD] = str(task[0]), str(task[1])
     return child
 
 
@@ -116,7 +116,7 @@ def run(cmd: list[str], job: str, broker: str | None, data_dir: Path, *, hooks: 
     relay = Relay(run_dir / f"{os.getpid()}.sock", forward).start()
     try:
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                env=child_env(job, relay.path, hooks, task[0] if task else None))
+                                env=child_env(job, relay.path, hooks, task))
     except OSError as exc:
         relay.close()
         print(f"ridgescope run: cannot start {cmd[0]!r}: {exc}", file=sys.stderr)

@@ -17,6 +17,7 @@ import sys
 import threading
 import time
 
+from ridgescope.probes import env
 from ridgescope.probes.base import Probe
 
 _now = time.time_ns
@@ -127,7 +128,7 @@ class TorchHookProbe(Probe):
         def world_size() -> int:
             if dist.is_available() and dist.is_initialized():
                 return dist.get_world_size()
-            return int(os.environ.get("WORLD_SIZE", "1"))
+            return int(os.environ.get("WORLD_SIZE") or os.environ.get(env.TASK_WORLD) or "1")
 
         rec = self.recorder = StepRecorder(emit, world_size)
         iter_cls = dataloader._BaseDataLoaderIter

@@ -39,17 +39,18 @@ def test_run_turns_rays_log_folding_off_unless_asked(tmp_path, monkeypatch):
     assert child_env("j", tmp_path / "s", True)["RAY_DEDUP_LOGS"] == "1"
 
 
-def test_a_run_srun_started_once_per_rank_sends_as_its_task(tmp_path, monkeypatch):
+def test_a_run_srun_started_once_per_rank_sends_as_its_task(tmp_path, monkeypatch, capfd):
     """`srun -n 2 ridgescope run -- python train.py`, task 1: its lines, its end and its host
     samples are rank 1's in a job of 2 (each task's were rank 0's), its spool is its own (the
     node's tasks shared one file), and the job's processes are told the rank no RANK gives."""
     monkeypatch.setenv("SLURM_PROCID", "1")
     monkeypatch.setenv("SLURM_NTASKS", "2")
     job = "srun-task"
-    script = ("import os, time; print('task', os.environ['RIDGESCOPE_TASK_RANK'], flush=True); "
+    script = ("import os, time; print('task', os.environ['RIDGESCOPE_TASK_RANK'], 'of', os.environ['RIDGESCOPE_TASK_WORLD'], flush=True); "
               "[print(f'step {i}/2 loss 1.0 step_time_ms 5.0', flush=True) or time.sleep(0.3) for i in (1, 2)]")
     result = run([sys.executable, "-c", script], job, None, tmp_path, hooks=False, host_interval_s=0.1)
     assert result.exit_code == 0 and result.ranks == {1}
+    assert "task 1 of 2" in capfd.readouterr().out     # what the hook probe reads, where no RANK
     assert not (tmp_path / "spool" / f"{socket.gethostname()}.spool").exists()
     with open(tmp_path / "spool" / f"{socket.gethostname()}-task1.spool", "rb") as fh:
         sent = [(key.decode(), envelope.decode(value)) for _, key, value in msgpack.Unpacker(fh, raw=False)]
