@@ -286,13 +286,8 @@ class Dispatcher:
             printable = line.isprintable() or (
                 "\t" in line and line.replace("\t", " ").isprintable())
             if printable and not self.events.tb and not self._open:
-                if not interesting(line) or (self.FAST and "NCCL" in line and chatter(line)):
+                if not interesting(line) or (self.FAST and "NCCL INFO" in line and self._nccl_dropped(line)):
                     return []
-                if self.FAST and " NCCL INFO " in line:
-                    # a topology line, read where it starts with NCCL's own prefix: no record
-                    LIMIT.timeout = None if len(line) <= SHORT_LINE else TIMEOUT
-                    if self.nccl.topology(line):
-                        return []
                 checked = True      # a launcher prefix holds no keyword: `_line` need not look again
                 fast, active = self._fast, self.active
                 if fast is not None and active is not None and rank is None and not (
@@ -670,11 +665,26 @@ class Dispatcher:
             nl = text.find("\n", pos)
             if nl < 0:
                 nl = end
-            recs = feed(text[pos:nl])
+            line = text[pos:nl]
+            pos = nl + 1
+            if "NCCL INFO" in line and len(line) <= SHORT_LINE and not (events.tb or self._open) \
+                    and line.isprintable() and self._nccl_dropped(line):
+                stats["lines"] += 1     # as `feed` drops it, without its checks (~1 us a line)
+                continue
+            recs = feed(line)
             if recs:
                 out.extend(recs)
-            pos = nl + 1
         return out
+
+    def _nccl_dropped(self, line: str) -> bool:
+        """Is this `NCCL INFO` line, printable, with no traceback or multi-line record open,
+        one that yields no record: chatter, or a line of a communicator's topology (read here
+        into the NCCL parser's state, where NCCL's own `host:pid:tid [dev]` starts it)?  Most
+        of a log of NCCL_DEBUG=INFO."""
+        if chatter(line):
+            return True
+        LIMIT.timeout = None if len(line) <= SHORT_LINE else TIMEOUT
+        return " NCCL INFO " in line and self.nccl.topology(line)
 
     def _read_in_place(self, text: str, pos: int, end: int, out: list) -> tuple[int, int, int]:
         """Read the lines of `text` from `pos` on straight from the text, up to the first that
