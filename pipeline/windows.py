@@ -247,11 +247,16 @@ GRACE_NS = 20_000_000_000
 """An incomplete step is judged with the ranks it has this long after its first row arrived."""
 MAX_PENDING = 500
 """Bound on a job's steps waiting for ranks; past it the oldest are judged as they are."""
+SILENT_AFTER = 2
+"""Steps judged short of ranks (after GRACE_NS, or behind a later step) after which the ranks
+that never sent a row are taken for ranks that print no steps (a job whose rank 0 alone prints,
+DeepSpeed's or the HF Trainer's, read from stdout): they stop holding each step for GRACE_NS.
+A rank that sent a row once is waited for as before, a straggler above all."""
 
 
 def new_job_state() -> dict:
     return {"pending": {}, "judged_through": -1, "world_size": 0, "ended_ranks": [],
-            "history": verdict.new_history()}
+            "history": verdict.new_history(), "seen_ranks": [], "short_steps": 0}
 
 
 def aggregate(state: dict, row: dict, cfg: verdict.VerdictConfig, now_ns: int,
@@ -272,7 +277,8 @@ def aggregate(state: dict, row: dict, cfg: verdict.VerdictConfig, now_ns: int,
     state = {"pending": {k: {"first_ns": v["first_ns"], "ranks": list(v["ranks"])}
                          for k, v in state["pending"].items()},
              "judged_through": state["judged_through"], "world_size": state["world_size"],
-             "ended_ranks": list(state["ended_ranks"]), "history": state["history"]}
+             "ended_ranks": list(state["ended_ranks"]), "history": state["history"],
+             "seen_ranks": list(state.get("seen_ranks", [])), "short_steps": state.get("short_steps", 0)}
     state["world_size"] = max(state["world_size"], row.get("world_size", 0))
     if row.get("tick"):
         return (*_judge_ready(state, cfg, now_ns, rows, flush=False), [])
@@ -286,6 +292,8 @@ def aggregate(state: dict, row: dict, cfg: verdict.VerdictConfig, now_ns: int,
     entry = state["pending"].setdefault(str(row["step"]), {"first_ns": now_ns, "ranks": []})
     if row["rank"] not in entry["ranks"]:
         entry["ranks"].append(row["rank"])
+    if row["rank"] not in state["seen_ranks"]:
+        state["seen_ranks"].append(row["rank"])
     rows[f"{row['step']}/{row['rank']}"] = row
     return (*_judge_ready(state, cfg, now_ns, rows, flush=False), [])
 
@@ -300,7 +308,10 @@ def _all_ended(state: dict) -> bool:
 
 
 def _expected_ranks(state: dict) -> int:
-    return max(state["world_size"], _placed(_waiting_ranks(state)))
+    """The job's ranks, or, once SILENT_AFTER steps were judged short of ranks, those that sent
+    a row at least once (and any waiting now)."""
+    job = state["world_size"] if state["short_steps"] < SILENT_AFTER else _placed(state["seen_ranks"])
+    return max(job, _placed(_waiting_ranks(state)))
 
 
 def _waiting_ranks(state: dict) -> set[int]:
@@ -332,7 +343,10 @@ def _judge_ready(state: dict, cfg: verdict.VerdictConfig, now_ns: int, rows: Mut
         step = int(key)
         if step > ready_through:
             break
-        step_rows = [rows.pop(f"{step}/{rank}") for rank in state["pending"].pop(key)["ranks"]]
+        ranks = state["pending"].pop(key)["ranks"]
+        if not flush and _placed(ranks) < expected:
+            state["short_steps"] += 1
+        step_rows = [rows.pop(f"{step}/{rank}") for rank in ranks]
         step_rows = verdict.attribute_wait([dict(r, rank=int(r["rank"])) for r in step_rows])
         result, state["history"] = verdict.judge(step, step_rows, state["history"], cfg)
         result["ranks"] = step_rows

@@ -139,6 +139,41 @@ def test_a_step_missing_a_rank_waits_for_the_grace_period_then_is_judged():
     assert pending_rows == {}, "judged rows must leave the row store"
 
 
+def test_ranks_that_never_sent_a_row_stop_holding_steps_after_two():
+    """A 4-rank job whose rank 0 alone prints its steps (read from stdout): steps 1 and 2 wait
+    GRACE_NS for ranks 1-3, then those ranks, which sent no row, hold no step: step 3 is judged
+    when rank 0's row comes (each step was judged GRACE_NS late)."""
+    state, rows = windows.new_job_state(), {}
+    row = {"t0_ns": 0, "t1_ns": 10 * MS, "duration_ms": 10.0, "lanes_ms": {}, "arrival_ns": 5,
+           "world_size": 4, "source": "log", "rank": 0}
+    for step in (1, 2):
+        state, verdicts, _ = windows.aggregate(state, dict(row, step=step), CFG, 0, rows)
+        assert verdicts == []
+    state, verdicts, _ = windows.aggregate(state, {"tick": True}, CFG, windows.GRACE_NS, rows)
+    assert [v["step"] for v in verdicts] == [1, 2]
+    state, verdicts, _ = windows.aggregate(state, dict(row, step=3), CFG, windows.GRACE_NS, rows)
+    assert [(v["step"], v["rank_count"]) for v in verdicts] == [(3, 1)]
+
+
+def test_a_straggler_that_sent_rows_is_still_waited_for():
+    """Ranks 0 and 1 print; rank 1 falls past GRACE_NS behind for two steps (a straggler): it
+    sent rows before, so the next step still waits for it."""
+    state, rows = windows.new_job_state(), {}
+    row = {"t0_ns": 0, "t1_ns": 10 * MS, "duration_ms": 10.0, "lanes_ms": {}, "arrival_ns": 5,
+           "world_size": 2, "source": "log"}
+    for rank in (0, 1):
+        state, verdicts, _ = windows.aggregate(state, dict(row, step=1, rank=rank), CFG, 0, rows)
+    assert [v["step"] for v in verdicts] == [1]
+    for step in (2, 3):
+        state, _, _ = windows.aggregate(state, dict(row, step=step, rank=0), CFG, 0, rows)
+    state, verdicts, _ = windows.aggregate(state, {"tick": True}, CFG, windows.GRACE_NS, rows)
+    assert [(v["step"], v["rank_count"]) for v in verdicts] == [(2, 1), (3, 1)]
+    state, verdicts, _ = windows.aggregate(state, dict(row, step=4, rank=0), CFG, windows.GRACE_NS, rows)
+    assert verdicts == []
+    state, verdicts, _ = windows.aggregate(state, dict(row, step=4, rank=1), CFG, windows.GRACE_NS, rows)
+    assert [(v["step"], v["rank_count"]) for v in verdicts] == [(4, 2)]
+
+
 def test_the_unplaced_rank_counts_for_no_rank_of_the_job_at_its_end():
     """A 2-rank job whose unlabelled lines went to rank -1: the rows of rank -1 and rank 0 are
     not two of the job's ranks, nor their ends the ends of two: the last step waits for rank
