@@ -69,7 +69,8 @@ def port_taken(port: int) -> str | None:
             pass
     status = worker_status(port)
     if status:
-        return f"the worker of another stack (pid {status.get('pid', '?')}, broker {status.get('broker', '?')})"
+        return (f"the worker of another stack (pid {status.get('pid', '?')}, broker "
+                f"{status.get('broker', '?')})")
     return "another program"
 
 
@@ -111,7 +112,8 @@ def up(settings: Settings, log=print) -> dict:
     data_dir = Path(settings.data_dir)
     data_dir.mkdir(parents=True, exist_ok=True)
     state = read_state(settings)
-    if alive(state.get("worker_pid")) and (worker_status(settings.web_port) or {}).get("pid") == state["worker_pid"]:
+    answering = (worker_status(settings.web_port) or {}).get("pid")
+    if alive(state.get("worker_pid")) and answering == state["worker_pid"]:
         log(f"already up: broker {state['broker']}, worker pid {state['worker_pid']}")
         return state
     holder = port_taken(settings.web_port)

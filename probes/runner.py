@@ -57,7 +57,8 @@ def scheduler_ids() -> dict[str, str]:
     return {name: os.environ[name] for name in SCHEDULER_VARS if os.environ.get(name)}
 
 
-def child_env(job: str, socket_path: Path, hooks: bool, task: tuple[int, int] | None = None) -> dict[str, str]:
+def child_env(job: str, socket_path: Path, hooks: bool,
+              task: tuple[int, int] | None = None) -> dict[str, str]:
     child = dict(os.environ)
     python_path = [str(BOOTSTRAP_DIR)]
     if child.get("PYTHONPATH"):
