@@ -51,10 +51,12 @@ def nnodes(cmd: list[str]) -> int | None:
     return _count(flag_value(cmd, "--nnodes"))
 
 
-TASK_VARS = (("SLURM_PROCID", "SLURM_NTASKS"), ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"),
-             ("PMI_RANK", "PMI_SIZE"))
-"""(rank, number of tasks) as srun, Open MPI's mpirun and MPICH's or Intel MPI's mpiexec name
-the process they start, in that order."""
+TASK_VARS = (("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"), ("PMI_RANK", "PMI_SIZE"),
+             ("SLURM_PROCID", "SLURM_NTASKS"))
+"""(rank, number of tasks) as Open MPI's mpirun, MPICH's or Intel MPI's mpiexec (and srun's
+PMI-2) and srun name the process they start.  The MPI launchers' first: inside a Slurm
+allocation they start their daemons with srun, one task a node, and every process of a node
+inherits its daemon's SLURM_PROCID."""
 LAUNCHERS = frozenset(("torchrun", "deepspeed", "accelerate", "mpirun", "mpiexec", "srun",
                        "horovodrun", "torch.distributed.run", "torch.distributed.launch"))
 """Programs (or `python -m` modules) that start a job's ranks themselves."""

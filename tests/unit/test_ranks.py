@@ -124,9 +124,10 @@ def test_a_run_that_srun_or_mpirun_started_once_per_rank_is_its_tasks_rank():
     assert task_of_launcher(train, {"SLURM_PROCID": "3", "SLURM_NTASKS": "8"}) == (3, 8)
     assert task_of_launcher(train, {"OMPI_COMM_WORLD_RANK": "1", "OMPI_COMM_WORLD_SIZE": "2"}) == (1, 2)
     assert task_of_launcher(["bash", "train.sh"], {"PMI_RANK": "5", "PMI_SIZE": "6"}) == (5, 6)
-    # srun's own variables come first: Open MPI's inside a Slurm allocation are its own
+    # mpirun inside a Slurm allocation: its daemon's task (the node) is every process's
+    # SLURM_PROCID; Open MPI's own variables name the rank
     assert task_of_launcher(train, {"SLURM_PROCID": "0", "SLURM_NTASKS": "2",
-                                    "OMPI_COMM_WORLD_RANK": "1", "OMPI_COMM_WORLD_SIZE": "2"}) == (0, 2)
+                                    "OMPI_COMM_WORLD_RANK": "3", "OMPI_COMM_WORLD_SIZE": "8"}) == (3, 8)
 
 
 def test_no_task_rank_where_the_command_starts_the_ranks_or_one_task_runs():
