@@ -464,3 +464,19 @@ def test_a_step_time_from_a_wall_clock_mean_holds_the_save_before_it():
     assert [r["step"] for r in rows] == [8] and "untimed_work" not in rows[0]
     state, rows = windows.correlate(state, envelope("job_end", 0, {"exit_code": 0}, 150 * MS))
     assert [(r["step"], r.get("untimed_work")) for r in rows] == [(9, ["checkpoint"])]
+
+
+def test_a_row_sent_twice_counts_once_and_an_earlier_versions_state_carries_on():
+    """A replayed row of a pending step is one rank, not two; and a state whose ranks an
+    earlier version kept as lists (in a changelog written before an upgrade) goes on as it was:
+    its pending step waits for the rank it lacks, then is judged with both."""
+    row = {"step": 1, "t0_ns": 0, "t1_ns": 10 * MS, "duration_ms": 10.0, "lanes_ms": {},
+           "arrival_ns": 5, "world_size": 2, "source": "hook"}
+    state, rows = windows.new_job_state(), {}
+    for _ in range(2):
+        state, verdicts, _ = windows.aggregate(state, dict(row, rank=0), CFG, 0, rows)
+        assert verdicts == []
+    old = {"pending": {"1": {"first_ns": 0, "ranks": [0]}}, "judged_through": 0, "world_size": 2,
+           "ended_ranks": [], "history": state["history"]}
+    state, verdicts, _ = windows.aggregate(old, dict(row, rank=1), CFG, 0, rows)
+    assert [(v["step"], v["rank_count"]) for v in verdicts] == [(1, 2)]
