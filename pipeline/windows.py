@@ -255,7 +255,7 @@ A rank that sent a row once is waited for as before, a straggler above all."""
 
 
 def new_job_state() -> dict:
-    return {"pending": {}, "judged_through": -1, "world_size": 0, "ended": {},
+    return {"pending": {}, "judged_through": -1, "world_size": 0, "ended": {}, "ended_placed": 0,
             "history": verdict.new_history(), "seen": {}, "seen_placed": 0, "short_steps": 0}
 
 
@@ -283,7 +283,9 @@ def aggregate(state: dict, row: dict, cfg: verdict.VerdictConfig, now_ns: int,
         return (*_judge_ready(state, cfg, now_ns, rows, flush=False), [])
     rank = str(row["rank"])
     if row.get("job_end"):
-        state["ended"][rank] = 1
+        if rank not in state["ended"]:
+            state["ended"][rank] = 1
+            state["ended_placed"] += row["rank"] >= 0
         return (*_judge_ready(state, cfg, now_ns, rows, flush=_all_ended(state)), [])
     if row["step"] <= state["judged_through"]:
         return state, [], [row]
@@ -303,18 +305,18 @@ def _upgraded(state: dict) -> dict:
     pending = {key: {"first_ns": entry["first_ns"], "ranks": {str(r): 1 for r in entry["ranks"]},
                      "placed": _placed(entry["ranks"])} for key, entry in state["pending"].items()}
     seen = {rank: 1 for entry in pending.values() for rank in entry["ranks"]}
+    ended = {str(r): 1 for r in state.get("ended_ranks", [])}
     return {"pending": pending, "judged_through": state["judged_through"],
             "world_size": state["world_size"], "history": state["history"],
-            "ended": {str(r): 1 for r in state.get("ended_ranks", [])},
+            "ended": ended, "ended_placed": _placed(ended),
             "seen": seen, "seen_placed": _placed(seen), "short_steps": 0}
 
 
 def _all_ended(state: dict) -> bool:
     """Has every rank the job expects ended, and the unplaced rank -1 too where it sent rows
     (see `_placed`)?"""
-    ended = state["ended"]
-    return (_placed(ended) >= max(state["world_size"], state["seen_placed"])
-            and ("-1" not in state["seen"] or "-1" in ended))
+    return (state["ended_placed"] >= max(state["world_size"], state["seen_placed"])
+            and ("-1" not in state["seen"] or "-1" in state["ended"]))
 
 
 def _expected_ranks(state: dict) -> int:
