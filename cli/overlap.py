@@ -38,6 +38,6 @@ def overlaps(files: list[tuple[str, set[tuple[int, int]]]]) -> list[str]:
         out.append(f"{files[i][0]} and {files[j][0]} both hold steps {steps[0]}-{steps[-1]} of "
                    f"rank(s) {', '.join(map(str, ranks))}: each step of a rank is stored once, so "
                    f"one file's replace the other's.  Two nodes' torchrun --tee logs: ingest them "
-                   f"with --node-logs (the Kth file is node K); a log of each rank: name the rank "
-                   f"in its path (train_rank3.log)")
+                   f"with --node-logs (the Kth file is node K); a log of each rank whose path "
+                   f"names no 'rankN': --rank-in-path REGEX reads its rank from its path")
     return out
