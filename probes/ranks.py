@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import threading
 import time
 from typing import TYPE_CHECKING, Callable, Iterable
@@ -86,6 +87,72 @@ def task_of_launcher(cmd: list[str], environ: dict[str, str]) -> tuple[int, int]
         if rank is not None and size is not None and size > 1 and rank < size:
             return rank, size
     return None
+
+
+SRUN_VALUED = frozenset("-" + c for c in "ABbCcDdeGiJLMmNnopqrSTtWwx")
+"""srun's short options that take a value (`-p gpu`): the value is not the program."""
+MPIRUN_VALUED = frozenset(("-n", "-np", "--np", "-c", "-N", "-H", "-host", "--host", "-hostfile",
+                           "--hostfile", "-machinefile", "-x", "-wdir", "-ppn", "-f", "-hosts",
+                           "-npernode", "--npernode", "--map-by", "--bind-to", "--rank-by"))
+MPIRUN_TWO_VALUED = frozenset(("-mca", "--mca", "-gmca", "--gmca", "-genv", "-env"))
+"""mpirun's and mpiexec's options (Open MPI's, MPICH's, Intel MPI's) that take one value or two
+(`--mca btl_tcp_if_include eth0`)."""
+
+
+def _program_at(cmd: list[str], valued: frozenset, two_valued: frozenset = frozenset()) -> int:
+    """Index of the program a launcher (`cmd[0]`) runs: the first word that is no option nor an
+    option's value.  A long option without `=` that no set names is taken as a flag unless the
+    next word is no program (not on PATH, no `.py`): `srun --label python x.py`, `srun
+    --partition gpu python x.py`."""
+    i = 1
+    while i < len(cmd):
+        word = cmd[i]
+        if word == "--":
+            return i + 1
+        if not word.startswith("-") or word == "-":
+            return i
+        if "=" in word:
+            i += 1
+        elif word in two_valued:
+            i += 3
+        elif word in valued:
+            i += 2
+        elif word.startswith("--") and i + 1 < len(cmd) and not _is_program(cmd[i + 1]):
+            i += 2
+        else:
+            i += 1
+    return len(cmd)
+
+
+def _is_program(word: str) -> bool:
+    return word.endswith(".py") or shutil.which(word) is not None
+
+
+def tasks_from_cmd(cmd: list[str], environ: dict[str, str]) -> int | None:
+    """How many tasks srun or mpirun (mpiexec) starts (`ridgescope run -- srun -n 8 python
+    train.py`): `-n`/`--ntasks`, or nodes x `--ntasks-per-node`, or, for srun inside an
+    allocation given none, its SLURM_NTASKS; mpirun's `-n`/`-np`.  None where the command is no
+    such launcher, where its program starts ranks itself (torchrun: its flags say the job's
+    size), or where its options do not say."""
+    if not cmd:
+        return None
+    name = os.path.basename(cmd[0])
+    if name == "srun":
+        options = cmd[1:_program_at(cmd, SRUN_VALUED)]
+        attached = next((w[2:] for w in options if w.startswith("-n") and w[2:].isdigit()), None)
+        tasks = _count(flag_value(options, "-n", "--ntasks") or attached)
+        per_node, nodes = (_count(flag_value(options, "--ntasks-per-node")),
+                           _count(flag_value(options, "-N", "--nodes")))
+        if tasks is None and per_node is not None:
+            tasks = per_node * (nodes or 1)
+        if tasks is None:
+            tasks = _count(environ.get("SLURM_NTASKS"))
+    elif name in ("mpirun", "mpiexec"):
+        options = cmd[1:_program_at(cmd, MPIRUN_VALUED, MPIRUN_TWO_VALUED)]
+        tasks = _count(flag_value(options, "-n", "-np", "--np", "--n"))
+    else:
+        return None
+    return None if starts_ranks(cmd[1 + len(options):]) else tasks
 
 
 def base_from_cmd(cmd: list[str]) -> int | None:

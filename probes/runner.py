@@ -21,8 +21,8 @@ from ridgescope.probes.host import HostProbe
 from ridgescope.probes.logprobe import StreamPump
 from ridgescope.probes.publisher import Publisher, PublishStats
 from ridgescope.probes.ranks import (Learnt, LocalRanks, base_from_cmd, base_from_workers, nnodes,
-                                     nproc_per_node, task_of_launcher, tee_prefix_from_cmd,
-                                     world_from_workers)
+                                     nproc_per_node, task_of_launcher, tasks_from_cmd,
+                                     tee_prefix_from_cmd, world_from_workers)
 from ridgescope.probes.relay import Relay
 from ridgescope.schemas import envelope
 from ridgescope.schemas.kinds import TOPIC_FOR_KIND
@@ -42,9 +42,11 @@ class RunResult:
     """One-line remarks of the node probes (for example: no GPU, so the GPU probe is off)."""
 
 
-def world_size_from_cmd(cmd: list[str]) -> int:
-    """World size when the launcher's arguments say it (torchrun), else 0 (unknown)."""
-    return (nproc_per_node(cmd) or 0) * (nnodes(cmd) or 1)
+def world_size_from_cmd(cmd: list[str], environ: dict[str, str] | None = None) -> int:
+    """World size when the launcher's arguments say it (torchrun's, or srun's or mpirun's tasks
+    where its program is no torchrun), else 0 (unknown)."""
+    return ((nproc_per_node(cmd) or 0) * (nnodes(cmd) or 1)
+            or tasks_from_cmd(cmd, environ if environ is not None else dict(os.environ)) or 0)
 
 
 SCHEDULER_VARS = ("SLURM_JOB_ID", "SLURM_STEP_ID", "SLURM_JOB_NAME", "SLURM_ARRAY_JOB_ID",
@@ -135,8 +137,9 @@ def run(cmd: list[str], job: str, broker: str | None, data_dir: Path, *, hooks: 
     local_ranks = LocalRanks(
         lambda: base_from_workers(gpu_probe_mod.job_processes(proc.pid, seen_procs)),
         fallback=base_from_cmd(cmd), multi_node=(nnodes(cmd) or 1) > 1)
-    # a task's one process prints each step once: no print order to spread (print_order.py)
-    launcher = (local_ranks, 1 if task else nproc_per_node(cmd),
+    # a task's one process prints each step once: no print order to spread (print_order.py);
+    # every task of an srun or mpirun prints to its one stream
+    launcher = (local_ranks, 1 if task else nproc_per_node(cmd) or tasks_from_cmd(cmd, dict(os.environ)),
                 tee_prefix_from_cmd(cmd, dict(os.environ), host))
     pumps = [StreamPump(proc.stdout.fileno(), sys.stdout.buffer, "stdout", log_event,
                         default_rank, *launcher).start(),

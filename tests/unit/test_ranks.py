@@ -140,3 +140,25 @@ def test_no_task_rank_where_the_command_starts_the_ranks_or_one_task_runs():
     for cmd in (TORCHRUN, ["/usr/bin/python3", "-m", "torch.distributed.run", "train.py"],
                 ["deepspeed", "train.py"], ["accelerate", "launch", "train.py"], ["mpirun", "-n", "2", "x"]):
         assert task_of_launcher(cmd, slurm) is None, cmd
+
+
+def test_srun_and_mpirun_options_give_the_jobs_size():
+    """`ridgescope run -- srun -n 4 python train.py`: one run process reads every task's lines,
+    so the launcher's own options say how many ranks a step waits for, not the program's."""
+    assert world_size_from_cmd(["srun", "-n", "4", "python", "train.py", "-n", "9"], {}) == 4
+    assert world_size_from_cmd(["srun", "-n4", "--label", "python", "train.py"], {}) == 4
+    assert world_size_from_cmd(["srun", "--ntasks=6", "python", "train.py"], {}) == 6
+    assert world_size_from_cmd(["srun", "-p", "gpu", "-N", "2", "--ntasks-per-node", "8",
+                                "python", "train.py"], {}) == 16
+    assert world_size_from_cmd(["srun", "--partition", "gpu", "python", "train.py", "--ntasks", "3"],
+                               {"SLURM_NTASKS": "2"}) == 2      # the allocation's
+    assert world_size_from_cmd(["srun", "python", "train.py"], {}) == 0
+    assert world_size_from_cmd(["mpirun", "--mca", "btl", "self,tcp", "-np", "8", "--", "python",
+                                "train.py"], {}) == 8
+    assert world_size_from_cmd(["mpiexec", "-n", "2", "./train", "-n", "5"], {}) == 2
+    assert world_size_from_cmd(["python", "train.py", "-n", "4"], {"SLURM_NTASKS": "4"}) == 0
+    # srun starting a torchrun a node: torchrun's flags say the job's size
+    assert world_size_from_cmd(["srun", "-N", "2", "--ntasks-per-node", "1", "torchrun", "--nnodes", "2",
+                                "--nproc-per-node", "4", "train.py"], {}) == 8
+    assert world_size_from_cmd(["srun", "-N", "2", "--ntasks-per-node", "1", "torchrun", "--nnodes", "2",
+                                "train.py"], {}) == 0
