@@ -10,6 +10,7 @@ from .composer import ComposerParser
 from .deepspeed import DeepSpeedParser
 from .events import EventParser
 from .generic import GenericParser
+from .glued import glued_at
 from .hf import AccelerateParser, HFTrainerParser
 from .keras import KerasParser
 from .lightning import LightningParser, NemoParser
@@ -149,7 +150,7 @@ class Dispatcher:
         """prefix -> the `_line_part` of its rank's line, where the launcher prefixes each write
         (see `_tee_redraws`)"""
         self.stats = {"lines": 0, "records": 0, "garbage": 0, "timeouts": 0, "truncated": 0,
-                      "switches": 0}
+                      "switches": 0, "glued": 0}
 
     def _activate(self, parser) -> None:
         """Make `parser` the stream's framework, with cached references to its per-line hooks."""
@@ -785,6 +786,11 @@ class Dispatcher:
                 return out
             if "NCCL INFO" in line:
                 return out
+        if rank is None:    # two processes' prints in one line (see `glued`)
+            at = glued_at(line)
+            if at:
+                self.stats["glued"] += 1
+                return out + self._line(line[:at], rank) + self._line(line[at:], rank)
         recs = self._progress(line, rank)
         if recs:
             out.extend(recs)

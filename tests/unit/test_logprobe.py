@@ -207,3 +207,16 @@ def test_a_second_nodes_unlabelled_prints_are_its_own_ranks():
     assert [(rank, ms) for rank, step, ms in steps if step == 10] == [(2, 50.1), (3, 500.1)]
     assert {rank for rank, _, _ in steps[1:]} == {2, 3}
     assert {rank for rank, _, _ in pumped(log, -1, LocalRanks(lambda: 2, multi_node=True), 1)} == {-1}
+
+
+def test_two_workers_prints_run_into_one_line_are_both_kept():
+    """A real node's stdout (torchrun without `--tee`, PYTHONUNBUFFERED=1, a busy machine) in
+    which six steps' two prints ran into one line, their newlines after them: each print is a
+    rank's step, so every step has both ranks (before, the line was one record and one rank's
+    step was lost at each of them)."""
+    log = (Path(__file__).resolve().parents[1] / "data" / "captured"
+           / "torch-2.15_torchrun-unlabelled_prints-glued-in-one-line_2x2rank.log").read_bytes()
+    assert log.count(b"50.2step ") + log.count(b"50.1step ") >= 6
+    steps = pumped(log, -1, LocalRanks(lambda: 0, multi_node=True), 2)
+    for step in range(1, 17):
+        assert sorted(rank for rank, s, _ in steps if s == step) == [0, 1], step

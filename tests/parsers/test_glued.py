@@ -1,0 +1,61 @@
+"""Two processes' prints run into one line (parsers/glued.py): cut where the second begins."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ridgescope.parsers import Dispatcher
+from ridgescope.parsers.glued import glued_at
+
+CAPTURED = Path(__file__).resolve().parents[1] / "data" / "captured"
+CORPUS = Path(__file__).resolve().parents[1] / "data" / "corpus"
+
+
+def test_a_second_print_is_cut_where_it_begins():
+    line = "step 6/16 loss 0.167 step_time_ms 50.2step 6/16 loss 0.167 step_time_ms 500.2"
+    assert line[glued_at(line):] == "step 6/16 loss 0.167 step_time_ms 500.2"
+    # another step's print, and a bar's last state with the message printed after it
+    line = "step 7/16 loss 0.1 step_time_ms 50.2step 6/16 loss 0.2"
+    assert line[glued_at(line):] == "step 6/16 loss 0.2"
+    bar = "Epoch 0: :  42%|####    | 10/24 [00:01<00:01, v_num=16, loss=4.87]Epoch 0, global step 9: 'loss' reached"
+    assert bar[glued_at(bar):].startswith("Epoch 0, global step 9")
+
+
+def test_a_line_that_names_its_head_again_is_not_cut():
+    for line in ("step:4 - actor/loss:0.01 - timing_s/step:1630.262 - timing_s/gen:40.1",   # verl
+                 "step 5 loss 1.0 substep 5 of 8",
+                 "step 12 loss 2.3 | next step in 3 s",          # not followed by a number
+                 "[2024-05-01 12:00:00] [2024-05-01 12:00:01] iteration 5",  # no words before the number
+                 "iteration 5/10 | elapsed time per iteration (ms): 12.5",
+                 "", "step", "5 steps 6 steps 7"):
+        assert glued_at(line) == 0, line
+
+
+@given(st.text(max_size=300))
+def test_any_text_gives_a_cut_inside_it_or_none(line):
+    at = glued_at(line)
+    assert at == 0 or 0 < at < len(line)
+
+
+def test_a_live_nodes_glued_prints_give_each_step_twice():
+    """The real capture: six steps' two prints in one line each; every step has its two
+    records, with both prints' step times."""
+    d = Dispatcher()
+    recs = d.feed_chunk((CAPTURED / "torch-2.15_torchrun-unlabelled_prints-glued-in-one-line_2x2rank.log").read_bytes())
+    recs += d.flush()
+    assert d.stats["glued"] == 6 and d.stats["garbage"] == 0
+    steps = [r["step"] for r in recs if r["kind"] == "progress"]
+    assert sorted(steps) == sorted(list(range(1, 17)) * 2)
+    assert all(r["step_time_ms"] < 60 for r in recs)    # no step time read from two prints' text
+
+
+def test_a_nemo_bar_followed_by_lightnings_checkpoint_message_gives_the_save():
+    """NeMo 2 with its bar: ModelCheckpoint's message comes right after the bar's last redraw,
+    on the same line; it names the checkpoint's path."""
+    d = Dispatcher()
+    recs = d.feed_chunk((CAPTURED / "nemo-2.7.3_megatron-gpt-tiny_1rank-progressbar_cpu.log").read_bytes()) + d.flush()
+    paths = [(r["step"], r["path"].rsplit("/", 1)[1]) for r in recs if r["kind"] == "checkpoint" and r.get("path")]
+    assert paths == [(10, "tiny_gpt--reduced_train_loss=4.8618-epoch=0-consumed_samples=20.0.ckpt"),
+                     (20, "tiny_gpt--reduced_train_loss=4.8845-epoch=0-consumed_samples=40.0.ckpt")]
