@@ -170,10 +170,10 @@ class StreamPump:
                                  self._first.wait_s() if self._first is not None else None)
                      if w is not None]
             if waits and not select.select([self.fd], [], [], min(waits))[0]:
-                if self._head is not None and not self._head.wait_s():
+                if self._head is not None and self._head.wait_s() == 0:
                     self._release(clock)    # the head held long enough: nothing more came
-                if self._first is not None and not self._first.wait_s():
-                    self._send_first(placed=False)
+                if self._first is not None and self._first.wait_s() == 0:
+                    self._send_first(placed=False)     # no step printed twice in HOLD_S
                 continue
             try:
                 chunk = os.read(self.fd, 65536)

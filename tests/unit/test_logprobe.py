@@ -7,7 +7,7 @@ import queue
 import time
 from pathlib import Path
 
-from ridgescope.probes.logprobe import StreamPump, cut_pending
+from ridgescope.probes.logprobe import GUESS_WAIT_S, StreamPump, cut_pending
 from ridgescope.probes.print_order import HOLD_S, HOLD_STEPS
 from ridgescope.probes.ranks import LocalRanks
 
@@ -220,3 +220,22 @@ def test_two_workers_prints_run_into_one_line_are_both_kept():
     steps = pumped(log, -1, LocalRanks(lambda: 0, multi_node=True), 2)
     for step in range(1, 17):
         assert sorted(rank for rank, s, _ in steps if s == step) == [0, 1], step
+
+
+def test_a_first_step_after_a_quiet_head_is_still_held_for_its_second_print():
+    """The launcher's chatter, then nothing for longer than the head is held (a model
+    loading), then both ranks print: the head's wait ran out while no record was held, and
+    step 1's first print is still held until its second comes, so it is rank 0's, not the
+    unplaced rank's."""
+    read_fd, write_fd = os.pipe()
+    records: queue.Queue = queue.Queue()
+    pump = StreamPump(read_fd, io.BytesIO(), "stdout", lambda rank, payload, ts: records.put((rank, payload)), -1).start()
+    os.write(write_fd, b"Setting OMP_NUM_THREADS environment variable for each process to be 1\n")
+    time.sleep(GUESS_WAIT_S + 0.5)
+    os.write(write_fd, b"step 1/9 loss 2.5 step_time_ms 100.0\n")
+    time.sleep(0.2)
+    os.write(write_fd, b"step 1/9 loss 2.5 step_time_ms 100.0\n")
+    got = [records.get(timeout=10) for _ in range(2)]
+    assert sorted(rank for rank, _ in got) == [0, 1]
+    os.close(write_fd)
+    pump.join(20)
