@@ -10,7 +10,7 @@ from .composer import ComposerParser
 from .deepspeed import DeepSpeedParser
 from .events import EventParser
 from .generic import GenericParser
-from .glued import glued_at
+from .glued import glued_at, glued_pieces
 from .hf import AccelerateParser, HFTrainerParser
 from .keras import KerasParser
 from .lightning import LightningParser, NemoParser
@@ -786,11 +786,12 @@ class Dispatcher:
                 return out
             if "NCCL INFO" in line:
                 return out
-        if rank is None:    # two processes' prints in one line (see `glued`)
-            at = glued_at(line)
-            if at:
-                self.stats["glued"] += 1
-                return out + self._line(line[:at], rank) + self._line(line[at:], rank)
+        if rank is None and glued_at(line):    # two processes' prints in one line (see `glued`)
+            pieces = glued_pieces(line)
+            self.stats["glued"] += len(pieces) - 1
+            for piece in pieces:
+                out.extend(self._line(piece, rank))
+            return out
         recs = self._progress(line, rank)
         if recs:
             out.extend(recs)

@@ -23,9 +23,9 @@ _HEAD = regex.compile(r"[^\d\n]{%d,%d}+(?=\d)" % (HEAD_MIN, HEAD_MAX))
 at once."""
 
 
-def glued_at(line: str) -> int:
-    """Where the second of two prints glued into `line` begins (0: nowhere)."""
-    m = _HEAD.match(line)
+def glued_at(line: str, pos: int = 0) -> int:
+    """Where the second of two prints glued into `line[pos:]` begins (0: nowhere)."""
+    m = _HEAD.match(line, pos)
     if m is None:
         return 0
     head = m.group()
@@ -37,6 +37,19 @@ def glued_at(line: str) -> int:
             return at
         at = line.find(head, at + 1)
     return 0
+
+
+def glued_pieces(line: str) -> list[str]:
+    """`line` cut where each print after its first begins ([line] where none does); no piece
+    holds its own head again, so none is cut further."""
+    cuts, at = [0], glued_at(line)
+    while at:
+        cuts.append(at)
+        at = glued_at(line, at)
+    if len(cuts) == 1:
+        return [line]
+    cuts.append(len(line))
+    return [line[a:b] for a, b in zip(cuts, cuts[1:])]
 
 
 def _in_a_word(before: str) -> bool:

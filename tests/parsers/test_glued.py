@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ridgescope.parsers import Dispatcher
-from ridgescope.parsers.glued import glued_at
+from ridgescope.parsers.glued import glued_at, glued_pieces
 
 CAPTURED = Path(__file__).resolve().parents[1] / "data" / "captured"
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "corpus"
@@ -37,6 +37,7 @@ def test_a_line_that_names_its_head_again_is_not_cut():
 def test_any_text_gives_a_cut_inside_it_or_none(line):
     at = glued_at(line)
     assert at == 0 or 0 < at < len(line)
+    assert "".join(glued_pieces(line)) == line
 
 
 def test_a_live_nodes_glued_prints_give_each_step_twice():
@@ -59,3 +60,19 @@ def test_a_nemo_bar_followed_by_lightnings_checkpoint_message_gives_the_save():
     paths = [(r["step"], r["path"].rsplit("/", 1)[1]) for r in recs if r["kind"] == "checkpoint" and r.get("path")]
     assert paths == [(10, "tiny_gpt--reduced_train_loss=4.8618-epoch=0-consumed_samples=20.0.ckpt"),
                      (20, "tiny_gpt--reduced_train_loss=4.8845-epoch=0-consumed_samples=40.0.ckpt")]
+
+
+def test_a_long_line_of_many_glued_prints_gives_each_without_recursing():
+    """More prints in one (truncated) line than Python's recursion limit: each piece is read
+    once, none counted as garbage (cut recursively, the line was lost as garbage)."""
+    d = Dispatcher()
+    recs = d.feed_chunk(b"step 1 loss 2.5 " * 100_000 + b"\n")
+    assert d.stats["glued"] > 1000 and d.stats["garbage"] == 0
+    assert len(recs) == d.stats["glued"] + 1 and {(r["step"], r["loss"]) for r in recs} == {(1, 2.5)}
+
+
+def test_glued_pieces_put_back_together_are_the_line():
+    line = "step 1 loss 2.5 " * 50 + "tail"
+    pieces = glued_pieces(line)
+    assert len(pieces) == 50 and "".join(pieces) == line
+    assert glued_pieces("step 1 loss 2.5") == ["step 1 loss 2.5"]
