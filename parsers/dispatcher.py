@@ -149,6 +149,11 @@ class Dispatcher:
         self._tee_line_parts: dict[bytes | None, tuple] = {}
         """prefix -> the `_line_part` of its rank's line, where the launcher prefixes each write
         (see `_tee_redraws`)"""
+        self._fast_len = 0
+        """Length of the last line the active parser's `fast` hook read: a line half as long
+        again is checked for two prints run into one (see `glued`)."""
+        self._read_len = 0
+        """The same, of the block readers (`_read_in_place`)."""
         self.stats = {"lines": 0, "records": 0, "garbage": 0, "timeouts": 0, "truncated": 0,
                       "switches": 0, "glued": 0}
 
@@ -296,8 +301,11 @@ class Dispatcher:
                         self._yields and self._yields & self.seen):
                     # the active parser's own line shape, without a regex (None: not that shape).
                     # Not while its records yield to another framework's: there the full path
-                    # drops them and gives the line to the event parser.
-                    recs = fast(line)
+                    # drops them and gives the line to the event parser.  Nor where two prints
+                    # may have run into the line (half as long again as the last it read):
+                    # `_line` cuts them apart.
+                    n = len(line)
+                    recs = fast(line) if n * 2 <= self._fast_len * 3 or not glued_at(line) else None
                     if recs is not None:
                         if recs:
                             self.seen.add(active.name)     # `_accept`, inline
@@ -305,6 +313,7 @@ class Dispatcher:
                             if r0["kind"] in ("progress", "timing") and r0["step"] is not None:
                                 self.events.last_step[None] = r0["step"]
                             stats["records"] += len(recs)
+                            self._fast_len = n
                         return recs
         try:
             if isinstance(line, str):
@@ -727,6 +736,8 @@ class Dispatcher:
             if text[pos] in _PREFIX_START and _maybe_prefixed(text[pos:pos + 24]):
                 rank, rest = split_rank_prefix(text[pos:nl])
                 start = nl - len(rest)
+            elif (nl - pos) * 2 > self._read_len * 3 and glued_at(text[pos:nl]):
+                break           # two prints run into one line: `feed` cuts them apart
             try:
                 for read in readers:
                     recs = read(text, start, nl, rank)
@@ -737,6 +748,7 @@ class Dispatcher:
             except Exception:  # noqa: BLE001 - `feed` takes the line, and counts it
                 break
             lines += 1
+            self._read_len = nl - start
             if recs:
                 records += len(recs)
                 out += recs

@@ -3,14 +3,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from ridgescope.parsers import Dispatcher
 from ridgescope.parsers.glued import glued_at, glued_pieces
 
-CAPTURED = Path(__file__).resolve().parents[1] / "data" / "captured"
-CORPUS = Path(__file__).resolve().parents[1] / "data" / "corpus"
+DATA = Path(__file__).resolve().parents[1] / "data"
+CAPTURED = DATA / "captured"
 
 
 def test_a_second_print_is_cut_where_it_begins():
@@ -76,3 +77,43 @@ def test_glued_pieces_put_back_together_are_the_line():
     pieces = glued_pieces(line)
     assert len(pieces) == 50 and "".join(pieces) == line
     assert glued_pieces("step 1 loss 2.5") == ["step 1 loss 2.5"]
+
+
+PRINTED = [  # real logs whose progress lines `print` writes (not `logging`, whose lines do not glue)
+    "captured/deepspeed-0.19.8_pipeline-engine_2stage-cpu.log",
+    "captured/litgpt-0.5.13_pretrain_accum_cpu.log",
+    "captured/ms-swift-4.6.0_sft_tiny-qwen2_disable-tqdm_cpu.log",
+    "captured/nanogpt_train-py_tiny-char_cpu.log",
+    "captured/nemo-2.7.3_megatron-gpt-tiny_1rank-printer_cpu.log",
+    "captured/timm-1.0.31_train-py_cpu.log",
+    "captured/torchtitan-0.3.0_llama3-debugmodel_2rank-unlabelled_cpu.log",
+    "captured/torchtune-0.6.1_full_finetune_single_device_pipe_cpu.log",
+    "captured/transformers-5.24.0_trainer_disable-tqdm_pipe.log",
+    "captured/pytorch-examples_word-language-model_lstm_tiny-corpus_cpu.log",
+    "corpus/hf_trainer/bigscience_hf-trainer-deepspeed-zero3_gpt2_16node_slurm_cr-progress.log",
+    "corpus/torchtitan_nemo_nanogpt_etc/modded-nanogpt_2025-10-24_NorMuon_8xH100.log",   # `...ms` + `step:`
+]
+
+
+def _progress(lines: list[str]) -> list[tuple]:
+    d = Dispatcher()
+    recs = d.feed_chunk(("\n".join(lines) + "\n").encode("utf-8", "surrogateescape")) + d.flush()
+    return sorted(((r["step"], r.get("loss"), r.get("step_time_ms")) for r in recs if r["kind"] == "progress"), key=str)
+
+
+@pytest.mark.parametrize("name", PRINTED)
+def test_two_adjacent_prints_run_into_one_line_are_both_read(name):
+    """Each framework's own progress lines, two pairs of adjacent ones run into one line each
+    and their newlines after them (as two ranks' unbuffered prints): the same records as the
+    log as written, whether the active parser's fast path, its block readers or the full path
+    would read the line."""
+    lines = [raw.decode("utf-8", "replace").rstrip("\n") for raw in (DATA / name).read_bytes().splitlines(True)]
+    d = Dispatcher()
+    printed = [i for i, line in enumerate(lines) if "\r" not in line and any(
+        r["kind"] == "progress" for r in d.feed(line))]
+    pairs = [i for i in printed if i + 1 in printed]
+    assert len(pairs) >= 2
+    glued = list(lines)
+    for i in sorted({pairs[len(pairs) // 2], pairs[-1]}, reverse=True):
+        glued[i:i + 2] = [glued[i] + glued[i + 1], ""]
+    assert _progress(glued) == _progress(lines)
