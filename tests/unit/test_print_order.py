@@ -90,3 +90,15 @@ def test_a_nodes_unlabelled_log_spreads_within_the_nodes_ranks():
     assert sorted({it.rank for it in read_file(str(logs[0]), None, node=NodeLog(0, False, 2)).items}) == [0, 1]
     alone = read_file(str(logs[1]), None, node=NodeLog(1, False, 1))
     assert {it.rank for it in alone.items} == {1} and not any("rank_from_print_order" in it.record for it in alone.items)
+
+
+def test_an_ingested_log_with_prints_run_into_one_line_has_every_steps_ranks():
+    """`ingest` of a node's unlabelled log where six steps' two prints ran into one line: each
+    step has both ranks, as in a log whose prints came apart."""
+    items = read_file(str(DATA / "captured" / "torch-2.15_torchrun-unlabelled_prints-glued-in-one-line_2x2rank.log"),
+                      None).items
+    steps: dict = {}
+    for it in items:
+        if it.record.get("kind") == "progress":
+            steps.setdefault(it.record["step"], []).append(it.rank)
+    assert {step: sorted(ranks) for step, ranks in steps.items()} == {step: [0, 1] for step in range(1, 17)}
