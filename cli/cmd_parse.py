@@ -203,8 +203,9 @@ def run(args: argparse.Namespace) -> int:
                     out.write("  ".join(cells) + "\n")
             if fmt == "table":
                 s = disp.stats
+                glued = f", {s['glued']} lines held prints run together (cut apart)" if s["glued"] else ""
                 out.write(f"-- {path}: {s['lines']} lines, {s['records']} records, "
-                          f"{s['garbage']} garbage, {s['timeouts']} timeouts\n")
+                          f"{s['garbage']} garbage, {s['timeouts']} timeouts{glued}\n")
                 out.write(f"-- {summary.line(disp.framework)}\n")
         except BrokenPipeError:
             raise                   # the reader left (`| head`): no more to print, see `main`

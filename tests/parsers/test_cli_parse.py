@@ -124,6 +124,17 @@ def test_a_log_without_records_still_gets_its_summary(capsys, tmp_path):
                                        "-- framework none; no steps\n")
 
 
+def test_the_summary_says_how_many_lines_held_prints_run_together(capsys):
+    """Two ranks' prints that ran into one line are cut apart, and the summary says how many
+    lines were, so that a user knows the log's ranks shared a pipe."""
+    log = CAPTURED / "torch-2.15_torchrun-unlabelled_prints-glued-in-one-line_2x2rank.log"
+    assert cmd_parse.run(_args([str(log)])) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert sum(line.startswith("kind=progress") for line in out) == 32
+    assert out[-2] == (f"-- {log}: 32 lines, 32 records, 0 garbage, 0 timeouts, "
+                       "6 lines held prints run together (cut apart)")
+
+
 def _progress(capsys) -> dict[int, dict[int, dict]]:
     """step -> rank -> the progress record `parse --format json` printed."""
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
