@@ -316,3 +316,9 @@ class StreamPump:
     def garbage(self) -> int:
         stats = getattr(self.dispatcher, "stats", None) or {}
         return int(stats.get("garbage", 0)) + self.parse_errors
+
+    @property
+    def glued(self) -> int:
+        """Lines that held several ranks' prints run together (cut apart: parsers/glued.py)."""
+        stats = getattr(self.dispatcher, "stats", None) or {}
+        return int(stats.get("glued", 0))

@@ -173,6 +173,9 @@ def run(cmd: list[str], job: str, broker: str | None, data_dir: Path, *, hooks: 
         if pump.guessed:
             note(f"{pump.stream}: its lines begin with another torchrun prefix than [defaultN]: "
                  f"read as --prefix-template '{pump.guessed}'")
+        if pump.glued:
+            note(f"{pump.stream}: {pump.glued} lines held prints of several ranks run together "
+                 f"(cut apart; torchrun --tee or srun --label keeps them apart)")
     if local_ranks.unplaced:
         note(f"{local_ranks.unplaced} log records of torchrun's local ranks stored as rank -1: "
              f"neither the workers' RANK/LOCAL_RANK nor --node-rank told this node's ranks")

@@ -217,9 +217,16 @@ def test_two_workers_prints_run_into_one_line_are_both_kept():
     log = (Path(__file__).resolve().parents[1] / "data" / "captured"
            / "torch-2.15_torchrun-unlabelled_prints-glued-in-one-line_2x2rank.log").read_bytes()
     assert log.count(b"50.2step ") + log.count(b"50.1step ") >= 6
-    steps = pumped(log, -1, LocalRanks(lambda: 0, multi_node=True), 2)
+    read_fd, write_fd = os.pipe()
+    got: list = []
+    pump = StreamPump(read_fd, io.BytesIO(), "stdout", lambda rank, payload, ts: got.append((rank, payload)),
+                      -1, LocalRanks(lambda: 0, multi_node=True), 2).start()
+    os.write(write_fd, log)
+    os.close(write_fd)
+    pump.join(20)
     for step in range(1, 17):
-        assert sorted(rank for rank, s, _ in steps if s == step) == [0, 1], step
+        assert sorted(rank for rank, p in got if p["record"]["step"] == step) == [0, 1], step
+    assert pump.glued == 6      # `ridgescope run` says so in its report
 
 
 def test_a_first_step_after_a_quiet_head_is_still_held_for_its_second_print():
