@@ -22,7 +22,7 @@ from .nccl import NcclParser, chatter
 from .olmo import OlmoParser
 from .prefix import RayWorkers, split_rank_prefix
 from .scan import candidate_lines, interesting
-from .srun import PIECE, SrunPieces, cut_inside, flatten, labelled, widest_node
+from .srun import PIECE, SrunPieces, cut_after_word, cut_inside, flatten, labelled, widest_node
 from .tee import TeeParts, per_write_prefix, split_inside
 from .template import TeePrefix
 from .tensorflow import TensorflowParser
@@ -226,8 +226,9 @@ class Dispatcher:
                 if b": [default" in data and b"\n" not in data[:-1]:
                     return self.feed_chunk(data)    # srun's label around torchrun's prefix
                 return self._feed_joined(data)
-            if rank is None and (self.srun.held or (
-                    len(line) > PIECE and labelled(line) and cut_inside(_as_bytes(line)))):
+            if rank is None and (self.srun.held or self.srun.writes or (
+                    len(line) > PIECE and labelled(line) and cut_inside(_as_bytes(line))) or (
+                    len(line) < 40 and cut_after_word(_as_bytes(line)))):
                 return self._feed_srun(_as_bytes(line))
             return self._feed(line, rank)
         except Exception:  # noqa: BLE001 - as in `_feed_line`
@@ -252,7 +253,10 @@ class Dispatcher:
         """`feed` of a line of a stream that srun cut lines in (see `srun`): held while it is a
         first piece, read with the pieces before it when it ends a line."""
         joined = self.srun.join(line if line.endswith(b"\n") else line + b"\n")
-        return self._feed_line(joined[:-1]) if joined else []
+        out: list = []
+        for whole in joined[:-1].split(b"\n") if joined else ():     # a held line, then this one
+            out.extend(self._feed_line(whole))
+        return out
 
     def _join(self, data: bytes) -> bytes:
         """`data` as whole lines of one rank each (`TeeParts.join`); a line given from held
@@ -546,7 +550,7 @@ class Dispatcher:
             return first + self.feed_chunk(data) if data else first
         if self._srun_line:
             data, self._srun_line = self._srun_line + data, b""
-        if self.srun.held or (len(data) > PIECE and cut_inside(data)):
+        if self.srun.held or self.srun.writes or (len(data) > PIECE and cut_inside(data)) or cut_after_word(data):
             data = self.srun.join(data)
             if not data:
                 return []
@@ -579,9 +583,10 @@ class Dispatcher:
     def _whole_text(self, data: str) -> bool:
         """Is `data` text whose lines need no launcher's pieces put back together (`tee`,
         `srun`), nothing of them held either?  It is then read as text, with no bytes made."""
-        return not (self.tee.open or self._srun_line or self.srun.held
+        return not (self.tee.open or self._srun_line or self.srun.held or self.srun.writes
                     or "[default" in data or "]<std" in data
-                    or (len(data) > PIECE and cut_inside(_as_bytes(data))))
+                    or (len(data) > PIECE and cut_inside(_as_bytes(data)))
+                    or cut_after_word(_as_bytes(data)))
 
     def _feed_block(self, data: bytes) -> list[dict]:
         """`feed_chunk` of whole lines, each of one rank."""

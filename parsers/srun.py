@@ -10,6 +10,18 @@ A labelled line of exactly 1024 bytes after its label is held for its label and 
 of the same label's next line.  A task's line that is a whole number of pieces long ends so
 too: srun sends its newline as a piece of its own, an empty labelled line (captured: a
 1024-byte line comes as `0: <1024 bytes>` and `0: `).
+
+With `-u`, srun passes each read on as it comes, and `print("step", n, "loss", x)` under
+PYTHONUNBUFFERED=1 writes each argument and separator in a system call of its own: a read can
+end after any of them (captured: `0: step` then `0:  6/16 loss 0.167 step_time_ms 50.2`, or
+every write a line, `0: step`, `0:  `, `0: 1/16`, ..., and the newline alone, `0: `).  A
+labelled line of one word (a print's first argument: `step`, `Epoch:`, `iter`, maybe with the
+separator after it) is held; the label's next lines run on behind it while one of them begins
+with a separator, or what is held ends with one (a print's writes alternate: argument,
+separator, argument, ...), and an empty one ends it (the newline came alone).  Held so, a line
+goes on when the label's next line does not continue it: a line cut after its first word
+reaches the parsers one line of its task late.  A read that ends after a first argument with a
+number in it (`print(f"step {n}", ...)`) is not told from a whole line: that line is lost.
 """
 from __future__ import annotations
 
@@ -24,6 +36,15 @@ LABEL = rb" {0,7}(?P<task>[0-9]{1,7}): "
 _LABEL = re.compile(LABEL)
 _LABEL_TEXT = re.compile(LABEL.decode())
 _PIECE_LINE = re.compile(rb"\n" + LABEL + rb"[^\n]{%d}(?:\n|\Z)" % PIECE)
+FIRST_WORD = re.compile(rb"[A-Za-z][A-Za-z_]{0,23}+[:=]?[ \t]?")
+"""A print's first argument that a read may end after (see above): one word, no number, and
+maybe the separator after it."""
+_WORD_LINE = re.compile(rb"\n" + LABEL + FIRST_WORD.pattern + rb"(?:\n|\Z)")
+"""A labelled line after the first of such a word alone (a pattern that begins with a newline
+is searched for at C speed from newline to newline)."""
+_FIRST_WORD_LINE = re.compile(LABEL + FIRST_WORD.pattern + rb"(?:\n|\Z)")
+WRITES_MAX = 4096
+"""The most bytes held as one task's line of writes; past it, what is held goes on as it is."""
 """A labelled line after the first whose text is exactly one piece long.  Scanned for the
 newline first, then each line once: linear, no time-out needed."""
 
@@ -50,12 +71,22 @@ def cut_inside(data: bytes) -> bool:
     return _PIECE_LINE.search(data) is not None
 
 
+def cut_after_word(data: bytes) -> bool:
+    """Does a labelled line of `data`, a block that begins with srun's label, hold one word
+    and nothing else: maybe a print's first argument, the start of a line that `srun -u` cut
+    (see above)?  Blocks without the label cost one anchored match."""
+    return labelled(data) and (_FIRST_WORD_LINE.match(data) is not None
+                               or _WORD_LINE.search(data) is not None)
+
+
 class SrunPieces:
     """The held pieces of the tasks' cut lines, for one stream."""
 
     def __init__(self) -> None:
         self.held: dict[bytes, bytes] = {}
         """label -> the text of its cut line so far"""
+        self.writes: dict[bytes, bytes] = {}
+        """label -> the writes of its line so far, where `srun -u` may have cut it (see above)"""
 
     def join(self, data: bytes) -> bytes:
         """`data` (whole lines; a last one without its newline counts as whole) with each cut
@@ -76,16 +107,35 @@ class SrunPieces:
             if len(piece) == PIECE:
                 held[label] = text
             else:
-                out.append(label + text)
+                self._write(label, text, out)
         if not out:
             return b""
         out.append(b"")
         return b"\n".join(out)
 
+    def _write(self, label: bytes, text: bytes, out: list[bytes]) -> None:
+        """One whole labelled line, where `srun -u` may have cut a line between two writes."""
+        writes = self.writes
+        line = writes.pop(label, None)
+        if line is not None:
+            if not text:                    # the newline, alone: the line of writes ends
+                out.append(label + line)
+                return
+            if (text[:1] in b" \t" or line[-1:] in b" \t") and len(line) + len(text) <= WRITES_MAX:
+                writes[label] = line + text
+                return
+            out.append(label + line)        # the line it held ended before this one
+        if FIRST_WORD.fullmatch(text):
+            writes[label] = text
+        else:
+            out.append(label + text)
+
     def drain(self) -> list[bytes]:
-        """The held pieces as lines of their own, for a stream that ended after them."""
+        """The held pieces and writes as lines of their own, for a stream that ended after them."""
         lines = [label + text for label, text in self.held.items()]
+        lines += [label + text for label, text in self.writes.items()]
         self.held.clear()
+        self.writes.clear()
         return lines
 
 

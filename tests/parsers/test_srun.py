@@ -20,6 +20,7 @@ BARS = "slurm-22.05.8_tqdm-4.70.1_srun-label_bars-of-2-ranks_stderr.log"
 EXACT = "slurm-22.05.8_srun-label_lines-of-1023-to-2048-bytes_2rank.log"
 NESTED = "slurm-22.05.8_torch-2.15_srun-label-around-torchrun-tee3_lines-in-two-writes_2x2rank.log"
 UNBUFFERED = "slurm-22.05.8_srun-label-unbuffered_lines-in-two-writes_3rank.log"
+PRINT_ARGS = "slurm-22.05.8_srun-u-label_print-args-cut-between-writes_2rank.log"
 
 
 def as_srun_writes_it(label: bytes, line: bytes) -> list[bytes]:
@@ -35,7 +36,7 @@ def as_srun_writes_it(label: bytes, line: bytes) -> list[bytes]:
 def test_cut_lines_come_back_whole(lines, stride):
     """Whatever the lengths (a whole number of pieces included) and however the tasks'
     pieces interleave: `stride` pieces of each task in turn."""
-    lines = [(label, bytes([65 + n % 26]) * n) for label, n in lines]
+    lines = [(label, bytes([48 + n % 10]) * n) for label, n in lines]   # digits: no print's first word
     tasks: dict = {}
     for label, text in lines:
         tasks.setdefault(label, []).extend(as_srun_writes_it(label, text))
@@ -44,9 +45,10 @@ def test_cut_lines_come_back_whole(lines, stride):
         for queue in tasks.values():
             stream += queue[:stride]
             del queue[:stride]
-    joined = SrunPieces().join(b"".join(stream))
+    pieces = SrunPieces()
+    joined = pieces.join(b"".join(stream))
     got: dict = {}
-    for line in joined.split(b"\n")[:-1] if joined else []:
+    for line in (joined.split(b"\n")[:-1] if joined else []) + pieces.drain():
         label, _, text = line.partition(b": ")
         got.setdefault(label + b": ", []).append(text)
     want: dict = {}
@@ -104,6 +106,44 @@ def test_srun_unbuffered_passes_each_write_on_as_a_line():
     assert sorted((r["rank"], r["step"], r["loss"], r["step_time_ms"]) for r in recs) == [
         (rank, step, float(f"2.30{rank}"), float(f"300.{rank}"))
         for rank in range(3) for step in range(1, 5) if (rank, step) != (1, 3)]
+
+
+def test_srun_unbuffered_lines_cut_between_a_prints_writes_come_back_whole():
+    """`srun -u --label` and `print("step", n, "loss", x, ...)` under PYTHONUNBUFFERED=1, a real
+    capture: one line cut after its first word (`0: step` / `0:  6/16 loss ...`), one cut at
+    every write and its newline alone (`0: step`, `0:  `, `0: 1/16`, ..., `0: `).  Every step
+    of both tasks is read with its step time, rank 1's slow step 10 too; read line by line
+    (`feed`) the same."""
+    data = (CAPTURED / PRINT_ARGS).read_bytes()
+    assert b"\n0: step\n0:  \n0: 1/16\n" in data and b"\n0: step\n0:  6/16 loss" in data
+    for recs in (parse_file(PRINT_ARGS), _by_line(data)):
+        steps = sorted((r["rank"], r["step"], r["step_time_ms"]) for r in recs if r["kind"] == "progress")
+        assert [(rank, step) for rank, step, _ in steps] == [(rank, step) for rank in (0, 1) for step in range(1, 17)]
+        assert max(steps, key=lambda s: s[2]) == (1, 10, 500.2)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(1, 40), min_size=1, max_size=6), st.data())
+def test_a_prints_writes_cut_anywhere_come_back_as_its_line(numbers, data):
+    """A line of `print("step", n1, n2, ...)`, its writes (words, separators, the newline)
+    passed on by `srun -u` in reads that end after its first word (or the separator after it)
+    and then after any of them, other tasks' lines between: the task's line comes back whole."""
+    writes = [b"step"]
+    for n in numbers:
+        writes += [b" ", b"%d" % n]
+    writes.append(b"\n")
+    # srun reads as the first write comes: the first read ends after the word or its separator
+    first = data.draw(st.sampled_from([1, 2]))
+    cuts = sorted({first} | set(data.draw(st.lists(st.integers(first, len(writes) - 1), max_size=len(writes)))))
+    reads = [b"".join(writes[a:b]) for a, b in zip([0] + cuts, cuts + [len(writes)])]
+    stream = b""
+    for read in reads:
+        stream += b"0: " + (read if read.endswith(b"\n") else read + b"\n")
+        stream += b"1: other task's line 3\n"
+    pieces = SrunPieces()
+    joined = pieces.join(stream)
+    lines = [line for line in joined.split(b"\n")[:-1] + pieces.drain() if line.startswith(b"0: ")]
+    assert [line for line in lines if line != b"0: "] == [b"0: " + b"".join(writes[:-1])]
 
 
 def _by_line(data: bytes) -> list[dict]:
