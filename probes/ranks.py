@@ -102,8 +102,8 @@ MPIRUN_TWO_VALUED = frozenset(("-mca", "--mca", "-gmca", "--gmca", "-genv", "-en
 def _program_at(cmd: list[str], valued: frozenset, two_valued: frozenset = frozenset()) -> int:
     """Index of the program a launcher (`cmd[0]`) runs: the first word that is no option nor an
     option's value.  A long option without `=` that no set names is taken as a flag unless the
-    next word is no program (not on PATH, no `.py`): `srun --label python x.py`, `srun
-    --partition gpu python x.py`."""
+    next word is neither an option nor a program (not on PATH, no `.py`): `srun --label -n 2
+    python x.py`, `srun --partition gpu python x.py`."""
     i = 1
     while i < len(cmd):
         word = cmd[i]
@@ -117,7 +117,8 @@ def _program_at(cmd: list[str], valued: frozenset, two_valued: frozenset = froze
             i += 3
         elif word in valued:
             i += 2
-        elif word.startswith("--") and i + 1 < len(cmd) and not _is_program(cmd[i + 1]):
+        elif word.startswith("--") and i + 1 < len(cmd) and not cmd[i + 1].startswith("-") \
+                and not _is_program(cmd[i + 1]):
             i += 2
         else:
             i += 1

@@ -147,6 +147,7 @@ def test_srun_and_mpirun_options_give_the_jobs_size():
     so the launcher's own options say how many ranks a step waits for, not the program's."""
     assert world_size_from_cmd(["srun", "-n", "4", "python", "train.py", "-n", "9"], {}) == 4
     assert world_size_from_cmd(["srun", "-n4", "--label", "python", "train.py"], {}) == 4
+    assert world_size_from_cmd(["srun", "-O", "-u", "--label", "-n", "2", "python", "train.py"], {}) == 2
     assert world_size_from_cmd(["srun", "--ntasks=6", "python", "train.py"], {}) == 6
     assert world_size_from_cmd(["srun", "-p", "gpu", "-N", "2", "--ntasks-per-node", "8",
                                 "python", "train.py"], {}) == 16
