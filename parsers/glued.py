@@ -7,7 +7,7 @@ workers printing at the same moment into the pipe torchrun (without `--tee`) or 
     step 5/16 loss 0.200 step_time_ms 50.2step 5/16 loss 0.200 step_time_ms 500.1
 
 and then the two newlines: read as one line, one rank's step was lost, a slow one as easily as
-any.  Seen on a busy 2-core machine in about one run of six of a two-node job.  (`logging`
+any.  Seen on a busy 2-core machine in two or three of six runs of a two-node job.  (`logging`
 writes a record and its newline in one call: lines that begin with a timestamp do not glue.)
 
 The second print begins as the first does: the same words up to the line's first number.  A
