@@ -586,7 +586,7 @@ class Dispatcher:
         return not (self.tee.open or self._srun_line or self.srun.held or self.srun.writes
                     or "[default" in data or "]<std" in data
                     or (len(data) > PIECE and cut_inside(_as_bytes(data)))
-                    or cut_after_word(_as_bytes(data)))
+                    or (labelled(data) and cut_after_word(_as_bytes(data))))
 
     def _feed_block(self, data: bytes) -> list[dict]:
         """`feed_chunk` of whole lines, each of one rank."""
@@ -712,6 +712,7 @@ class Dispatcher:
         stream but their parser's: the line that none takes goes to `feed`, and may."""
         readers, runs, last_step = self._readers, self._runs, self.events.last_step
         lines = records = 0
+        read_len = self._read_len
         while pos < end:
             run = runs.get(text[pos]) if runs else None
             if run is not None:
@@ -741,7 +742,7 @@ class Dispatcher:
             if text[pos] in _PREFIX_START and _maybe_prefixed(text[pos:pos + 24]):
                 rank, rest = split_rank_prefix(text[pos:nl])
                 start = nl - len(rest)
-            elif (nl - pos) * 2 > self._read_len * 3 and glued_at(text[pos:nl]):
+            elif (nl - pos) * 2 > read_len * 3 and glued_at(text[pos:nl]):
                 break           # two prints run into one line: `feed` cuts them apart
             try:
                 for read in readers:
@@ -753,7 +754,7 @@ class Dispatcher:
             except Exception:  # noqa: BLE001 - `feed` takes the line, and counts it
                 break
             lines += 1
-            self._read_len = nl - start
+            read_len = nl - start
             if recs:
                 records += len(recs)
                 out += recs
@@ -761,6 +762,7 @@ class Dispatcher:
                 if r0["step"] is not None and r0["kind"] in ("progress", "timing"):
                     last_step[rank] = r0["step"]
             pos = nl + 1
+        self._read_len = read_len
         return pos, lines, records
 
     def _split_prefix(self, line: str) -> tuple[int | None, str]:

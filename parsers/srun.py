@@ -36,6 +36,8 @@ LABEL = rb" {0,7}(?P<task>[0-9]{1,7}): "
 _LABEL = re.compile(LABEL)
 _LABEL_TEXT = re.compile(LABEL.decode())
 _PIECE_LINE = re.compile(rb"\n" + LABEL + rb"[^\n]{%d}(?:\n|\Z)" % PIECE)
+"""A labelled line after the first whose text is exactly one piece long.  Scanned for the
+newline first, then each line once: linear, no time-out needed."""
 FIRST_WORD = re.compile(rb"[A-Za-z][A-Za-z_]{0,23}+[:=]?[ \t]?")
 """A print's first argument that a read may end after (see above): one word, no number, and
 maybe the separator after it."""
@@ -45,8 +47,6 @@ is searched for at C speed from newline to newline)."""
 _FIRST_WORD_LINE = re.compile(LABEL + FIRST_WORD.pattern + rb"(?:\n|\Z)")
 WRITES_MAX = 4096
 """The most bytes held as one task's line of writes; past it, what is held goes on as it is."""
-"""A labelled line after the first whose text is exactly one piece long.  Scanned for the
-newline first, then each line once: linear, no time-out needed."""
 
 
 def labelled(data: str | bytes) -> bool:
