@@ -138,8 +138,8 @@ def run(cmd: list[str], job: str, broker: str | None, data_dir: Path, *, hooks: 
         lambda: base_from_workers(gpu_probe_mod.job_processes(proc.pid, seen_procs)),
         fallback=base_from_cmd(cmd), multi_node=(nnodes(cmd) or 1) > 1)
     # a task's one process prints each step once: no print order to spread (print_order.py);
-    # every task of an srun or mpirun prints to its one stream
-    launcher = (local_ranks, 1 if task else nproc_per_node(cmd) or tasks_from_cmd(cmd, dict(os.environ)),
+    # every task of an srun or mpirun prints to its one stream (the world its options gave)
+    launcher = (local_ranks, 1 if task else nproc_per_node(cmd) or world or None,
                 tee_prefix_from_cmd(cmd, dict(os.environ), host))
     pumps = [StreamPump(proc.stdout.fileno(), sys.stdout.buffer, "stdout", log_event,
                         default_rank, *launcher).start(),
