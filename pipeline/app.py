@@ -221,9 +221,11 @@ def build_app(settings: Settings, store=None, verdict_cfg: VerdictConfig | None 
     @app.agent(raw_topic, name="correlate")
     async def correlate(stream):
         """Per job/rank: close step windows and compute each rank's lane breakdown."""
-        states = BatchWrites(rank_windows)
+        states, in_order = BatchWrites(rank_windows), commits.InOrder(app)
         async for batch in stream.take_events(AGENT_BATCH, within=AGENT_BATCH_SECONDS):
             for event in batch:
+                if not await in_order.admit(event.message):
+                    continue
                 states.current_partition = event.message.partition
                 try:
                     msg = envelope.decode(event.value)
@@ -249,8 +251,11 @@ def build_app(settings: Settings, store=None, verdict_cfg: VerdictConfig | None 
     async def aggregate(stream):
         """Per job: join the ranks of each step, judge it, and emit steps and alerts."""
         jobs, rows = BatchWrites(job_steps), BatchWrites(step_rows)
+        in_order = commits.InOrder(app)
         async for batch in stream.take_events(AGENT_BATCH, within=AGENT_BATCH_SECONDS):
             for event in batch:
+                if not await in_order.admit(event.message):
+                    continue
                 jobs.current_partition = rows.current_partition = event.message.partition
                 try:
                     await aggregate_one(event, jobs, rows)

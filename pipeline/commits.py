@@ -19,6 +19,13 @@ partition is read again from that offset, so the agents see each partition in or
 aggregate judges steps in order).  A partition whose commit is still held back after a
 while is read again from its committed offset.  At least once: the agents and the store
 drop the duplicates.
+
+In order up to the consumer is not yet in order at the agent: Faust can lose an event
+between the two without acking it (seen around a rebalance: offset 104 handed to the stream,
+103 and 105 reached the agent).  The commit holds there and the event is read again, but by
+then the correlate agent's state had passed its step and dropped it as a duplicate: a
+rank's step lost for good.  `InOrder` makes an agent take each partition's events in offset
+order, so that a lost one is read again before any after it is used.
 """
 from __future__ import annotations
 
@@ -64,6 +71,7 @@ class SafeCommitConsumer(aiokafka_driver.Consumer):
         self._resyncing: dict = {}      # partition -> the offset that must come next
         self._resync_until: dict = {}
         self._read_offset = _ReadOffsets(self._resyncing)
+        self.gone_on_from: dict = {}    # partition -> the offset reading went on from
         self._deliver, self.callback = self.callback, self._deliver_in_order
 
     async def _deliver_in_order(self, message) -> None:
@@ -75,8 +83,17 @@ class SafeCommitConsumer(aiokafka_driver.Consumer):
                     return      # fetched before the seek back: it comes again, in order
                 log.warning("offset %d of %s[%d] never came back; going on from %d",
                             expected, tp.topic, tp.partition, message.offset)
+                self.gone_on_from[tp] = message.offset
             del self._resyncing[tp]
         await self._deliver(message)
+
+    async def read_again(self, tp, offset: int) -> bool:
+        """Read ``tp`` again from ``offset`` (the records after it are dropped until it
+        comes); False where it is being read again from there already, or is not ours."""
+        if self._resyncing.get(tp) == offset or tp not in self.assignment():
+            return False
+        await self._read_again(tp, offset)
+        return True
 
     async def _read_again(self, tp, offset: int) -> None:
         self._resyncing[tp] = offset
@@ -150,6 +167,40 @@ class SafeCommitConsumer(aiokafka_driver.Consumer):
                 self._committed_offset[tp] = await self.position(tp)
             elif committed > 0:
                 self._read_offset[tp] = committed - 1
+
+
+def in_order(due: int | None, offset: int, gone_on_from: int | None = None
+             ) -> tuple[bool, int | None, int | None]:
+    """Whether an agent takes the event at ``offset`` of a partition whose next event due is
+    ``due`` (None: not known, take any), as (take it, the next due, the offset to read the
+    partition again from or None).  An event past the one due is not taken: the one due
+    never reached the agent, so the partition is read again from it.  One before it was taken
+    already.  ``gone_on_from`` is where the consumer went on when an offset never came."""
+    if due is None or offset == due or offset == gone_on_from:
+        return True, offset + 1, None
+    return False, due, due if offset > due else None
+
+
+class InOrder:
+    """One agent's gate (see `in_order`), due from where this generation's reading began:
+    the committed offset the consumer sought to."""
+
+    def __init__(self, app: faust.App):
+        self.app = app
+        self.next_due: dict = {}    # partition -> (generation, next offset due)
+
+    async def admit(self, message) -> bool:
+        consumer, tp = self.app.consumer, message.tp
+        generation, due = self.next_due.get(tp, (None, None))
+        if generation != message.generation_id:
+            due = consumer._committed_offset.get(tp)
+        take, due, again = in_order(due, message.offset, consumer.gone_on_from.get(tp))
+        self.next_due[tp] = (message.generation_id, due)
+        if again is not None and await consumer.read_again(tp, again):
+            log.warning("offset %d of %s[%d] never reached the agent, %d did: reading the "
+                        "partition again from %d", again, tp.topic, tp.partition,
+                        message.offset, again)
+        return take
 
 
 class SafeCommitTransport(aiokafka_driver.Transport):

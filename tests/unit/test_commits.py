@@ -144,3 +144,39 @@ def test_an_offset_that_never_comes_back_does_not_stall_the_partition(consumer, 
     asyncio.run(consumer.callback(message(14)))
     assert delivered == [14] and consumer._resyncing == {}
 
+
+
+def test_the_agent_takes_a_partition_in_offset_order(consumer, seeks):
+    """Faust lost offset 12 between the consumer and the agent (it reached the stream, never
+    the agent, and was never acked): 13 must wait for it, or the correlate agent's state
+    passes 12's step and drops it as a duplicate when it is read again."""
+    gate = commits.InOrder(consumer.app)
+
+    def admit(offset: int, generation: int = 3) -> bool:
+        return asyncio.run(gate.admit(message(offset, generation)))
+
+    assert [admit(o) for o in (10, 11, 13, 14)] == [True, True, False, False]
+    assert seeks == [(TP0, 12)]                       # once, not for every later event
+    assert [admit(o) for o in (12, 13, 11, 14)] == [True, True, False, True]
+    consumer._committed_offset[TP0] = 13              # a rebalance: reading starts again there
+    assert [admit(o, generation=4) for o in (13, 14)] == [True, True]
+
+
+def test_the_gate_starts_at_the_committed_offset_and_follows_a_give_up(consumer, seeks):
+    gate = commits.InOrder(consumer.app)
+    assert asyncio.run(gate.admit(message(11))) is False      # 10, where reading began, is due
+    assert seeks == [(TP0, 10)]
+    consumer.gone_on_from[TP0] = 14                           # 10 never came back (deleted)
+    assert asyncio.run(gate.admit(message(14))) is True
+    assert asyncio.run(gate.admit(message(15))) is True
+
+
+@pytest.mark.parametrize("due, offset, gone_on_from, expected", [
+    (None, 7, None, (True, 8, None)),
+    (7, 7, None, (True, 8, None)),
+    (7, 9, None, (False, 7, 7)),
+    (7, 5, None, (False, 7, None)),
+    (7, 9, 9, (True, 10, None)),
+])
+def test_in_order(due, offset, gone_on_from, expected):
+    assert commits.in_order(due, offset, gone_on_from) == expected
