@@ -247,6 +247,11 @@ GRACE_NS = 20_000_000_000
 """An incomplete step is judged with the ranks it has this long after its first row arrived."""
 MAX_PENDING = 500
 """Bound on a job's steps waiting for ranks; past it the oldest are judged as they are."""
+SETTLE_NS = 3_000_000_000
+"""Where the job's size is unknown, how long after its first row a step that every rank seen
+so far sent still waits for others: each rank's rows come on its own partition, and one
+partition may be read seconds after another (a short job read in a burst had every step
+judged as rank 0's alone, rank 1's rows stored after the verdicts)."""
 SILENT_AFTER = 2
 """Steps judged short of ranks (after GRACE_NS, or behind a later step) after which the ranks
 that never sent a row are taken for ranks that print no steps (a job whose rank 0 alone prints,
@@ -270,7 +275,8 @@ def aggregate(state: dict, row: dict, cfg: verdict.VerdictConfig, now_ns: int,
     step's ranks (at 2,048 ranks that copy made a step cost 346 ms of CPU, quadratic in ranks).
 
     Returns (state, verdicts, late rows).  A step is judged when every expected rank has
-    reported, when GRACE_NS of processing time passed since its first row (ticks carry the
+    reported (where the job's size is unknown, not before SETTLE_NS after the job's first
+    row), when GRACE_NS of processing time passed since its first row (ticks carry the
     time), or when every rank has ended.  Steps are judged in order so the baseline stays
     causal.  A row for a step already judged is late: it no longer changes the verdict but is
     returned, so it still reaches the store.  ``now_ns`` is processing time, not event time:
@@ -289,6 +295,7 @@ def aggregate(state: dict, row: dict, cfg: verdict.VerdictConfig, now_ns: int,
         return (*_judge_ready(state, cfg, now_ns, rows, flush=_all_ended(state)), [])
     if row["step"] <= state["judged_through"]:
         return state, [], [row]
+    state.setdefault("first_ns", now_ns)
     entry = state["pending"].setdefault(str(row["step"]), {"first_ns": now_ns, "ranks": {}, "placed": 0})
     if rank not in entry["ranks"]:
         entry["ranks"][rank] = 1
@@ -339,12 +346,13 @@ def _judge_ready(state: dict, cfg: verdict.VerdictConfig, now_ns: int, rows: Mut
     if not state["pending"]:
         return state, []
     expected = _expected_ranks(state)
+    settled = state["world_size"] > 0 or now_ns - state.get("first_ns", now_ns) >= SETTLE_NS
     order = sorted(state["pending"], key=int)
     overflow = len(order) - MAX_PENDING
     ready_through = state["judged_through"]
     for i, key in enumerate(order):
         entry = state["pending"][key]
-        if (flush or i < overflow or entry["placed"] >= expected
+        if (flush or i < overflow or (entry["placed"] >= expected and settled)
                 or now_ns - entry["first_ns"] >= GRACE_NS):
             ready_through = int(key)
     verdicts = []

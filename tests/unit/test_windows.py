@@ -174,6 +174,39 @@ def test_a_straggler_that_sent_rows_is_still_waited_for():
     assert [(v["step"], v["rank_count"]) for v in verdicts] == [(4, 2)]
 
 
+def test_where_the_jobs_size_is_unknown_steps_wait_for_ranks_read_later():
+    """Two ranks of a job whose size nobody said: rank 0's partition is read first, rank 1's a
+    second later.  Judged as soon as every rank seen had sent it, each step was rank 0's
+    alone; now the steps wait SETTLE_NS from the job's first row, and have both ranks."""
+    state, rows = windows.new_job_state(), {}
+    row = {"t0_ns": 0, "t1_ns": 10 * MS, "duration_ms": 10.0, "lanes_ms": {}, "arrival_ns": 5,
+           "world_size": 0, "source": "log"}
+    for step in (1, 2, 3):
+        state, verdicts, _ = windows.aggregate(state, dict(row, step=step, rank=0), CFG, 0, rows)
+        assert verdicts == []
+    for step in (1, 2, 3):
+        state, verdicts, late = windows.aggregate(state, dict(row, step=step, rank=1), CFG,
+                                                  1_000 * MS, rows)
+        assert verdicts == [] and late == []
+    state, verdicts, _ = windows.aggregate(state, {"tick": True}, CFG, windows.SETTLE_NS, rows)
+    assert [(v["step"], v["rank_count"]) for v in verdicts] == [(1, 2), (2, 2), (3, 2)]
+    # settled: a later step is judged when the ranks seen sent it, with no wait
+    for rank in (0, 1):
+        state, verdicts, _ = windows.aggregate(state, dict(row, step=4, rank=rank), CFG,
+                                               windows.SETTLE_NS, rows)
+    assert [(v["step"], v["rank_count"]) for v in verdicts] == [(4, 2)]
+
+
+def test_a_single_process_job_of_unknown_size_is_judged_once_settled():
+    state, rows = windows.new_job_state(), {}
+    row = {"t0_ns": 0, "t1_ns": 10 * MS, "duration_ms": 10.0, "lanes_ms": {}, "arrival_ns": 5,
+           "world_size": 0, "source": "log", "rank": 0}
+    state, verdicts, _ = windows.aggregate(state, dict(row, step=1), CFG, 0, rows)
+    assert verdicts == []
+    state, verdicts, _ = windows.aggregate(state, {"tick": True}, CFG, windows.SETTLE_NS, rows)
+    assert [(v["step"], v["rank_count"]) for v in verdicts] == [(1, 1)]
+
+
 def test_the_unplaced_rank_counts_for_no_rank_of_the_job_at_its_end():
     """A 2-rank job whose unlabelled lines went to rank -1: the rows of rank -1 and rank 0 are
     not two of the job's ranks, nor their ends the ends of two: the last step waits for rank
