@@ -43,9 +43,15 @@ log = logging.getLogger("ridgescope.pipeline")
 REREAD_AFTER_S = 5.0
 """How long a partition's commit may wait on an event at its committed position before the
 partition is read again from there: longer than a batch takes, shorter than a user waits."""
-RESYNC_GIVE_UP_S = 3.0
-"""A partition read again takes records only from the offset it awaits; should that offset
-not exist (a topic someone compacted), it goes on from what comes after this long."""
+RESYNC_CHECK_S = 3.0
+"""A partition read again takes records only from the offset it awaits.  Records past it that
+still come this long after the seek may have been fetched before it (they can take seconds to
+pass a busy stream), or the broker no longer holds the awaited one: the broker is asked.
+Where retention deleted it, reading goes on from the first offset the broker holds."""
+RESYNC_GIVE_UP_S = 30.0
+"""An awaited offset that the broker holds but never sends (a topic someone compacted): after
+this long, reading goes on from what comes.  Going on after RESYNC_CHECK_S alone lost events
+that were merely slow."""
 
 
 class _ReadOffsets(defaultdict):
@@ -69,6 +75,7 @@ class SafeCommitConsumer(aiokafka_driver.Consumer):
         super().__init__(*args, **kwargs)
         self._held_since: dict = {}
         self._resyncing: dict = {}      # partition -> the offset that must come next
+        self._resync_check_at: dict = {}
         self._resync_until: dict = {}
         self._read_offset = _ReadOffsets(self._resyncing)
         self.gone_on_from: dict = {}    # partition -> the offset reading went on from
@@ -77,15 +84,39 @@ class SafeCommitConsumer(aiokafka_driver.Consumer):
     async def _deliver_in_order(self, message) -> None:
         tp = message.tp
         expected = self._resyncing.get(tp)
+        if expected is not None and message.offset > expected \
+                and time.monotonic() >= self._resync_check_at[tp]:
+            expected = await self._still_awaited(tp, expected, message.offset)
         if expected is not None:
             if message.offset != expected:
-                if message.offset < expected or time.monotonic() < self._resync_until[tp]:
-                    return      # fetched before the seek back: it comes again, in order
-                log.warning("offset %d of %s[%d] never came back; going on from %d",
-                            expected, tp.topic, tp.partition, message.offset)
-                self.gone_on_from[tp] = message.offset
+                return      # fetched before the seek back: it comes again, in order
             del self._resyncing[tp]
         await self._deliver(message)
+
+    async def _still_awaited(self, tp, expected: int, offset: int) -> int | None:
+        """The offset a partition read again awaits, where a later one came past
+        RESYNC_CHECK_S: the broker's first where retention deleted the awaited one, None (go
+        on from ``offset``) past RESYNC_GIVE_UP_S, else the same one."""
+        now = time.monotonic()
+        self._resync_check_at[tp] = now + RESYNC_CHECK_S
+        try:
+            earliest = (await self.earliest_offsets(tp)).get(tp)
+        except Exception as exc:  # noqa: BLE001 - unanswered: wait on, ask again later
+            log.warning("the broker did not say where %s[%d] begins: %s", tp.topic,
+                        tp.partition, exc)
+            earliest = None
+        if earliest is not None and earliest > expected:
+            log.warning("offsets %d-%d of %s[%d] were deleted before they were read; going on "
+                        "from %d", expected, earliest - 1, tp.topic, tp.partition, earliest)
+            self._resyncing[tp] = self.gone_on_from[tp] = earliest
+            return earliest
+        if now < self._resync_until[tp]:
+            return expected
+        log.warning("offset %d of %s[%d] never came back; going on from %d",
+                    expected, tp.topic, tp.partition, offset)
+        del self._resyncing[tp]
+        self.gone_on_from[tp] = offset
+        return None
 
     async def read_again(self, tp, offset: int) -> bool:
         """Read ``tp`` again from ``offset`` (the records after it are dropped until it
@@ -97,7 +128,9 @@ class SafeCommitConsumer(aiokafka_driver.Consumer):
 
     async def _read_again(self, tp, offset: int) -> None:
         self._resyncing[tp] = offset
-        self._resync_until[tp] = time.monotonic() + RESYNC_GIVE_UP_S
+        now = time.monotonic()
+        self._resync_check_at[tp] = now + RESYNC_CHECK_S
+        self._resync_until[tp] = now + RESYNC_GIVE_UP_S
         await self.seek(tp, offset)
 
     def ack(self, message) -> bool:

@@ -130,20 +130,54 @@ def test_a_partition_held_back_too_long_is_read_again_from_its_committed_offset(
     assert consumer._resyncing == {TP0: 10}
 
 
-def test_an_offset_that_never_comes_back_does_not_stall_the_partition(consumer, seeks,
-                                                                       monkeypatch):
-    delivered = []
+@pytest.fixture
+def resync(consumer, seeks, monkeypatch):
+    """A partition read again from 12 (the broker holds offsets from ``first[0]``), and the
+    offsets the consumer then delivers."""
+    delivered, first = [], [0]
 
     async def deliver(msg):
         delivered.append(msg.offset)
+
+    async def earliest_offsets(*tps):
+        return {tp: first[0] for tp in tps}
     monkeypatch.setattr(consumer, "_deliver", deliver)
+    monkeypatch.setattr(consumer, "earliest_offsets", earliest_offsets)
     asyncio.run(consumer._read_again(TP0, 12))
+    return delivered, first
+
+
+def test_records_past_the_awaited_offset_wait_while_the_broker_holds_it(consumer, resync):
+    """Records fetched before the seek can take seconds to pass a busy stream: going on from
+    them after a wait alone lost the awaited events (the gate then took them as gone)."""
+    delivered, _ = resync
+    consumer._resync_check_at[TP0] -= commits.RESYNC_CHECK_S
+    asyncio.run(consumer.callback(message(14)))
+    assert delivered == [] and consumer._resyncing == {TP0: 12}
+    asyncio.run(consumer.callback(message(12)))
+    assert delivered == [12] and consumer._resyncing == {}
+
+
+def test_offsets_that_retention_deleted_are_gone_on_from(consumer, resync):
+    delivered, first = resync
+    first[0] = 13
+    consumer._resync_check_at[TP0] -= commits.RESYNC_CHECK_S
+    asyncio.run(consumer.callback(message(14)))       # fetched before the seek: 13 is due
+    assert delivered == [] and consumer._resyncing == {TP0: 13}
+    asyncio.run(consumer.callback(message(13)))
+    assert delivered == [13] and consumer.gone_on_from == {TP0: 13}
+
+
+def test_an_offset_that_never_comes_back_does_not_stall_the_partition(consumer, resync):
+    """A compacted topic: the broker holds offsets from 0, but 12 never comes."""
+    delivered, _ = resync
     asyncio.run(consumer.callback(message(14)))
     assert delivered == []
+    consumer._resync_check_at[TP0] -= commits.RESYNC_GIVE_UP_S
     consumer._resync_until[TP0] -= commits.RESYNC_GIVE_UP_S
     asyncio.run(consumer.callback(message(14)))
     assert delivered == [14] and consumer._resyncing == {}
-
+    assert consumer.gone_on_from == {TP0: 14}
 
 
 def test_the_agent_takes_a_partition_in_offset_order(consumer, seeks):
