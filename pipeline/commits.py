@@ -227,8 +227,11 @@ class InOrder:
         generation, due = self.next_due.get(tp, (None, None))
         if generation != message.generation_id:
             due = consumer._committed_offset.get(tp)
-        take, due, again = in_order(due, message.offset, consumer.gone_on_from.get(tp))
+        gone_on_from = consumer.gone_on_from.get(tp)
+        take, due, again = in_order(due, message.offset, gone_on_from)
         self.next_due[tp] = (message.generation_id, due)
+        if take and message.offset == gone_on_from:
+            del consumer.gone_on_from[tp]     # taken: a later reading of it is in order again
         if again is not None and await consumer.read_again(tp, again):
             log.warning("offset %d of %s[%d] never reached the agent, %d did: reading the "
                         "partition again from %d", again, tp.topic, tp.partition,

@@ -136,9 +136,9 @@ def test_a_killed_or_restarted_worker_recovers_its_tables_with_no_duplicate_step
     # A step judged before a rank's row came (a worker down past the grace period) stores that
     # row when it comes, through the sink's next batch of records: after the step, not with it.
     rows = stored_rows(kafka_stack, f"SELECT count() AS n FROM step_rank FINAL WHERE job = '{job}'", 270)
-    short = kafka_stack.sql(f"SELECT step, groupArray(rank) AS ranks FROM step_rank FINAL "
-                            f"WHERE job = '{job}' GROUP BY step HAVING count() != 2")
-    assert rows == [{"n": 270}], f"steps without both ranks' rows: {short}"
+    assert rows == [{"n": 270}], "steps without both ranks' rows: " + str(kafka_stack.sql(
+        f"SELECT step, groupArray(rank) AS ranks FROM step_rank FINAL WHERE job = '{job}' "
+        f"GROUP BY step HAVING count() != 2"))
     # The baseline carried over every restart: no step after warm-up lost its history.
     assert all(s["baseline_ms"] == pytest.approx(100.0) for s in steps if s["step"] > 8)
     assert not any(s["slow"] for s in steps)
