@@ -52,10 +52,10 @@ def check_stdout_only(stack, job: str, result) -> None:
     # Few false alarms on the steps we did not touch (the step after a slow one may catch up).
     touched = INJECTED | {step + 1 for step in INJECTED}
     normal = [s for s in steps if s["phase"] == "normal" and s["step"] not in touched]
-    flagged = [s["step"] for s in normal if s["slow"]]
+    flagged = [s for s in normal if s["slow"]]
     assert len(flagged) < 0.05 * len(normal), "false alarms: " + "; ".join(
         f"step {s['step']} {s['duration_ms']} ms over {s['baseline_ms']} ms, rank "
-        f"{s['culprit_rank']}" for s in normal if s["slow"])
+        f"{s['culprit_rank']}" for s in flagged)
 
     # The progress records themselves are in the store, with the job's printed values.
     progress = stack.sql(f"SELECT rank, step, record FROM progress WHERE job = '{job}' "
