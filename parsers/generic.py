@@ -181,6 +181,9 @@ class GenericParser(Parser):
         """rank -> (iterations timed, their mean ms, its decimals) of its last Detectron2 line"""
         self.d2_printed: dict = {}
         """rank -> [its last Detectron2 iteration printed, the iteration its hooks run at next]"""
+        self.d2_first: dict = {}
+        """rank -> (iteration, mean ms) of its first Detectron2 line where no line said where the
+        count began, until its second tells (None: it did not; see `_detectron2_fresh_start`)"""
 
     def detect(self, line: str) -> bool:
         return False
@@ -265,6 +268,7 @@ class GenericParser(Parser):
             if m:
                 self.d2_start[rank] = int(m.group(1))
                 self.d2_means.pop(rank, None)
+                self.d2_first.pop(rank, None)
                 return []
         text = s
         if "]" in s and ":" in s:
@@ -334,6 +338,8 @@ class GenericParser(Parser):
         """The mean time of the iterations since the rank's last line, from Detectron2's mean
         since its timer's warm-up, which times iterations from the third on."""
         start = self.d2_start.get(rank)
+        if start is None:
+            start = self._detectron2_fresh_start(rank, step, mean_ms)
         now = printed_mean(step - start - 1, mean_ms) if start is not None else None
         if now is None:
             return None
@@ -341,6 +347,26 @@ class GenericParser(Parser):
         self.d2_means[rank] = now
         ms = interval_mean(before, now)
         return None if ms is None else round(ms, 3)
+
+    def _detectron2_fresh_start(self, rank, step: int, mean_ms) -> int | None:
+        """Where the count began, for a log without its `Starting training` line (cut off, or
+        its logger filtered): 0, where the rank's first two lines are one writer period apart
+        and the first came at the end of the first period (a resumed run starts at one of its
+        checkpoints' iterations, and that line says so).  The first line's mean is then placed
+        as well, so that the second gives the time of the iterations between them."""
+        if rank not in self.d2_first:
+            self.d2_first[rank] = (step, mean_ms)
+            return None
+        first = self.d2_first[rank]
+        self.d2_first[rank] = None
+        if first is None or first[0] + 1 != step - first[0]:
+            return None
+        placed = printed_mean(first[0] - 1, first[1])
+        if placed is None:
+            return None
+        self.d2_start[rank] = 0
+        self.d2_means[rank] = placed
+        return 0
 
     def _run_step(self, rank, fields: dict, epoch: int, epochs: int, i: int, of: int) -> int:
         """The run's step of a line that prints its epoch of `epochs` and its step `i` of `of`

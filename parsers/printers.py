@@ -14,7 +14,8 @@
   since the timer's warm-up (timed from the run's third iteration on) and `data_time` a mean of
   the last 20: the step's own are `last_time` and `last_data_time`, which the releases (0.5,
   0.6) do not print.  There the mean gives the time of the iterations since the last line
-  (`means.py`), once `Starting training from iteration N` has said where the count began.
+  (`means.py`), once `Starting training from iteration N` has said where the count began, or
+  the first line came at the end of the first writer period (a run from its start).
 - DLRM's `Finished training it 1024/315310 of epoch 0, 15.12 ms/it, loss 0.476438, accuracy
   78.931 %` (the mean over the iterations since its last line) and `Testing at - 1000/2000 of
   epoch 0, loss 0.516816, accuracy 78.123 %, best 78.123 %`.

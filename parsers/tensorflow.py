@@ -11,8 +11,10 @@
   (16.456 sec/step)`, the step's own time.
 - The Object Detection API for TF2 (`model_lib_v2`): `Step 200 per-step time 0.831s loss=1.192`
   every 100 steps, the time of the step it follows (of its loop's `num_steps_per_iteration`
-  steps, one a step by default).  Its later releases log the losses as a dict on the lines
-  after (`pprint.pformat(..., width=40)`); those are not read.
+  steps, one a step by default).  Its later releases print no loss there but log the losses
+  and the learning rate as a dict on the lines after (`pprint.pformat(..., width=40)`: `{'Loss/
+  classification_loss': 0.12,`, then one item a line behind one space, up to `'learning_rate':
+  0.04}`); the step's record waits for it (`_LossDict`).
 - Model Garden's Orbit `Controller`: `train | step:     25 | steps/sec:    3.2 | output:
   {'learning_rate': 0.001, 'training_loss': 0.675}` (the rate of the steps since its last line),
   ` eval | step:     20 | steps/sec:   63.0 | eval time:    0.1 sec | output: {...}`, `saved
@@ -124,6 +126,33 @@ def _estimator_shaped(body: str, prefixed: bool) -> bool:
     return logged is not None and (prefixed or logged[2] is not None)
 
 
+class _LossDict:
+    """A model_lib_v2 step waiting for the dict of its losses, which the lines after its own
+    print (`state` "wait", then "dict" while reading it); once given, the dict's second print
+    by the other logger may follow ("again", "again_dict"), and is skipped."""
+    __slots__ = ("rec", "state", "parts", "head")
+
+    def __init__(self, rec: dict) -> None:
+        self.rec = rec
+        self.state = "wait"
+        self.parts: list[str] = []
+        self.head = ""
+
+    def fill(self) -> dict:
+        """The step's record, with what the dict held: the total loss, the learning rate, and
+        each loss as a metric."""
+        values = parse_flat_dict(_closed(self.parts)) or {}
+        total = values.pop("Loss/total_loss", None)
+        fields, extra = normalise([(k, v, None) for k, v in values.items()])
+        if total is not None:
+            self.rec["loss"] = total
+        if "lr" in fields:
+            self.rec["lr"] = fields["lr"]
+        if extra:
+            self.rec["metrics"] = extra
+        return self.rec
+
+
 class TensorflowParser(Parser):
     name = "tensorflow"
 
@@ -133,7 +162,9 @@ class TensorflowParser(Parser):
         self.at: dict = {}              # rank -> the global step it last said it was at
         self.trained: set = set()       # ranks that have given a step record
         self.evaluating: dict = {}      # rank -> the evaluation's `Inference Time` (ms), once begun
-        self.open: dict = {}            # rank -> (the Orbit line whose dict follows, its lines)
+        self.open: dict = {}
+        """rank -> (the Orbit line whose dict follows, its lines), or the `_LossDict` of a
+        model_lib_v2 step"""
         self.swallowed = False
         """The line just parsed is these loops' own and gives nothing (a message's second print,
         a counter): no other parser reads it (`owns`), and no event is made of it (`place_events`)."""
@@ -158,10 +189,16 @@ class TensorflowParser(Parser):
     def parse(self, line: str, rank: int | None) -> list[dict]:
         self.swallowed = False
         if rank in self.open:
-            out = self._read_dict(line, rank)
-            if out is not None or line.startswith(_DICT_LINE):
+            if isinstance(self.open[rank], _LossDict):
+                part, out = self._read_losses(line, rank)
+                if part:
+                    self.last_body[rank] = _body(line)     # (read again once the dict is done: skipped)
+                    self.swallowed = True
+                return out      # (a line that is no part of it is then read as any other)
+            orbit = self._read_dict(line, rank)
+            if orbit is not None or line.startswith(_DICT_LINE):
                 self.swallowed = True
-                return out or []
+                return orbit or []
         body = _body(line)
         if body == self.last_body.get(rank) or body.startswith(_OWN) or line.startswith(_DICT_LINE):
             self.swallowed = True       # (a dict line here: the dict of a message's second print)
@@ -185,15 +222,65 @@ class TensorflowParser(Parser):
         if body.startswith("Step "):
             m = OD_V2.match(body)
             if m is not None:
-                return self._step(rank, int(m.group(1)), step_time_ms=to_ms(num(m.group(2)), "s"),
+                recs = self._step(rank, int(m.group(1)), step_time_ms=to_ms(num(m.group(2)), "s"),
                                   loss=num(m.group(3)))
+                if m.group(3) is not None:
+                    return recs
+                self.open[rank] = _LossDict(recs[0])    # its losses follow
+                return []
         if " | step: " in body:
             return self._orbit(body.lstrip(), rank)
         return self._event(body, rank)
 
     def flush(self) -> list[dict]:
-        return [r for rank, (m, parts) in list(self.open.items())
-                for r in self._orbit_record(m, _closed(parts), rank)]
+        out = []
+        for rank, held in list(self.open.items()):
+            if isinstance(held, _LossDict):
+                if held.state in ("wait", "dict"):
+                    out.append(held.fill())
+            else:
+                out.extend(self._orbit_record(held[0], _closed(held[1]), rank))
+        self.open.clear()
+        return out
+
+    def _read_losses(self, line: str, rank) -> tuple[bool, list[dict]]:
+        """A line after a model_lib_v2 step: whether it is a part of the step's print (its
+        line by the other logger, its dict's, the dict's second print), and the records it
+        completes: the step's, once its dict is read, or where the dict did not come or was
+        cut off by another line."""
+        held = self.open[rank]
+        state = held.state
+        if state == "wait":
+            body = _body(line)
+            if body == self.last_body.get(rank):
+                return True, []     # the step's line by the other logger
+            if body.startswith("{'"):
+                held.head, held.parts, held.state = body, [body], "dict"
+                return True, self._losses_given(rank, body)
+        elif state == "dict":
+            if line.startswith(" '") and len(held.parts) < 200:
+                held.parts.append(line.strip())
+                return True, self._losses_given(rank, line)
+        elif state == "again":
+            if _body(line) == held.head:
+                held.state = "again_dict"
+                if line.rstrip().endswith("}"):
+                    del self.open[rank]
+                return True, []
+        elif line.startswith(" '"):
+            if line.rstrip().endswith("}"):
+                del self.open[rank]
+            return True, []
+        del self.open[rank]
+        return False, [held.fill()] if state in ("wait", "dict") else []
+
+    def _losses_given(self, rank, line: str) -> list[dict]:
+        """The step's record once its dict's last line is read."""
+        if not line.rstrip().endswith("}"):
+            return []
+        held = self.open[rank]
+        held.state = "again"
+        return [held.fill()]
 
     def _step(self, rank, step: int, **fields) -> list[dict]:
         self.trained.add(rank)

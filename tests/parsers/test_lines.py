@@ -1068,6 +1068,20 @@ def test_detectron2_times_from_its_mean_once_it_says_where_it_started():
     assert [r.get("step_time_ms") for r in recs] == [None, None]
 
 
+def test_detectron2_run_from_its_start_needs_no_starting_line():
+    """A log cut before `Starting training`, whose first line is at the end of the first writer
+    period (iteration 19 of 20): the run began at 0, so the second line's mean gives the time of
+    the 20 iterations between.  A first line elsewhere leaves the count unknown: no time."""
+    def line(i, mean):
+        return (f"[11/30 20:12:12 d2.utils.events]:  eta: 0:01:00  iter: {i}  total_loss: 1.5  "
+                f"time: {mean:.4f}  data_time: 0.0030  lr: 0.01  ")
+    recs, _ = feed_all([line(19, 0.4), line(39, 0.45), line(59, 0.45)])
+    assert [(r["step"], r.get("step_time_ms")) for r in recs] == [
+        (19, None), (39, 495.0), (59, 450.0)]       # (38*450-18*400)/20
+    recs, _ = feed_all([line(19, 0.4), line(59, 0.45), line(99, 0.45)])     # 19 is no period's end here
+    assert [r.get("step_time_ms") for r in recs] == [None, None, None]
+
+
 def test_tensorflow_logging_tensor_hook_needs_its_prefix_or_its_seconds():
     """`loss = .., step = N (T sec)` is tf.estimator's, and so is such a line behind
     `INFO:tensorflow:`; a loop of one's own printing `key = value` pairs stays generic."""
@@ -1078,6 +1092,59 @@ def test_tensorflow_logging_tensor_hook_needs_its_prefix_or_its_seconds():
     assert [(r["step"], r["loss"], r.get("step_time_ms")) for r in tf] == [(0, 0.7, None), (100, 0.6, 125.0)]
     bare, d = feed_all(["loss = 0.6, step = 100 (12.5 sec)"])
     assert d.framework == "tensorflow" and bare[0]["step"] == 100
+
+
+OD_V2_STEP = ["INFO:tensorflow:Step 48100 per-step time 0.117s",
+              "I1113 21:47:13.077878 140227122984768 model_lib_v2.py:700] Step 48100 per-step time 0.117s"]
+OD_V2_LOSSES = ["{'Loss/BoxClassifierLoss/classification_loss': 0.005494753,",
+                " 'Loss/RPNLoss/objectness_loss': 0.00037709906,",
+                " 'Loss/regularization_loss': 0.0,",
+                " 'Loss/total_loss': 0.037611857,",
+                " 'learning_rate': np.float32(3.7432907e-05)}"]
+"""model_lib_v2's step (research/object_detection/model_lib_v2.py in tensorflow/models: `Step {}
+per-step time {:.3f}s`, then `pprint.pformat(logged_dict_np, width=40)`), each message printed by
+TensorFlow's logger and absl's; NumPy 2 prints each value inside its type."""
+
+
+def _od_v2_print(loggers=("INFO:tensorflow:", "I1113 21:47:13.078210 140227122984768 model_lib_v2.py:701] ")):
+    lines = []
+    for prefix in loggers:
+        lines += [prefix + OD_V2_LOSSES[0]] + OD_V2_LOSSES[1:]
+    return lines
+
+
+@pytest.mark.parametrize("lines", [
+    OD_V2_STEP + _od_v2_print(),                                   # two loggers
+    OD_V2_STEP[:1] + _od_v2_print(("INFO:tensorflow:",)),          # TensorFlow's alone
+    OD_V2_STEP[1:] + _od_v2_print(("I1113 21:47:13.078210 1402 model_lib_v2.py:701] ",)),   # absl's alone
+])
+def test_tensorflow_object_detection_losses_follow_their_step(lines):
+    """The TF2 Object Detection API's step prints no loss on its line: its losses come as a dict
+    over the lines after.  One record a step, with the total loss, the learning rate and each
+    loss; the next step and the dict's second print add nothing."""
+    run = lines + ["INFO:tensorflow:Step 48200 per-step time 0.090s"] + _od_v2_print()[:5]
+    for chunk in (False, True):
+        d = Dispatcher()
+        recs = d.feed_chunk("\n".join(run) + "\n") + d.flush() if chunk else feed_all(run)[0]
+        assert [(r["kind"], r["step"], r["step_time_ms"], r["loss"], r["lr"]) for r in recs] == [
+            ("progress", 48100, 117.0, 0.037611857, 3.7432907e-05),
+            ("progress", 48200, 90.0, 0.037611857, 3.7432907e-05)]
+        assert recs[0]["metrics"] == {"loss/boxclassifierloss/classification_loss": 0.005494753,
+                                      "loss/rpnloss/objectness_loss": 0.00037709906,
+                                      "loss/regularization_loss": 0.0}
+
+
+def test_tensorflow_object_detection_step_whose_losses_do_not_come():
+    """A step whose dict another line cuts off, or that ends the log, still gives its record
+    and time, with what came of the dict; the other line is read as any other."""
+    recs, _ = feed_all(OD_V2_STEP + [OD_V2_STEP[0].replace("48100", "48200"),
+                                     "INFO:tensorflow:" + OD_V2_LOSSES[0],
+                                     "Traceback (most recent call last):", '  File "train.py", line 1, in <module>',
+                                     "RuntimeError: boom", OD_V2_STEP[0].replace("48100", "48300")])
+    assert [(r["kind"], r["step"], r.get("step_time_ms"), r.get("loss")) for r in recs] == [
+        ("progress", 48100, 117.0, None), ("progress", 48200, 117.0, None), ("error", 48200, None, None),
+        ("progress", 48300, 117.0, None)]
+    assert "metrics" not in recs[0] and list(recs[1]["metrics"]) == ["loss/boxclassifierloss/classification_loss"]
 
 
 def test_tensorflow_orbit_dict_cut_off_by_another_line():
