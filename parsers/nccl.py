@@ -54,8 +54,12 @@ def _comm_id(more: str) -> str | None:
 
 def chatter(line: str) -> bool:
     """An `NCCL INFO` line that yields no record and changes no state: most of what
-    NCCL_DEBUG=INFO prints (the dispatcher drops such a line after the parser looked at it)."""
-    return "NCCL INFO" in line and not any(word in line for word in READS)
+    NCCL_DEBUG=INFO prints (the dispatcher drops such a line after the parser looked at it).
+    (READS spelt out: `any` over them took 1.67 us an NCCL line, the chain 0.50; a test checks
+    that the two agree.)"""
+    return "NCCL INFO" in line and not (
+        "NCCL version" in line or "opCount" in line or "Init COMPLETE" in line or "Init timings" in line
+        or " via " in line or "Channel" in line or "coll channels" in line)
 
 
 class NcclParser(Parser):

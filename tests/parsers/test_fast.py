@@ -452,7 +452,7 @@ def test_block_readers_take_their_lines_in_place(fmt):
 
 NCCL_PIECES = ["host:1:2 [0] NCCL INFO ", "NCCL INFO", "NCCL version 2.18.1+cuda12.1", "Channel 00/02 :",
                " via NET/IB/0", "via P2P/IPC", "2 coll channels, 2 p2p channels", "opCount 1f",
-               "Init COMPLETE", "comm 0x7f", "rank 0 nranks 8", "Using network IB", "NET/Plugin",
+               "Init COMPLETE", "Init timings - ", "comm 0x7f", "rank 0 nranks 8", "Using network IB", "NET/Plugin",
                "Setting affinity", "NCCL_DEBUG=INFO", " ", "/", ":", "0", "12"]
 
 
@@ -472,6 +472,13 @@ def test_runs_take_their_lines(cls):
     pos, n, recs = getattr(cls(), name)(text, 0, len(text))
     assert (n, text[pos:]) == (len(lines), "other line\n")
     assert recs == run(FullPath, lines, cls.name)[0]
+
+
+@SETTINGS
+@given(st.lists(st.sampled_from(NCCL_PIECES) | st.text(max_size=6), min_size=1, max_size=8).map("".join))
+def test_nccl_chatter_is_an_nccl_line_without_a_word_the_parser_reads(line):
+    from ridgescope.parsers.nccl import READS, chatter
+    assert chatter(line) == ("NCCL INFO" in line and not any(word in line for word in READS))
 
 
 @SETTINGS
