@@ -1,6 +1,6 @@
 """Framework-independent events: checkpoints, restarts, evaluation phases, and errors
-(NCCL watchdog timeouts, CUDA OOM, Python tracebacks as one event, launcher failures, processes
-that died of a signal)."""
+(NCCL watchdog timeouts, CUDA OOM and XLA's and TensorFlow's, Python tracebacks as one event,
+launcher failures, processes that died of a signal)."""
 from __future__ import annotations
 
 import signal
@@ -14,6 +14,13 @@ WATCHDOG = Pattern(
 RANK_TAG = Pattern(r"\[Rank (\d{1,7}+)\]")
 OOM = Pattern(r"CUDA out of memory\. Tried to allocate ([\d.]++) ([GMK]i?B)(?:\. GPU (\d++))?")
 RETRIES = Pattern(r"(\d++) CUDA memory allocation retries")
+# Device memory exhausted where the runtime is XLA's (JAX, PyTorch/XLA, TF with XLA) or
+# TensorFlow's own: both raise the status RESOURCE_EXHAUSTED (`jaxlib.xla_extension.XlaRuntimeError:
+# RESOURCE_EXHAUSTED: Out of memory while trying to allocate 17179869184 bytes.`; TPU's `Ran out of
+# memory in memory space hbm`; TensorFlow's `ResourceExhaustedError: OOM when allocating tensor with
+# shape[..]`), which does not say the device's kind: `device_oom`, not `cuda_oom`.
+DEVICE_OOM = Pattern(r"RESOURCE_EXHAUSTED: .{0,200}?(?i:out of memory)(?: while trying to allocate (\d++) bytes)?"
+                     r"|OOM when allocating tensor")
 CHILD = Pattern(r"failed \(exitcode: (-?\d++)\) local_rank: (\d++) \(pid: (\d++)\)")
 KILLING = Pattern(r"Killing subprocess (\d++)")
 NCCL_WARN = Pattern(r"NCCL WARN (.{0,500}+)")
@@ -129,18 +136,25 @@ class EventParser:
             self.tb.pop(rank, None)
         error = "traceback"
         text = f"{exc}: {msg}" if msg else (exc or "")
-        if "out of memory" in text or "OutOfMemoryError" in (exc or ""):
+        device_oom = DEVICE_OOM.search(text) if "RESOURCE_EXHAUSTED" in text or "OOM when" in text else None
+        if device_oom is not None:
+            error = "device_oom"
+        elif "out of memory" in text or "OutOfMemoryError" in (exc or ""):
             error = "cuda_oom"
         elif "NCCL" in text and ("timeout" in text.lower() or "Watchdog" in text):
             error = "nccl_timeout"
+        elif "NCCL error" in text:      # `DistBackendError: NCCL error in: ..., unhandled system error`
+            error = "nccl_error"
         elif "Timed out waiting" in text and "gloo" in text:
             # this rank waited for a peer that never came: a victim, like NCCL's watchdog's
             error = "gloo_timeout"
         m = GLOO_TIMEOUT.search(text) if error == "gloo_timeout" else None
-        waited = {"timeout_ms": int(m.group(1)), "op": m.group(2)} if m else {}
+        extra = {"timeout_ms": int(m.group(1)), "op": m.group(2)} if m else {}   # what it waited for
+        if device_oom is not None and device_oom.group(1):
+            extra["tried_gb"] = round(int(device_oom.group(1)) / 2 ** 30, 3)
         return record("error", framework, rank, self.step_of(rank), error=error, traceback=True,
                       exception=exc, message=(msg or "")[:2000], frames=sum(1 for x in lines if x.lstrip().startswith("File ")),
-                      text="\n".join(lines)[-4000:], **waited)
+                      text="\n".join(lines)[-4000:], **extra)
 
     def traceback_line(self, line: str, rank, framework: str) -> tuple[bool, list]:
         """Feed a line while a traceback is open; returns (consumed, records).
@@ -218,6 +232,11 @@ class EventParser:
                 return [record("error", framework, rank, step, error="cuda_oom", message=line.strip()[:2000],
                                tried_gb=tried,
                                gpu=_i(m.group(3)))]
+        if "RESOURCE_EXHAUSTED" in line or "OOM when" in line:
+            m = DEVICE_OOM.search(line)
+            if m:
+                return [record("error", framework, rank, step, error="device_oom", message=line.strip()[:2000],
+                               tried_gb=round(int(m.group(1)) / 2 ** 30, 3) if m.group(1) else None)]
         if "allocation retries" in line:
             m = RETRIES.search(line)
             if m:

@@ -37,6 +37,7 @@ FRAGMENTS = [
     "RunningAvgSamplesPerSec=", "NCCL INFO ", "comm 0x1 rank ", " nranks ", " cudaDev ", "busId ",
     " - Init COMPLETE", "AllReduce: opCount ", " count ", " datatype ", " [nranks=", "Traceback (most recent call last):",
     "  File ", "RuntimeError: ", "CUDA out of memory. Tried to allocate ", "Watchdog caught collective operation timeout: ",
+    "RESOURCE_EXHAUSTED: Out of memory while trying to allocate ", " bytes.", "OOM when allocating tensor", "NCCL error in: ",
     "WorkNCCL(SeqNum=", "saving checkpoint at iteration ", " to /x", "Resuming from step ", "[batch=", "Train ",
     "[rank3]:", "3: ", "[1,2]<stdout>:", "[default0]:", "[default12]:", "\r", "\x1b[31m", "\t", "=", ":", "1", "12", "3.5", "1e-3", "nan", "(", ")",
     "[", "]", ",", " ", "ms", "s", "train_time:", "iter ", "Latency: ", "|E2E latency=", "epoch: 0|step: ",

@@ -723,6 +723,29 @@ def test_errors_and_traceback_single_event():
     assert recs[1]["rank"] == 2 and recs[1]["op"] == "ALLREDUCE"
 
 
+def test_device_memory_exhausted_under_xla_and_tensorflow():
+    """JAX (XLA) and TensorFlow raise RESOURCE_EXHAUSTED where the device's memory runs out, in
+    a traceback or on a line of its own: one `device_oom` each, with the bytes XLA tried to
+    allocate; an NCCL error that ends a traceback is an `nccl_error`."""
+    def tb(last):
+        return ["Traceback (most recent call last):", '  File "train.py", line 10, in <module>', "    step()", last]
+    recs, _ = feed_all(
+        tb("jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate "
+           "17179869184 bytes.")
+        + tb("tensorflow.python.framework.errors_impl.ResourceExhaustedError:  OOM when allocating tensor with "
+             "shape[256,64,112,112] and type float on /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc")
+        + tb("jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: XLA:TPU compile permanent error. Ran out of "
+             "memory in memory space hbm. Used 17.5G of 15.48G hbm.")
+        + ["jax.errors.JaxRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 1073741824 bytes."]
+        + [f"[rank2]: {line}" for line in tb(
+            "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1970, "
+            "unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.20.5")]
+        + tb("RuntimeError: RESOURCE_EXHAUSTED is a name in this message, and no memory ran out"))
+    assert [(r["error"], r.get("traceback"), r.get("tried_gb"), r["rank"]) for r in recs] == [
+        ("device_oom", True, 16.0, None), ("device_oom", True, None, None), ("device_oom", True, None, None),
+        ("device_oom", None, 1.0, None), ("nccl_error", True, None, 2), ("traceback", True, None, None)]
+
+
 @pytest.mark.parametrize("line, signal, extra", [
     ("train.sh: line 12:  4242 Segmentation fault      (core dumped) python train.py", "SIGSEGV", {}),
     ("Fatal Python error: Segmentation fault", "SIGSEGV", {}),
