@@ -1,6 +1,6 @@
 """Framework-independent events: checkpoints, restarts, evaluation phases, and errors
-(NCCL watchdog timeouts, CUDA OOM and XLA's and TensorFlow's, Python tracebacks as one event,
-launcher failures, processes that died of a signal)."""
+(NCCL watchdog timeouts and errors, CUDA OOM and XLA's and TensorFlow's, CUDA errors, Python
+tracebacks as one event, launcher failures, processes that died of a signal)."""
 from __future__ import annotations
 
 import signal
@@ -145,6 +145,8 @@ class EventParser:
             error = "nccl_timeout"
         elif "NCCL error" in text:      # `DistBackendError: NCCL error in: ..., unhandled system error`
             error = "nccl_error"
+        elif "CUDA error: " in text:    # `an illegal memory access was encountered`, `uncorrectable ECC error ..`
+            error = "cuda_error"
         elif "Timed out waiting" in text and "gloo" in text:
             # this rank waited for a peer that never came: a victim, like NCCL's watchdog's
             error = "gloo_timeout"

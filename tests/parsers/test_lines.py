@@ -726,7 +726,7 @@ def test_errors_and_traceback_single_event():
 def test_device_memory_exhausted_under_xla_and_tensorflow():
     """JAX (XLA) and TensorFlow raise RESOURCE_EXHAUSTED where the device's memory runs out, in
     a traceback or on a line of its own: one `device_oom` each, with the bytes XLA tried to
-    allocate; an NCCL error that ends a traceback is an `nccl_error`."""
+    allocate; an NCCL error that ends a traceback is an `nccl_error`, a CUDA error a `cuda_error`."""
     def tb(last):
         return ["Traceback (most recent call last):", '  File "train.py", line 10, in <module>', "    step()", last]
     recs, _ = feed_all(
@@ -740,10 +740,12 @@ def test_device_memory_exhausted_under_xla_and_tensorflow():
         + [f"[rank2]: {line}" for line in tb(
             "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1970, "
             "unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.20.5")]
+        + tb("RuntimeError: CUDA error: uncorrectable ECC error encountered")
         + tb("RuntimeError: RESOURCE_EXHAUSTED is a name in this message, and no memory ran out"))
     assert [(r["error"], r.get("traceback"), r.get("tried_gb"), r["rank"]) for r in recs] == [
         ("device_oom", True, 16.0, None), ("device_oom", True, None, None), ("device_oom", True, None, None),
-        ("device_oom", None, 1.0, None), ("nccl_error", True, None, 2), ("traceback", True, None, None)]
+        ("device_oom", None, 1.0, None), ("nccl_error", True, None, 2), ("cuda_error", True, None, None),
+        ("traceback", True, None, None)]
 
 
 @pytest.mark.parametrize("line, signal, extra", [
