@@ -165,6 +165,8 @@ class EventParser:
         each `Traceback` header opens one more, each exception line closes one, so each
         traceback is still one event."""
         state = self.tb[rank]
+        if "abort" in state:
+            return False, [self._aborted(rank, line)]
         lines = state["lines"]
         if line.startswith("Traceback (most recent call last)"):
             state["open"] += 1
@@ -192,6 +194,16 @@ class EventParser:
         while rank in self.tb:
             out.append(self._close_tb(rank, framework, None, None, final=False))
         return False, out
+
+    def _aborted(self, rank, line: str | None) -> dict:
+        """The crash of a process that aborted on a C++ exception, with what the exception
+        said where `line`, the rank's line after, is libstdc++'s `what():` (the line is then read
+        as any other too: a watchdog's timeout that it names is its own event)."""
+        rec = self.tb.pop(rank)["abort"]
+        what = line.strip() if line else ""
+        if what.startswith("what():"):
+            rec["what"] = what[7:].strip()[:2000]
+        return rec
 
     def step_of(self, rank):
         """The step a rank is at: its own last one, else the stream's unprefixed one (often rank 0
@@ -362,8 +374,10 @@ class EventParser:
         message = line.strip()[:500]
         m = CPP_ABORT.search(line)
         if m:
-            return [record("error", framework, rank, step, error="crash", signal="SIGABRT",
-                           exception=m.group(1), message=message)]
+            # held for the line after, which says what was thrown (`  what():  CUDA error: ...`)
+            self.tb[rank] = {"lines": [line], "open": 1, "abort": record(
+                "error", framework, rank, step, error="crash", signal="SIGABRT", exception=m.group(1), message=message)}
+            return []
         m = FATAL_PY.search(line)
         cause = m.group(1).strip() if m else None
         m = CRASH.search(cause or line)
@@ -406,6 +420,8 @@ class EventParser:
     def flush(self, framework: str) -> list[dict]:
         out = []
         for rank in list(self.tb):
+            if "abort" in self.tb[rank]:
+                out.append(self._aborted(rank, None))
             while rank in self.tb:
                 out.append(self._close_tb(rank, framework, None, None, final=False))
         return out

@@ -767,6 +767,27 @@ def test_a_process_that_died_of_a_signal(line, signal, extra):
     assert (r["error"], r["exitcode"], r["signal"]) == ("child_failed", -11, "SIGSEGV")
 
 
+def test_an_abort_says_what_was_thrown():
+    """libstdc++ prints what the exception said on the line after `terminate called`: the crash
+    carries it, and a watchdog's timeout that it names is still that timeout's event (once)."""
+    recs, _ = feed_all([
+        "[rank5]:terminate called after throwing an instance of 'c10::Error'",
+        "[rank5]:  what():  CUDA error: an illegal memory access was encountered",
+        "[rank3]:terminate called after throwing an instance of 'c10::DistBackendError'",
+        "[rank3]:  what():  [PG ID 0 PG GUID 0(default_pg) Rank 3] Process group watchdog thread terminated with "
+        "exception: [Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=9, OpType=ALLREDUCE, "
+        "NumelIn=4, NumelOut=4, Timeout(ms)=600000) ran for 600004 milliseconds before timing out.",
+        "[rank1]:terminate called after throwing an instance of 'std::runtime_error'",
+        "[rank2]:step 5 loss 2.0",
+        "[rank1]:step 5 loss 2.0"])
+    assert [(r["error"], r["rank"], r.get("what", "")[:30]) for r in recs if r["kind"] == "error"] == [
+        ("crash", 5, "CUDA error: an illegal memory "), ("crash", 3, "[PG ID 0 PG GUID 0(default_pg)"),
+        ("nccl_timeout", 3, ""), ("crash", 1, "")]
+    assert [(r["kind"], r["rank"]) for r in recs][-3:] == [("progress", 2), ("error", 1), ("progress", 1)]
+    recs, _ = feed_all(["terminate called after throwing an instance of 'c10::Error'"])     # the log's last line
+    assert [(r["error"], r["exception"]) for r in recs] == [("crash", "c10::Error")]
+
+
 @pytest.mark.parametrize("line", ["srun: Job step aborted: Waiting up to 62 seconds for job step to finish.",
                                   "Aborted!", "checking for segmentation faults in the kernel",
                                   "  traceback : Signal 15 (SIGTERM) received by PID 14145"])  # the agent's kill
