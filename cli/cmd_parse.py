@@ -11,7 +11,8 @@ import sys
 from typing import Callable
 
 from ridgescope.cli import node_logs
-from ridgescope.cli.log_blocks import BLOCK, CUT_SHORT, cut_short, head_blocks, open_log, read_blocks
+from ridgescope.cli.log_blocks import (BLOCK, CUT_SHORT, cut_short, head_blocks, open_log, read_blocks, stamped,
+                                       unstamped)
 from ridgescope.parsers import PARSERS, Dispatcher
 from ridgescope.parsers.srun import widest_node
 from ridgescope.parsers.template import TeePrefix, guess
@@ -75,6 +76,9 @@ def tee_prefix(template: str | None) -> TeePrefix | None:
     return TeePrefix(template) if template else None
 
 
+STAMPED = "its lines begin with a log collector's timestamps (kubectl logs --timestamps, docker logs -t): read without them"
+
+
 def note(text: str) -> None:
     print(f"[ridgescope] {text}", file=sys.stderr)
 
@@ -107,11 +111,17 @@ def workers_per_node(path: str) -> int | None:
 
 
 def iter_records(path: str, disp: Dispatcher):
-    """Yield each record that `disp` finds in the file, then what its flush gives."""
+    """Yield each record that `disp` finds in the file, then what its flush gives.  A log saved
+    from a collector is read without the collector's timestamps (`log_blocks.stamped`)."""
     stream = sys.stdin.buffer if path == "-" else open_log(path)
+    stamps = None
     try:
         for block in read_blocks(stream):
-            yield from disp.feed_chunk(block)
+            if stamps is None:
+                stamps = stamped(block)
+                if stamps:
+                    note(f"{path}: {STAMPED}")
+            yield from disp.feed_chunk(unstamped(block) if stamps else block)
         yield from disp.flush()
         if cut_short(stream):
             note(f"{path}: {CUT_SHORT}")

@@ -1,13 +1,21 @@
 """A log file read the way the log probe reads a pipe: whole lines, in blocks of bytes.
 
 Old logs are often kept compressed: gzip, bzip2 and xz files are read as the text they hold,
-told by their first bytes rather than their names."""
+told by their first bytes rather than their names.
+
+A log saved from a collector has the collector's timestamp before each line the job printed:
+`kubectl logs --timestamps` and `docker logs -t` write RFC 3339 times
+(`2026-01-10T10:00:01.123456789Z [rank0]:step 5 ...`), and exports of other stores do the same,
+some without a zone.  Such a file (`stamped`) is read without them (`unstamped`), so that the
+launcher's prefix and the framework's lines begin their lines again; `ingest` takes each line's
+time from its stamp first."""
 from __future__ import annotations
 
 import bz2
 import errno
 import io
 import lzma
+import re
 import zlib
 from typing import BinaryIO, Callable, Iterator
 
@@ -120,7 +128,42 @@ def read_blocks(stream: BinaryIO) -> Iterator[bytes]:
 
 
 def head_blocks(path: str) -> Iterator[bytes]:
-    """The blocks of the file's first SCAN_HEAD bytes (decompressed)."""
+    """The blocks of the file's first SCAN_HEAD bytes (decompressed, without a collector's
+    timestamps)."""
     with open_log(path) as stream:
+        stamps = None
         for _, block in zip(range(SCAN_HEAD // BLOCK), read_blocks(stream)):
-            yield block
+            if stamps is None:
+                stamps = stamped(block)
+            yield unstamped(block) if stamps else block
+
+
+COLLECTOR_STAMP = re.compile(rb"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:[.,][0-9]{1,9})?"
+                             rb"(?:Z|[+-][0-9]{2}:?[0-9]{2})? ", re.M)
+"""A collector's timestamp at a line's start: RFC 3339 (a `T` between date and time, which
+Python's logging never prints), then one space."""
+_STAMP_HEAD = 256
+"""How many of a log's first lines `stamped` looks at."""
+
+
+def stamped(head: bytes) -> bool:
+    """Do nine in ten of the lines of `head` (a log's first block) that hold anything begin with
+    a collector's timestamp?  (A collector stamps every line; a job's own lines may begin with
+    such a time now and then.)"""
+    lines = [line for line in head.split(b"\n", _STAMP_HEAD)[:_STAMP_HEAD] if line.strip()]
+    found = sum(1 for line in lines if COLLECTOR_STAMP.match(line))
+    return bool(lines) and 10 * found >= 9 * len(lines)
+
+
+def unstamped(data: bytes) -> bytes:
+    """`data` without the collector's timestamp that begins each of its lines."""
+    return COLLECTOR_STAMP.sub(b"", data)
+
+
+def collector_stamps(path: str) -> bool:
+    """Is the file a collector's (`stamped`), by its first block?  False for stdin (`-`), told
+    from its first block as it is read."""
+    if path == "-":
+        return False
+    with open_log(path) as stream:
+        return stamped(next(read_blocks(stream), b""))

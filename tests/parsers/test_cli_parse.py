@@ -261,3 +261,77 @@ def test_ingest_names_the_framework_the_generic_parser_read():
     from ridgescope.cli.cmd_ingest import read_file
     result = read_file(str(CAPTURED / "mmengine-0.10.7_logger-hook_by-iters.log"), None)
     assert (result.framework, result.records) == ("mmengine", 20)
+
+
+def _collected(data: bytes, zone: bytes = b"Z") -> bytes:
+    """`data` as `kubectl logs --timestamps` gives it: each line behind its RFC 3339 time, here
+    1.5 s after the line before from 2026-01-10T10:00:00."""
+    lines = data.split(b"\n")
+    if not lines[-1]:
+        lines.pop()
+    return b"".join(b"2026-01-10T10:%02d:%02d.%06d000%s %s\n" % (i * 3 // 2 // 60, i * 3 // 2 % 60, i % 2 * 500000,
+                                                               zone, line) for i, line in enumerate(lines))
+
+
+@pytest.mark.parametrize("zone", [b"Z", b"+02:00", b""])
+def test_a_collectors_log_reads_as_the_jobs_own(capsys, tmp_path, zone):
+    """A log saved from a collector (kubectl, docker, a store's export) has a timestamp before
+    each of the job's lines, before the launcher's prefix: it is read without them, and gives
+    what the job's own log gives, ranks included; `parse` says so.  Read from stdin too."""
+    plain = Path(NODE_LOGS[1])
+    stamped = tmp_path / "node1.log"
+    stamped.write_bytes(_collected(plain.read_bytes(), zone))
+    assert cmd_parse.run(_args([str(plain), "--format", "json"])) == 0
+    want = capsys.readouterr().out
+    assert cmd_parse.run(_args([str(stamped), "--format", "json"])) == 0
+    out = capsys.readouterr()
+    assert out.out == want and want.count("\n") == 60 and "collector's timestamps" in out.err
+    assert {json.loads(line)["rank"] for line in want.splitlines()} == {0, 1}     # (its local ranks)
+    # the node's place in the job is read from the head of each stamped file too
+    both = []
+    for path in NODE_LOGS:
+        copy = tmp_path / Path(path).name
+        copy.write_bytes(_collected(Path(path).read_bytes(), zone))
+        both.append(str(copy))
+    assert cmd_parse.run(_args([*NODE_LOGS, "--node-logs", "--format", "json"])) == 0
+    want = capsys.readouterr().out
+    assert cmd_parse.run(_args([*both, "--node-logs", "--format", "json"])) == 0
+    assert capsys.readouterr().out == want.replace(str(CAPTURED), str(tmp_path))
+    proc = subprocess.run([sys.executable, "-m", "ridgescope.cli.main", "parse", "-", "--format", "json"],
+                          input=stamped.read_bytes(), capture_output=True, check=True)
+    assert proc.stdout.decode().count("\n") == 60 and b"collector's timestamps" in proc.stderr
+
+
+def test_a_time_that_begins_a_few_lines_is_left_in_place():
+    """Lines of the job's own that begin with such a time, among others that do not, are no
+    collector's stamps."""
+    head = b"2026-01-10T10:00:00Z job starts\n" + b"step 1/9 loss 2.0\n" * 3
+    assert not log_blocks.stamped(head)
+    assert log_blocks.stamped(_collected(head)) and not log_blocks.stamped(b"")
+    assert log_blocks.unstamped(_collected(head)) == head
+
+
+def test_ingest_times_a_collectors_log_by_its_stamps(tmp_path):
+    """A log with no time of its own, saved with a collector's timestamps: each record is
+    placed at its line's stamp, and the records are the job's own: each rank's traceback (behind
+    torch's `[rankN]:`) one error of that rank."""
+    from ridgescope.cli.cmd_ingest import read_file
+    plain = CAPTURED / "torch-2.15_torchrun-gloo_rank1-raises_2rank.log"
+    stamped = tmp_path / "job.log"
+    stamped.write_bytes(_collected(plain.read_bytes()))
+    want, got = read_file(str(plain), None), read_file(str(stamped), None)
+
+    def shown(result):
+        return [(r["kind"], r["rank"], r["step"], r.get("error")) for r in (it.record for it in result.items)]
+    assert shown(got) == shown(want) and got.records == want.records == 9
+    assert ("error", 1, 3, "traceback") in shown(got)
+    assert want.timestamps != "printed" and got.timestamps == "printed"
+    first = got.items[0]
+    line_no = plain.read_bytes().split(b"\n").index(b"step 1/5 loss 2.0000 step_time_ms 1.0")
+    assert (first.record["step"], first.source, first.ts) == (1, "log", calendar_ns(2026, 1, 10, 10, 0, line_no * 1.5))
+
+
+def calendar_ns(*parts) -> int:
+    import calendar
+    *whole, seconds = parts
+    return (calendar.timegm((*whole, 0, 0, 0, 0)) + int(seconds)) * 10 ** 9 + round(seconds % 1 * 1e9)
