@@ -374,9 +374,12 @@ class EventParser:
         message = line.strip()[:500]
         m = CPP_ABORT.search(line)
         if m:
+            rec = record("error", framework, rank, step, error="crash", signal="SIGABRT", exception=m.group(1),
+                         message=message)
+            if rank in self.tb:     # (a traceback of the rank's still open: given as it is)
+                return [rec]
             # held for the line after, which says what was thrown (`  what():  CUDA error: ...`)
-            self.tb[rank] = {"lines": [line], "open": 1, "abort": record(
-                "error", framework, rank, step, error="crash", signal="SIGABRT", exception=m.group(1), message=message)}
+            self.tb[rank] = {"lines": [line], "open": 1, "abort": rec}
             return []
         m = FATAL_PY.search(line)
         cause = m.group(1).strip() if m else None

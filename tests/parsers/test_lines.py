@@ -786,6 +786,9 @@ def test_an_abort_says_what_was_thrown():
     assert [(r["kind"], r["rank"]) for r in recs][-3:] == [("progress", 2), ("error", 1), ("progress", 1)]
     recs, _ = feed_all(["terminate called after throwing an instance of 'c10::Error'"])     # the log's last line
     assert [(r["error"], r["exception"]) for r in recs] == [("crash", "c10::Error")]
+    recs, _ = feed_all(["Traceback (most recent call last):", '  File "a.py", line 1, in <module>',
+                        "terminate called after throwing an instance of 'c10::Error'", "RuntimeError: boom"])
+    assert [(r["error"], r["exception"]) for r in recs] == [("crash", "c10::Error"), ("traceback", "RuntimeError")]
 
 
 @pytest.mark.parametrize("line", ["srun: Job step aborted: Waiting up to 62 seconds for job step to finish.",
