@@ -6,9 +6,12 @@ told by their first bytes rather than their names.
 A log saved from a collector has the collector's timestamp before each line the job printed:
 `kubectl logs --timestamps` and `docker logs -t` write RFC 3339 times
 (`2026-01-10T10:00:01.123456789Z [rank0]:step 5 ...`), and exports of other stores do the same,
-some without a zone.  Such a file (`stamped`) is read without them (`unstamped`), so that the
-launcher's prefix and the framework's lines begin their lines again; `ingest` takes each line's
-time from its stamp first."""
+some without a zone; the container runtime's own files on a Kubernetes node (CRI's format,
+`/var/log/pods/...`) add the stream and a tag after it (`... stdout F [rank0]:step 5`).  Such a
+file (`stamped`) is read without them (`unstamped`), so that the launcher's prefix and the
+framework's lines begin their lines again; `ingest` takes each line's time from its stamp first.
+(CRI cuts a line longer than 16 KiB into parts tagged `P` before the last, `F`: each part is
+read as a line.)"""
 from __future__ import annotations
 
 import bz2
@@ -139,9 +142,9 @@ def head_blocks(path: str) -> Iterator[bytes]:
 
 
 COLLECTOR_STAMP = re.compile(rb"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:[.,][0-9]{1,9})?"
-                             rb"(?:Z|[+-][0-9]{2}:?[0-9]{2})? ", re.M)
+                             rb"(?:Z|[+-][0-9]{2}:?[0-9]{2})? (?:std(?:out|err) [FP] )?", re.M)
 """A collector's timestamp at a line's start: RFC 3339 (a `T` between date and time, which
-Python's logging never prints), then one space."""
+Python's logging never prints), then one space; in CRI's files, the stream and tag after."""
 _STAMP_HEAD = 256
 """How many of a log's first lines `stamped` looks at."""
 

@@ -263,24 +263,24 @@ def test_ingest_names_the_framework_the_generic_parser_read():
     assert (result.framework, result.records) == ("mmengine", 20)
 
 
-def _collected(data: bytes, zone: bytes = b"Z") -> bytes:
+def _collected(data: bytes, zone: bytes = b"Z", after: bytes = b"") -> bytes:
     """`data` as `kubectl logs --timestamps` gives it: each line behind its RFC 3339 time, here
-    1.5 s after the line before from 2026-01-10T10:00:00."""
+    1.5 s after the line before from 2026-01-10T10:00:00 (`after`: CRI's stream and tag)."""
     lines = data.split(b"\n")
     if not lines[-1]:
         lines.pop()
-    return b"".join(b"2026-01-10T10:%02d:%02d.%06d000%s %s\n" % (i * 3 // 2 // 60, i * 3 // 2 % 60, i % 2 * 500000,
-                                                               zone, line) for i, line in enumerate(lines))
+    return b"".join(b"2026-01-10T10:%02d:%02d.%06d000%s %s%s\n" % (
+        i * 3 // 2 // 60, i * 3 // 2 % 60, i % 2 * 500000, zone, after, line) for i, line in enumerate(lines))
 
 
-@pytest.mark.parametrize("zone", [b"Z", b"+02:00", b""])
-def test_a_collectors_log_reads_as_the_jobs_own(capsys, tmp_path, zone):
-    """A log saved from a collector (kubectl, docker, a store's export) has a timestamp before
-    each of the job's lines, before the launcher's prefix: it is read without them, and gives
+@pytest.mark.parametrize("zone, after", [(b"Z", b""), (b"+02:00", b""), (b"", b""), (b"Z", b"stdout F ")])
+def test_a_collectors_log_reads_as_the_jobs_own(capsys, tmp_path, zone, after):
+    """A log saved from a collector (kubectl, docker, a store's export, a node's CRI file) has a
+    timestamp before each of the job's lines, before the launcher's prefix: it is read without them, and gives
     what the job's own log gives, ranks included; `parse` says so.  Read from stdin too."""
     plain = Path(NODE_LOGS[1])
     stamped = tmp_path / "node1.log"
-    stamped.write_bytes(_collected(plain.read_bytes(), zone))
+    stamped.write_bytes(_collected(plain.read_bytes(), zone, after))
     assert cmd_parse.run(_args([str(plain), "--format", "json"])) == 0
     want = capsys.readouterr().out
     assert cmd_parse.run(_args([str(stamped), "--format", "json"])) == 0
@@ -291,7 +291,7 @@ def test_a_collectors_log_reads_as_the_jobs_own(capsys, tmp_path, zone):
     both = []
     for path in NODE_LOGS:
         copy = tmp_path / Path(path).name
-        copy.write_bytes(_collected(Path(path).read_bytes(), zone))
+        copy.write_bytes(_collected(Path(path).read_bytes(), zone, after))
         both.append(str(copy))
     assert cmd_parse.run(_args([*NODE_LOGS, "--node-logs", "--format", "json"])) == 0
     want = capsys.readouterr().out
