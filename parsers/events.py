@@ -1,10 +1,12 @@
 """Framework-independent events: checkpoints, restarts, evaluation phases, and errors
 (NCCL watchdog timeouts and errors, CUDA OOM and XLA's and TensorFlow's, CUDA errors, Python
-tracebacks as one event, launcher failures, processes that died of a signal)."""
+tracebacks as one event, launcher and scheduler failures (`launcher_errors.py`), processes that died
+of a signal)."""
 from __future__ import annotations
 
 import signal
 
+from . import launcher_errors
 from .base import SOURCE_LOCATION, Pattern, num, parse_bar, record, to_ms
 from .coco import CocoSummary
 
@@ -119,10 +121,13 @@ class EventParser:
     """Runs on every stream next to the framework parser."""
 
     def __init__(self) -> None:
-        self.tb: dict = {}          # rank -> open traceback lines
+        self.tb: dict = {}
+        """rank -> its open traceback's lines, the crash of an abort held for its `what()`, or
+        mpirun's report of the first process that failed (its lines hold no keyword)"""
         self.seen_timeouts: set = set()
         self.last_step: dict = {}
         self.coco = CocoSummary()
+        self.mpirun = launcher_errors.MpirunReport()
         self.resumed_unnumbered: dict = {}   # rank -> the load record of a resume that named no step
 
     def in_traceback(self, rank) -> bool:
@@ -167,6 +172,8 @@ class EventParser:
         state = self.tb[rank]
         if "abort" in state:
             return False, [self._aborted(rank, line)]
+        if "mpirun" in state:
+            return True, self._mpirun_report(rank, line, framework)
         lines = state["lines"]
         if line.startswith("Traceback (most recent call last)"):
             state["open"] += 1
@@ -194,6 +201,17 @@ class EventParser:
         while rank in self.tb:
             out.append(self._close_tb(rank, framework, None, None, final=False))
         return False, out
+
+    def _mpirun_report(self, rank, line: str, framework: str) -> list[dict]:
+        """A line of mpirun's report of the first process that failed: its record once the exit
+        code is read (the rank the report names), nothing if the report ends without one."""
+        fields = self.mpirun.read(line)
+        if fields is None and self.mpirun.lines < self.mpirun.REPORT_LINES:
+            return []
+        del self.tb[rank]
+        if fields is None:
+            return []
+        return [record("error", framework, fields.pop("rank"), self.step_of(rank), **fields)]
 
     def _aborted(self, rank, line: str | None) -> dict:
         """The crash of a process that aborted on a C++ exception, with what the exception
@@ -272,6 +290,15 @@ class EventParser:
             if m:
                 return [record("error", framework, rank, step, error="killed", pid=int(m.group(1)),
                                message=line.strip()[:500])]
+        if "srun: error: " in line or "slurmstepd" in line or "noticed that process rank" in line:
+            fields = launcher_errors.read(line)     # (before the crash's words: `task 3: Segmentation fault`)
+            if fields is not None:
+                return [record("error", framework, fields.pop("rank", rank), step, message=line.strip()[:500],
+                               **fields)]
+        if self.mpirun.REPORT in line:
+            self.mpirun.begin()
+            self.tb[rank] = {"lines": [line], "open": 1, "mpirun": True}
+            return []
         # (`terminate called after throwing an instance of 'c10::Error'` passes the pre-check
         # by its exception's name: every one of torch's and the standard library's holds `rror`)
         if ("core dumped" in line or "egmentation fault" in line or "Fatal Python error" in line
@@ -425,6 +452,8 @@ class EventParser:
         for rank in list(self.tb):
             if "abort" in self.tb[rank]:
                 out.append(self._aborted(rank, None))
+            elif "mpirun" in self.tb[rank]:
+                del self.tb[rank]
             while rank in self.tb:
                 out.append(self._close_tb(rank, framework, None, None, final=False))
         return out

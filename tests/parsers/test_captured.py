@@ -1453,3 +1453,30 @@ def test_pytorch_examples_word_language_model():
         (180, 2, {"valid_loss": 5.81, "valid_ppl": 335.26, "epoch_time_s": 3.37}),
         (279, 3, {"valid_loss": 5.8, "valid_ppl": 328.7, "epoch_time_s": 2.76}),
         (279, None, {"test_loss": 5.79, "test_ppl": 326.6})]
+
+
+@pytest.mark.parametrize("name, want", [
+    ("slurm-22.05.8_srun-label_task1-exit3_2task.log",
+     [("child_failed", None, {"launcher": "srun", "host": "vm", "tasks": [1], "exitcode": 3})]),
+    ("slurm-22.05.8_srun-label_task1-sigkill_2task.log",
+     [("child_failed", None, {"launcher": "srun", "tasks": [1], "signal": "SIGKILL"})]),
+    ("slurm-22.05.8_srun-label_task0-sigsegv_2task.log",
+     [("child_failed", None, {"tasks": [0], "signal": "SIGSEGV"})]),
+    ("slurm-22.05.8_srun-label_scancel_2task.log",
+     [("cancelled", None, {"launcher": "slurm", "slurm_step": "9.0", "host": "vm", "at": "2026-12-02T13:12:13"}),
+      ("child_failed", None, {"tasks": [0, 1], "signal": "SIGTERM"})]),
+    ("slurm-22.05.8_srun-label_time-limit_2task.log",
+     [("cancelled", None, {"slurm_step": "10.0", "reason": "time limit"}),
+      ("child_failed", None, {"tasks": [0, 1], "signal": "SIGTERM"})]),
+    ("openmpi-4.1.4_mpirun_rank1-kill_2proc.log",
+     [("child_failed", 1, {"launcher": "mpirun", "host": "vm", "signal": "SIGKILL"})]),
+    ("openmpi-4.1.4_mpirun_rank1-exit_2proc.log",
+     [("child_failed", 1, {"launcher": "mpirun", "exitcode": 3, "first": True})]),
+])
+def test_launchers_say_which_task_or_rank_died(name, want):
+    """srun names the node and its task (srun's, not always the job's rank), slurmstepd a step
+    cancelled and why (in task 0's stream, the job's event: no rank), mpirun the job's rank, by
+    its signal or in a report over several lines of the first process that failed."""
+    errors = [r for r in parse_file(name) if r["kind"] == "error"]
+    assert [(r["error"], r["rank"], {k: r.get(k) for k in fields}) for r, (_, _, fields) in zip(errors, want)] == want
+    assert len(errors) == len(want)

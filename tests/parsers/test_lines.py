@@ -791,6 +791,33 @@ def test_an_abort_says_what_was_thrown():
     assert [(r["error"], r["exception"]) for r in recs] == [("crash", "c10::Error"), ("traceback", "RuntimeError")]
 
 
+@pytest.mark.parametrize("line, fields", [
+    ("slurmstepd: error: Detected 1 oom_kill event in StepId=12345.0. Some of the step tasks have been OOM Killed.",
+     {"error": "host_oom", "kills": 1, "slurm_step": "12345.0"}),
+    ("slurmstepd: error: Detected 3 oom-kill event(s) in step 12345.batch cgroup.",
+     {"error": "host_oom", "kills": 3, "slurm_step": "12345.batch"}),
+    ("slurmstepd: error: *** JOB 12345 ON gpu-node-7 CANCELLED AT 2026-01-10T10:00:01 DUE TO NODE FAILURE ***",
+     {"error": "cancelled", "slurm_step": "12345", "host": "gpu-node-7", "reason": "node failure"}),
+    ("srun: error: gpu-node-13: tasks 4-6,9: Killed", {"error": "child_failed", "tasks": [4, 5, 6, 9]}),
+    ("mpirun noticed that process rank 5 with PID 4242 on node gpu-node-14 exited on signal 6 (Aborted).",
+     {"error": "child_failed", "signal": "SIGABRT", "pid": 4242}),
+])
+def test_the_schedulers_and_launchers_words_for_a_failure(line, fields):
+    """Slurm's out-of-memory kills (of the host's memory, in its cgroup) and its cancels, srun's
+    ranges of tasks, mpirun's signals: each line one error, of the job where no rank is named."""
+    recs, _ = feed_all(["3: " + line if line.startswith("slurmstepd") else line])
+    assert len(recs) == 1 and {k: recs[0].get(k) for k in fields} == fields
+    assert recs[0]["rank"] == (5 if line.startswith("mpirun") else None)
+
+
+def test_an_mpirun_report_without_its_exit_code_gives_nothing():
+    """A report cut off before its exit code gives no record, and the lines after it are read."""
+    recs, _ = feed_all(["mpirun detected that one or more processes exited with non-zero status, thus causing",
+                        "the job to be terminated. The first process to do so was:", "",
+                        "  Process name: [[24292,1],1]"] + ["-" * 20] * 5 + ["step 3/9 loss 2.0 step_time_ms 5.0"])
+    assert [(r["kind"], r["step"]) for r in recs] == [("progress", 3)]
+
+
 @pytest.mark.parametrize("line", ["srun: Job step aborted: Waiting up to 62 seconds for job step to finish.",
                                   "Aborted!", "checking for segmentation faults in the kernel",
                                   "  traceback : Signal 15 (SIGTERM) received by PID 14145"])  # the agent's kill

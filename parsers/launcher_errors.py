@@ -1,0 +1,113 @@
+"""What the launchers and the scheduler say when a job's processes die: often the only word of
+which task, node or rank went first, where the process itself printed nothing.
+
+- Slurm's srun, for each task that ended badly: `srun: error: gpu-node-12: task 3: Exited with
+  exit code 1`, `srun: error: gpu-node-13: tasks 4-7: Killed` (the tasks of a node, as ranges).
+  A task is srun's (`SLURM_PROCID`): the job's rank where srun starts the training processes
+  itself, a node's launcher where srun starts torchrun, so it is told as `tasks`, not as a rank.
+- Slurm's step daemon: `slurmstepd: error: *** STEP 12345.0 ON gpu-node-12 CANCELLED AT
+  2026-01-10T10:00:01 DUE TO TIME LIMIT ***` (or `*** JOB 12345 ...`, a reason or none), and the
+  cgroup's out-of-memory kills, `slurmstepd: error: Detected 1 oom_kill event in StepId=12345.0.
+  Some of the step tasks have been OOM Killed.` (`oom-kill event(s) in step 12345.0 cgroup` in
+  older releases): the host's memory, not the GPU's.
+- Open MPI's mpirun: `mpirun noticed that process rank 5 with PID 4242 on node gpu-node-14 exited
+  on signal 9 (Killed).`, an MPI rank, the job's; for an exit code, a report over several lines
+  (`MpirunReport`): `mpirun detected that one or more processes exited with non-zero status, thus
+  causing`, `the job to be terminated. The first process to do so was:`, ``, `  Process name:
+  [[24292,1],1]` (the job's id, then the rank), `  Exit code:    3`.
+"""
+from __future__ import annotations
+
+from .base import Pattern
+
+_STEP_ID = r"(\d++(?:\.(?:\d++|[a-z]{1,20}+))?+)"
+"""A job's id, or its step's (`12345.0`, `12345.batch`)."""
+SRUN_TASKS = Pattern(r"srun: error: ([\w.-]{1,200}+): tasks? ([\d,-]{1,400}+): (?:Exited with exit code (\d++)"
+                     r"|([A-Z][a-z]{1,20}+(?: [a-z]{1,20}+)?+))")
+STEP_CANCELLED = Pattern(r"\*\*\* (?:STEP|JOB) " + _STEP_ID + r" ON ([\w.-]{1,200}+) CANCELLED AT (\S{1,40}+)"
+                         r"(?: DUE TO ([A-Z]{1,20}+(?: [A-Z]{1,20}+){0,4}+))?+ \*\*\*")
+HOST_OOM = Pattern(r"Detected (\d++) oom[-_]kill event(?:s|\(s\))?+ (?:in StepId=|in step )" + _STEP_ID)
+MPI_PROCESS = Pattern(r"Process name: \[\[\d++,\d++\],(\d++)\]")
+MPI_EXIT_CODE = Pattern(r"Exit code: *+(-?\d++)")
+MPI_SIGNAL = Pattern(r"noticed that process rank (\d++) with PID (\d++) on node ([\w.-]{1,200}+) exited on "
+                     r"signal (\d++)")
+
+_SIGNALS = {"Killed": "SIGKILL", "Terminated": "SIGTERM", "Segmentation fault": "SIGSEGV",
+            "Aborted": "SIGABRT", "Bus error": "SIGBUS", "Floating point exception": "SIGFPE",
+            "Illegal instruction": "SIGILL"}
+"""srun's words for the signal that ended a task (the C library's names of the signals)."""
+_SIGNAL_NUMBERS = {4: "SIGILL", 6: "SIGABRT", 7: "SIGBUS", 8: "SIGFPE", 9: "SIGKILL", 11: "SIGSEGV",
+                   15: "SIGTERM"}
+MAX_TASKS = 4096
+
+
+def _tasks(ranges: str) -> list[int]:
+    """`4-7` or `0,2-3` -> the task ids, at most MAX_TASKS of them."""
+    out: list[int] = []
+    for part in ranges.split(","):
+        first, _, last = part.partition("-")
+        if not first.isdigit() or (last and not last.isdigit()):
+            continue
+        out.extend(range(int(first), min(int(last or first), int(first) + MAX_TASKS) + 1))
+        if len(out) >= MAX_TASKS:
+            break
+    return out[:MAX_TASKS]
+
+
+def read(line: str) -> dict | None:
+    """The error record's fields of a launcher's or the scheduler's line about processes that
+    died; None for another line.  `rank`, where there is one, is whose it is (None: the job's,
+    whatever stream the line came on); without it, the line's own rank stands."""
+    if "srun: error: " in line:
+        m = SRUN_TASKS.search(line)
+        if m:
+            code = m.group(3)
+            return {"error": "child_failed", "launcher": "srun", "host": m.group(1), "tasks": _tasks(m.group(2)),
+                    "exitcode": int(code) if code else None, "signal": None if code else _SIGNALS.get(m.group(4))}
+    if "CANCELLED AT" in line:
+        m = STEP_CANCELLED.search(line)
+        if m:
+            return {"error": "cancelled", "rank": None, "launcher": "slurm", "slurm_step": m.group(1),
+                    "host": m.group(2), "at": m.group(3), "reason": m.group(4).lower() if m.group(4) else None}
+    if "oom" in line:
+        m = HOST_OOM.search(line)
+        if m:
+            return {"error": "host_oom", "rank": None, "launcher": "slurm", "kills": int(m.group(1)),
+                    "slurm_step": m.group(2)}
+    if "noticed that process rank" in line:
+        m = MPI_SIGNAL.search(line)
+        if m:
+            number = int(m.group(4))
+            return {"error": "child_failed", "rank": int(m.group(1)), "launcher": "mpirun", "pid": int(m.group(2)),
+                    "host": m.group(3), "signal": _SIGNAL_NUMBERS.get(number, f"signal {number}")}
+    return None
+
+
+class MpirunReport:
+    """mpirun's report of the first process that exited with an error, read over its lines,
+    which hold none of the words the pre-check looks for: the events parser hands this the
+    lines after the report's first (`REPORT`), up to REPORT_LINES of them."""
+
+    REPORT = "exited with non-zero status"
+    REPORT_LINES = 8
+
+    def __init__(self) -> None:
+        self.rank: int | None = None
+        self.lines = 0
+
+    def begin(self) -> None:
+        self.rank, self.lines = None, 0
+
+    def read(self, line: str) -> dict | None:
+        """The record's fields (`read`'s) once the report's exit code is read; None before."""
+        self.lines += 1
+        if "Process name: [[" in line:
+            m = MPI_PROCESS.search(line)
+            self.rank = int(m.group(1)) if m else None
+            return None
+        m = MPI_EXIT_CODE.search(line) if "Exit code:" in line else None
+        if m is None:
+            return None
+        return {"error": "child_failed", "rank": self.rank, "launcher": "mpirun", "exitcode": int(m.group(1)),
+                "first": True, "message": f"mpirun: the first process to exit with an error: rank {self.rank}, "
+                                          f"exit code {m.group(1)}"}
