@@ -94,6 +94,11 @@ def test_megatron_bigscience_pipeline_timers(parse_log):
     assert t["lanes_ms"]["communication"] == approx(2365.31 + 63.98 + 152.47 + 24.39 + 2398.39)
     assert t["lanes_ms"]["communication"] > t["lanes_ms"]["compute"]
     assert t["lanes_ms"]["input"] == 3.05
+    # the run was cancelled after iteration 90: Slurm's step, then its job, on the first node
+    cancels = [r for r in recs if r["kind"] == "error" and r["error"] == "cancelled"]
+    assert [(r["slurm_step"], r["host"], r["at"], r.get("reason"), r["rank"], r["step"]) for r in cancels] == [
+        ("1809577.0", "r6i5n1", "2021-05-23T08:46:02", None, None, 90),
+        ("1809577", "r6i5n1", "2021-05-23T08:46:02", None, None, 90)]
 
 
 # ------------------------------------------------------------------ NCCL
@@ -121,6 +126,10 @@ def test_nccl_bigscience_multinode(parse_log):
     assert "NET" in r5["transports"]
     prog = by_step(recs, framework="megatron")
     assert prog[1]["step_time_ms"] == 150891.7
+    # and ended at its time limit
+    cancels = [r for r in recs if r["kind"] == "error" and r["error"] == "cancelled"]
+    assert [(r["slurm_step"], r["reason"], r["at"]) for r in cancels] == [
+        ("1999618", "time limit", "2021-05-27T21:52:36"), ("1999618.0", "time limit", "2021-05-27T21:52:36")]
 
 
 @covers("nccl/nccl-tests_allreduce_2xA100-nvlink_debug-all_coll.log")
