@@ -175,6 +175,9 @@ def test_nccl_watchdog_timeout(parse_log):
     tb = errors(recs, "traceback")
     assert len(tb) == 1 and tb[0]["exception"].endswith("ChildFailedError")
     assert errors(recs, "child_failed")[0]["exitcode"] == -6
+    # rank 0 aborted on the watchdog's exception: the crash says what it was
+    abort = next(r for r in errors(recs, "crash") if r.get("exception") == "c10::DistBackendError")
+    assert abort["rank"] == 0 and "Watchdog caught collective operation timeout: WorkNCCL(SeqNum=3" in abort["what"]
 
 
 # ------------------------------------------------------------------ DeepSpeed
