@@ -36,9 +36,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ridgescope.cli import log_dirs, node_logs, overlap, world_size
-from ridgescope.cli.cmd_parse import (STAMPED, add_prefix_template, note, placed_nodes, prefix_templates, tee_prefix,
+from ridgescope.cli.cmd_parse import (add_prefix_template, note, placed_nodes, prefix_templates, tee_prefix,
                                       workers_per_node)
-from ridgescope.cli.log_blocks import CUT_SHORT, collector_stamps, cut_short, open_log, stamped, unstamped
+from ridgescope.cli.log_blocks import CUT_SHORT, collector_format, collector_of, cut_short, open_log
 from ridgescope.cli.cmd_run import parse_tags
 from ridgescope.cli.common import add_stack_args, settings_from
 from ridgescope.parsers import PARSERS, Dispatcher
@@ -226,20 +226,29 @@ def read_file(path: str, log_format: str | None, prefix: TeePrefix | None = None
     fallback = (named or 0) if node is None else node.base
     items = result.items
     name = f"ingest:{Path(path).name}"
-    stamps = collector_stamps(path) if path != "-" else None     # (stdin: told by its first line)
-    if stamps:
-        note(f"{path}: {STAMPED}")
+    collected = collector_of(path)      # (stdin: told by its first line)
+    told = path != "-"
+    if collected is not None:
+        note(f"{path}: {collected.says}")
     stream = sys.stdin.buffer if path == "-" else open_log(path)
     end_ns = time.time_ns() if path == "-" else os.stat(path).st_mtime_ns
     try:
         for raw in stream:
+            if not told and raw.strip():
+                told, collected = True, collector_format(raw)
+                if collected is not None:
+                    note(f"{path}: {collected.says}")
+            when = None
+            if collected is not None and collected.key is not None:     # the collector's JSON
+                text, when = collected.text(raw)
+                if text is None:
+                    continue        # (a Docker line that goes on in the next entry)
+                raw = text.encode("utf-8", "surrogateescape")
             stamp = None
-            if raw[:1] not in (b"\n", b""):
-                stamp = line_timestamp(raw[:HEAD].decode("utf-8", "replace"), end_ns)
-                if stamps is None:
-                    stamps = stamped(raw)
-                if stamps:
-                    raw = unstamped(raw)
+            if raw[:1] not in (b"\n", b"") or when:
+                stamp = line_timestamp(when or raw[:HEAD].decode("utf-8", "replace"), end_ns)
+            if collected is not None and collected.key is None:
+                raw = collected.block(raw)
             if world_size.may_state_it(raw):
                 text = raw.decode("utf-8", "replace")
                 result.world_size = max(result.world_size, world_size.printed_world_size(text) or 0)

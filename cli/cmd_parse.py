@@ -11,8 +11,7 @@ import sys
 from typing import Callable
 
 from ridgescope.cli import node_logs
-from ridgescope.cli.log_blocks import (BLOCK, CUT_SHORT, cut_short, head_blocks, open_log, read_blocks, stamped,
-                                       unstamped)
+from ridgescope.cli.log_blocks import BLOCK, CUT_SHORT, collector_format, cut_short, head_blocks, open_log, read_blocks
 from ridgescope.parsers import PARSERS, Dispatcher
 from ridgescope.parsers.srun import widest_node
 from ridgescope.parsers.template import TeePrefix, guess
@@ -76,9 +75,6 @@ def tee_prefix(template: str | None) -> TeePrefix | None:
     return TeePrefix(template) if template else None
 
 
-STAMPED = "its lines begin with a log collector's timestamps (kubectl logs --timestamps, docker logs -t): read without them"
-
-
 def note(text: str) -> None:
     print(f"[ridgescope] {text}", file=sys.stderr)
 
@@ -112,16 +108,15 @@ def workers_per_node(path: str) -> int | None:
 
 def iter_records(path: str, disp: Dispatcher):
     """Yield each record that `disp` finds in the file, then what its flush gives.  A log saved
-    from a collector is read without the collector's timestamps (`log_blocks.stamped`)."""
+    from a collector is read as the job's own lines (`log_blocks.Collected`)."""
     stream = sys.stdin.buffer if path == "-" else open_log(path)
-    stamps = None
     try:
-        for block in read_blocks(stream):
-            if stamps is None:
-                stamps = stamped(block)
-                if stamps:
-                    note(f"{path}: {STAMPED}")
-            yield from disp.feed_chunk(unstamped(block) if stamps else block)
+        for i, block in enumerate(read_blocks(stream)):
+            if i == 0:
+                collected = collector_format(block)
+                if collected is not None:
+                    note(f"{path}: {collected.says}")
+            yield from disp.feed_chunk(collected.block(block) if collected is not None else block)
         yield from disp.flush()
         if cut_short(stream):
             note(f"{path}: {CUT_SHORT}")

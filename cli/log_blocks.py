@@ -11,12 +11,14 @@ some without a zone; the container runtime's own files on a Kubernetes node (CRI
 file (`stamped`) is read without them (`unstamped`), so that the launcher's prefix and the
 framework's lines begin their lines again; `ingest` takes each line's time from its stamp first.
 (CRI cuts a line longer than 16 KiB into parts tagged `P` before the last, `F`: each part is
-read as a line.)"""
+read as a line.)  Other collectors keep JSON lines, each holding the job's line under a key of
+its own (`JSON_TEXT`) and its time under another: such a file is read as those lines."""
 from __future__ import annotations
 
 import bz2
 import errno
 import io
+import json
 import lzma
 import re
 import zlib
@@ -131,29 +133,38 @@ def read_blocks(stream: BinaryIO) -> Iterator[bytes]:
 
 
 def head_blocks(path: str) -> Iterator[bytes]:
-    """The blocks of the file's first SCAN_HEAD bytes (decompressed, without a collector's
-    timestamps)."""
+    """The blocks of the file's first SCAN_HEAD bytes (decompressed, and the job's own lines
+    where a collector wrapped them: `Collected`)."""
     with open_log(path) as stream:
-        stamps = None
-        for _, block in zip(range(SCAN_HEAD // BLOCK), read_blocks(stream)):
-            if stamps is None:
-                stamps = stamped(block)
-            yield unstamped(block) if stamps else block
+        collected: Collected | None = None
+        for i, block in zip(range(SCAN_HEAD // BLOCK), read_blocks(stream)):
+            if i == 0:
+                collected = collector_format(block)
+            yield collected.block(block) if collected is not None else block
 
 
 COLLECTOR_STAMP = re.compile(rb"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:[.,][0-9]{1,9})?"
                              rb"(?:Z|[+-][0-9]{2}:?[0-9]{2})? (?:std(?:out|err) [FP] )?", re.M)
 """A collector's timestamp at a line's start: RFC 3339 (a `T` between date and time, which
 Python's logging never prints), then one space; in CRI's files, the stream and tag after."""
-_STAMP_HEAD = 256
-"""How many of a log's first lines `stamped` looks at."""
+_HEAD_LINES = 256
+"""How many of a log's first lines the tests of its format look at."""
+JSON_TEXT = ("log", "message", "msg", "line", "textPayload")
+"""The keys under which a collector's JSON lines hold the job's line: Docker's json-file
+driver (`log`, with its newline), python-json-logger's and most stores' exports (`message`,
+`msg`), Loki's `logcli --output=jsonl` (`line`), Google Cloud Logging's (`textPayload`)."""
+JSON_TIME = ("time", "timestamp", "@timestamp", "ts")
+
+
+def _head_lines(head: bytes) -> list[bytes]:
+    return [line for line in head.split(b"\n", _HEAD_LINES)[:_HEAD_LINES] if line.strip()]
 
 
 def stamped(head: bytes) -> bool:
     """Do nine in ten of the lines of `head` (a log's first block) that hold anything begin with
     a collector's timestamp?  (A collector stamps every line; a job's own lines may begin with
     such a time now and then.)"""
-    lines = [line for line in head.split(b"\n", _STAMP_HEAD)[:_STAMP_HEAD] if line.strip()]
+    lines = _head_lines(head)
     found = sum(1 for line in lines if COLLECTOR_STAMP.match(line))
     return bool(lines) and 10 * found >= 9 * len(lines)
 
@@ -163,10 +174,85 @@ def unstamped(data: bytes) -> bytes:
     return COLLECTOR_STAMP.sub(b"", data)
 
 
-def collector_stamps(path: str) -> bool:
-    """Is the file a collector's (`stamped`), by its first block?  False for stdin (`-`), told
-    from its first block as it is read."""
+def _json_object(line: bytes) -> dict | None:
+    if not line.startswith(b"{"):
+        return None
+    try:
+        obj = json.loads(line)
+    except ValueError:
+        return None
+    return obj if isinstance(obj, dict) else None
+
+
+def json_text_key(head: bytes) -> str | None:
+    """The key of JSON_TEXT under which nine in ten of the lines of `head` that hold anything
+    are JSON objects with a string, if one is: a collector's JSON lines.  (A job that prints
+    its metrics as JSON, `{"step": 5, "loss": 2.0}`, has none of these keys.)"""
+    lines = _head_lines(head)
+    objects = [_json_object(line) for line in lines]
+    for key in JSON_TEXT:
+        found = sum(1 for obj in objects if obj is not None and isinstance(obj.get(key), str))
+        if lines and 10 * found >= 9 * len(lines):
+            return key
+    return None
+
+
+class Collected:
+    """The job's own lines of a log that a collector wrapped: behind a timestamp each
+    (`stamps`), or as JSON lines that hold each under `key`.  Docker's `log` keeps the line's
+    newline, and a line longer than 16 KiB is cut into entries, all but the last without it:
+    they are joined again, across blocks too."""
+
+    def __init__(self, key: str | None) -> None:
+        self.key = key
+        self._part = ""
+
+    @property
+    def says(self) -> str:
+        return ("its lines begin with a log collector's timestamps (kubectl logs --timestamps, docker logs -t): "
+                "read without them") if self.key is None else (
+                f"its lines are a log collector's JSON: read as the text under {self.key!r}")
+
+    def block(self, data: bytes) -> bytes:
+        """The job's lines of a block of whole lines."""
+        if self.key is None:
+            return unstamped(data)
+        out = []
+        for raw in data.split(b"\n"):
+            if raw.strip():
+                text = self.text(raw)[0]
+                if text is not None:
+                    out.append(text)
+        return "".join(out).encode("utf-8", "surrogateescape")
+
+    def text(self, raw: bytes) -> tuple[str | None, str | None]:
+        """(the job's line, with its newline, or None while a Docker line goes on in the next
+        entry; the collector's time of it, where it gives one) of one collected line.  A line
+        that is no JSON object is the job's as it is."""
+        obj = _json_object(raw.strip())
+        value = obj.get(self.key) if obj is not None else None
+        if not isinstance(value, str):
+            return raw.decode("utf-8", "surrogateescape").rstrip("\n") + "\n", None
+        when = next((obj[k] for k in JSON_TIME if isinstance(obj.get(k), str)), None)
+        if self.key == "log" and not value.endswith("\n"):
+            self._part += value
+            return None, when
+        text, self._part = self._part + value, ""
+        return (text if text.endswith("\n") else text + "\n"), when
+
+
+def collector_format(head: bytes) -> Collected | None:
+    """How a collector wrapped the lines of a log whose first block is `head`, if one did."""
+    if stamped(head):
+        return Collected(None)
+    key = json_text_key(head)
+    return Collected(key) if key is not None else None
+
+
+def collector_of(path: str) -> Collected | None:
+    """`collector_format` of the file's first block; None for stdin (`-`), which is told from its
+    first block as it is read."""
     if path == "-":
-        return False
+        return None
     with open_log(path) as stream:
-        return stamped(next(read_blocks(stream), b""))
+        return collector_format(next(read_blocks(stream), b""))

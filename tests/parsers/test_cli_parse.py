@@ -335,3 +335,66 @@ def calendar_ns(*parts) -> int:
     import calendar
     *whole, seconds = parts
     return (calendar.timegm((*whole, 0, 0, 0, 0)) + int(seconds)) * 10 ** 9 + round(seconds % 1 * 1e9)
+
+
+def _as_docker_json(data: bytes, cut: int = 0) -> bytes:
+    """`data` as Docker's json-file driver keeps it: each line a JSON object holding the line,
+    its newline included, under `log`, with its stream and time; `cut`: lines longer than that
+    are cut into entries, all but the last without the newline, as Docker does past 16 KiB."""
+    out = []
+    for i, line in enumerate(data.decode("utf-8", "surrogateescape").splitlines(keepends=True)):
+        when = "2026-01-10T10:%02d:%02d.%09dZ" % (i // 60 % 60, i % 60, i)
+        parts = [line[j:j + cut] for j in range(0, len(line), cut)] if cut else [line]
+        out += [json.dumps({"log": part, "stream": "stdout", "time": when}) + "\n" for part in parts]
+    return "".join(out).encode("utf-8", "surrogateescape")
+
+
+@pytest.mark.parametrize("cut", [0, 7])
+def test_a_collectors_json_lines_read_as_the_jobs_own(capsys, tmp_path, cut):
+    """Docker's json-file logs (and a store's export of JSON lines) hold each of the job's lines
+    in a field: read as those lines, a line that Docker cut into entries joined again."""
+    plain = CAPTURED / "torch-2.15_torchrun-gloo_rank1-raises_2rank.log"
+    collected = tmp_path / "container-json.log"
+    collected.write_bytes(_as_docker_json(plain.read_bytes(), cut))
+    assert cmd_parse.run(_args([str(plain), "--format", "json"])) == 0
+    want = capsys.readouterr().out
+    assert cmd_parse.run(_args([str(collected), "--format", "json"])) == 0
+    out = capsys.readouterr()
+    assert out.out == want and want.count("\n") == 9 and "text under 'log'" in out.err
+
+
+@pytest.mark.parametrize("key, time_key", [("message", "asctime"), ("line", "timestamp"), ("textPayload", "timestamp")])
+def test_json_lines_of_other_collectors(capsys, tmp_path, key, time_key):
+    """python-json-logger's lines (`message`), Loki's `logcli --output=jsonl` (`line`), Google
+    Cloud Logging's export (`textPayload`): each entry one line, with no newline of its own."""
+    lines = ["loading data", "step 1/3 loss 2.0 step_time_ms 100.0", "step 2/3 loss 1.9 step_time_ms 900.0",
+             "step 3/3 loss 1.8 step_time_ms 101.0"]
+    entries = [json.dumps({time_key: "2026-01-10T10:00:0%dZ" % i, key: line}) for i, line in enumerate(lines)]
+    log = tmp_path / "export.jsonl"
+    log.write_text("\n".join(entries * 3 + ["a line of no JSON"]) + "\n")     # one in 13: still the collector's
+    assert cmd_parse.run(_args([str(log), "--format", "json"])) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [(r["step"], r["step_time_ms"]) for r in rows] == [(1, 100.0), (2, 900.0), (3, 101.0)] * 3
+
+
+def test_a_jobs_own_json_metrics_are_no_collectors():
+    """A job that prints its metrics as JSON has none of the collectors' keys: its lines are its own."""
+    head = b"".join(b'{"step": %d, "loss": 2.0, "time": "2026-01-10T10:00:00Z"}\n' % i for i in range(20))
+    assert log_blocks.collector_format(head) is None
+
+
+def test_ingest_times_docker_json_by_its_entries():
+    """Each line of a Docker json-file log is placed at its entry's time."""
+    import tempfile
+
+    from ridgescope.cli.cmd_ingest import read_file
+    plain = CAPTURED / "torch-2.15_torchrun-gloo_rank1-raises_2rank.log"
+    with tempfile.TemporaryDirectory() as tmp:
+        collected = Path(tmp) / "container-json.log"
+        collected.write_bytes(_as_docker_json(plain.read_bytes(), 7))
+        got, want = read_file(str(collected), None), read_file(str(plain), None)
+    assert [(it.record["kind"], it.record["rank"], it.record["step"]) for it in got.items] == [
+        (it.record["kind"], it.record["rank"], it.record["step"]) for it in want.items]
+    line_no = plain.read_bytes().split(b"\n").index(b"step 1/5 loss 2.0000 step_time_ms 1.0")
+    first = got.items[0]
+    assert (first.source, first.ts) == ("log", calendar_ns(2026, 1, 10, 10, 0, line_no + line_no / 1e9))
