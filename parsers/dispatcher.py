@@ -19,6 +19,7 @@ from .maxtext import MaxTextParser
 from .megatron import MegatronParser
 from .nanogpt import NanoGPTParser
 from .nccl import NcclParser, chatter
+from .structured import message_of
 from .olmo import OlmoParser
 from .prefix import RayWorkers, split_rank_prefix
 from .scan import candidate_lines, interesting
@@ -781,6 +782,12 @@ class Dispatcher:
             if end:     # a bar's redraw, then what was printed before its next one
                 return self._line(line[:end], rank) + self._line(line[end:], rank)
         events = self.events
+        if line[:1] == "{" and ('"message": "' in line or '"msg": "' in line):
+            said = message_of(line)     # a structured logger's line: read as its message
+            if said is not None:
+                recs = self._line(said, rank)
+                if recs or rank in events.tb or (self._open and rank in self._open):
+                    return recs         # (or a traceback or a block it began: its next lines go on it)
         out: list = []
         if events.tb and rank in events.tb:
             consumed, recs = events.traceback_line(line, rank, self._fw())

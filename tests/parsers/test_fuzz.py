@@ -40,7 +40,7 @@ FRAGMENTS = [
     "RESOURCE_EXHAUSTED: Out of memory while trying to allocate ", " bytes.", "OOM when allocating tensor", "NCCL error in: ",
     "srun: error: ", ": tasks ", ": Exited with exit code ", "*** STEP ", " CANCELLED AT ", " DUE TO ", " ***",
     "Detected 1 oom_kill event in StepId=", "noticed that process rank ", " exited on signal ", "exited with non-zero status",
-    "  Process name: [[", "  Exit code: ",
+    "  Process name: [[", "  Exit code: ", "{\"message\": \"", "{\"msg\": \"", "\"}",
     "WorkNCCL(SeqNum=", "saving checkpoint at iteration ", " to /x", "Resuming from step ", "[batch=", "Train ",
     "[rank3]:", "3: ", "[1,2]<stdout>:", "[default0]:", "[default12]:", "\r", "\x1b[31m", "\t", "=", ":", "1", "12", "3.5", "1e-3", "nan", "(", ")",
     "[", "]", ",", " ", "ms", "s", "train_time:", "iter ", "Latency: ", "|E2E latency=", "epoch: 0|step: ",

@@ -1223,6 +1223,29 @@ def test_tensorflow_object_detection_step_whose_losses_do_not_come():
     assert "metrics" not in recs[0] and list(recs[1]["metrics"]) == ["loss/boxclassifierloss/classification_loss"]
 
 
+STRUCTURED = [
+    '{"asctime": "2026-01-10 10:00:01,000", "levelname": "INFO", "name": "train", '
+    '"message": "step 1/100 loss 2.3100 step_time_ms 150.2"}',
+    '{"level": 30, "time": 1767866401000, "pid": 7, "msg": "step 2/100 loss 2.2000 step_time_ms 151.0"}',
+    '{"message": "metrics", "step": 3, "loss": 2.1}',
+    '{"message": "Traceback (most recent call last):"}', '{"message": "  File \\"train.py\\", line 9, in <module>"}',
+    '{"message": "RuntimeError: the loader died"}',
+]
+
+
+def test_a_structured_loggers_lines_are_read_as_their_messages():
+    """A script that logs JSON (python-json-logger's `message`, pino's `msg`): each message is
+    read as the line it would have been, a traceback logged a line a message as one error; one
+    that gives nothing leaves the object to be read as a printed dict (numbers in fields of
+    their own)."""
+    for chunk in (False, True):
+        d = Dispatcher()
+        recs = d.feed_chunk("\n".join(STRUCTURED) + "\n") + d.flush() if chunk else feed_all(STRUCTURED)[0]
+        assert [(r["kind"], r["step"], r.get("loss"), r.get("step_time_ms"), r.get("exception")) for r in recs] == [
+            ("progress", 1, 2.31, 150.2, None), ("progress", 2, 2.2, 151.0, None), ("progress", 3, 2.1, None, None),
+            ("error", 3, None, None, "RuntimeError")]
+
+
 def test_tensorflow_orbit_dict_cut_off_by_another_line():
     """An Orbit dict over several lines that another line breaks into still gives its record,
     with what it held; the other line is read as any other."""
