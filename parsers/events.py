@@ -295,7 +295,7 @@ class EventParser:
             if fields is not None:
                 return [record("error", framework, fields.pop("rank", rank), step, message=line.strip()[:500],
                                **fields)]
-        if self.mpirun.REPORT in line:
+        if self.mpirun.REPORT in line and rank not in self.tb:     # (a traceback of the rank's open: it stays)
             self.mpirun.begin()
             self.tb[rank] = {"lines": [line], "open": 1, "mpirun": True}
             return []

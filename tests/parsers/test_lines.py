@@ -816,6 +816,11 @@ def test_an_mpirun_report_without_its_exit_code_gives_nothing():
                         "the job to be terminated. The first process to do so was:", "",
                         "  Process name: [[24292,1],1]"] + ["-" * 20] * 5 + ["step 3/9 loss 2.0 step_time_ms 5.0"])
     assert [(r["kind"], r["step"]) for r in recs] == [("progress", 3)]
+    # a report's first line while a traceback is open leaves the traceback to close
+    recs, _ = feed_all(["Traceback (most recent call last):",
+                        "mpirun detected that one or more processes exited with non-zero status, thus causing",
+                        '  File "train.py", line 9, in <module>', "RuntimeError: boom"])
+    assert [(r["error"], r.get("exception")) for r in recs] == [("traceback", "RuntimeError")]
 
 
 @pytest.mark.parametrize("line", ["srun: Job step aborted: Waiting up to 62 seconds for job step to finish.",
