@@ -152,7 +152,9 @@ _HEAD_LINES = 256
 JSON_TEXT = ("log", "message", "msg", "line", "textPayload")
 """The keys under which a collector's JSON lines hold the job's line: Docker's json-file
 driver (`log`, with its newline), python-json-logger's and most stores' exports (`message`,
-`msg`), Loki's `logcli --output=jsonl` (`line`), Google Cloud Logging's (`textPayload`)."""
+`msg`), Loki's `logcli --output=jsonl` (`line`), Google Cloud Logging's (`textPayload`).  (A
+stream that a logger's JSON lines make up only in part is read line by line by the parsers,
+`parsers/structured.py`; here, the collector's time of each line is kept for `ingest`.)"""
 JSON_TIME = ("time", "timestamp", "@timestamp", "ts")
 
 
@@ -198,8 +200,8 @@ def json_text_key(head: bytes) -> str | None:
 
 
 class Collected:
-    """The job's own lines of a log that a collector wrapped: behind a timestamp each
-    (`stamps`), or as JSON lines that hold each under `key`.  Docker's `log` keeps the line's
+    """The job's own lines of a log that a collector wrapped: behind a timestamp each (`key`
+    None), or as JSON lines that hold each under `key`.  Docker's `log` keeps the line's
     newline, and a line longer than 16 KiB is cut into entries, all but the last without it:
     they are joined again, across blocks too."""
 
