@@ -249,6 +249,8 @@ def read_file(path: str, log_format: str | None, prefix: TeePrefix | None = None
                 stamp = line_timestamp(when or raw[:HEAD].decode("utf-8", "replace"), end_ns)
             if collected is not None and collected.key is None:
                 raw = collected.block(raw)
+                if not raw:
+                    continue        # (a CRI part: its line goes on in the next entry)
             if world_size.may_state_it(raw):
                 text = raw.decode("utf-8", "replace")
                 result.world_size = max(result.world_size, world_size.printed_world_size(text) or 0)

@@ -10,8 +10,8 @@ some without a zone; the container runtime's own files on a Kubernetes node (CRI
 `/var/log/pods/...`) add the stream and a tag after it (`... stdout F [rank0]:step 5`).  Such a
 file (`stamped`) is read without them (`unstamped`), so that the launcher's prefix and the
 framework's lines begin their lines again; `ingest` takes each line's time from its stamp first.
-(CRI cuts a line longer than 16 KiB into parts tagged `P` before the last, `F`: each part is
-read as a line.)  Other collectors keep JSON lines, each holding the job's line under a key of
+(CRI cuts a line longer than 16 KiB into parts tagged `P` before the last, `F`: they are joined
+again.)  Other collectors keep JSON lines, each holding the job's line under a key of
 its own (`JSON_TEXT`) and its time under another: such a file is read as those lines."""
 from __future__ import annotations
 
@@ -143,10 +143,15 @@ def head_blocks(path: str) -> Iterator[bytes]:
             yield collected.block(block) if collected is not None else block
 
 
-COLLECTOR_STAMP = re.compile(rb"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:[.,][0-9]{1,9})?"
-                             rb"(?:Z|[+-][0-9]{2}:?[0-9]{2})? (?:std(?:out|err) [FP] )?", re.M)
+_STAMP = rb"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:[.,][0-9]{1,9})?(?:Z|[+-][0-9]{2}:?[0-9]{2})? "
+COLLECTOR_STAMP = re.compile(_STAMP + rb"(?:std(?:out|err) [FP] )?", re.M)
 """A collector's timestamp at a line's start: RFC 3339 (a `T` between date and time, which
 Python's logging never prints), then one space; in CRI's files, the stream and tag after."""
+_WHOLE_STAMP = re.compile(_STAMP + rb"(?!std(?:out|err) P )(?:std(?:out|err) F )?", re.M)
+"""The stamp of a line that ends where its entry does (all but CRI's `P` parts)."""
+_PART = re.compile(_STAMP + rb"std(?:out|err) P ([^\n]*+)\n", re.M)
+"""A CRI part with its stamp and its newline: its text runs on into the next entry's."""
+_PART_START = re.compile(_STAMP + rb"std(?:out|err) P ")
 _HEAD_LINES = 256
 """How many of a log's first lines the tests of its format look at."""
 JSON_TEXT = ("log", "message", "msg", "line", "textPayload")
@@ -172,8 +177,10 @@ def stamped(head: bytes) -> bool:
 
 
 def unstamped(data: bytes) -> bytes:
-    """`data` without the collector's timestamp that begins each of its lines."""
-    return COLLECTOR_STAMP.sub(b"", data)
+    """`data` without the collector's timestamp that begins each of its lines, CRI's parts of a
+    line joined (the last may end `data` unended, to go on in what follows)."""
+    data = _WHOLE_STAMP.sub(b"", data)
+    return _PART.sub(rb"\1", data) if b" P " in data else data
 
 
 def _json_object(line: bytes) -> dict | None:
@@ -201,13 +208,15 @@ def json_text_key(head: bytes) -> str | None:
 
 class Collected:
     """The job's own lines of a log that a collector wrapped: behind a timestamp each (`key`
-    None), or as JSON lines that hold each under `key`.  Docker's `log` keeps the line's
-    newline, and a line longer than 16 KiB is cut into entries, all but the last without it:
-    they are joined again, across blocks too."""
+    None), or as JSON lines that hold each under `key`.  A line longer than 16 KiB is cut into
+    entries: Docker's `log` keeps the newline of the last alone, CRI tags the others `P`.  They
+    are joined again, across blocks too; a line whose last entry never came (a file copied as it
+    was written) is dropped, as a compressed file's line that its cut fell in is."""
 
     def __init__(self, key: str | None) -> None:
         self.key = key
         self._part = ""
+        self._unended = b""
 
     @property
     def says(self) -> str:
@@ -216,9 +225,16 @@ class Collected:
                 f"its lines are a log collector's JSON: read as the text under {self.key!r}")
 
     def block(self, data: bytes) -> bytes:
-        """The job's lines of a block of whole lines."""
+        """The job's whole lines of a block of whole lines."""
         if self.key is None:
-            return unstamped(data)
+            text = self._unended + unstamped(data)
+            cut = text.rfind(b"\n") + 1
+            # a CRI part last: its line goes on in the next block (a file's last line, unended, does not)
+            if cut < len(text) and (data.endswith(b"\n") or _PART_START.match(data, data.rfind(b"\n") + 1)):
+                self._unended = text[cut:]
+                return text[:cut]
+            self._unended = b""
+            return text
         out = []
         for raw in data.split(b"\n"):
             if raw.strip():

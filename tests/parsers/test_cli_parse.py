@@ -302,6 +302,38 @@ def test_a_collectors_log_reads_as_the_jobs_own(capsys, tmp_path, zone, after):
     assert proc.stdout.decode().count("\n") == 60 and b"collector's timestamps" in proc.stderr
 
 
+def _as_cri(data: bytes, part: int) -> bytes:
+    """`data` as containerd writes it on a Kubernetes node, each line cut into entries of `part`
+    bytes, tagged `P` but the last, `F`."""
+    out = []
+    for i, line in enumerate(data.split(b"\n")[:-1]):
+        pieces = [line[j:j + part] for j in range(0, len(line), part)] or [b""]
+        stamp = b"2026-01-10T10:%02d:%02d.%09dZ stdout " % (i // 60, i % 60, i)
+        out += [stamp + (b"F " if k == len(pieces) - 1 else b"P ") + piece + b"\n" for k, piece in enumerate(pieces)]
+    return b"".join(out)
+
+
+def test_cri_parts_of_a_line_are_joined_again(capsys, tmp_path, monkeypatch):
+    """containerd cuts a line past 16 KiB into parts (`P`, then `F`): joined again, across the
+    blocks a file is read in, in `parse` and in `ingest`; a last line whose `F` never came is
+    dropped, as a compressed file's cut line is."""
+    from ridgescope.cli.cmd_ingest import read_file
+    monkeypatch.setattr(log_blocks, "BLOCK", 512)
+    plain = Path(NODE_LOGS[1])
+    cri = tmp_path / "node1.log"
+    cri.write_bytes(_as_cri(plain.read_bytes(), 5) + b"2026-01-10T11:00:00.000000000Z stdout P step 31/30 lo")
+    assert cmd_parse.run(_args([str(plain), "--format", "json"])) == 0
+    want = capsys.readouterr().out
+    assert cmd_parse.run(_args([str(cri), "--format", "json"])) == 0
+    assert capsys.readouterr().out == want and want.count("\n") == 60
+    got, plain_result = read_file(str(cri), None), read_file(str(plain), None)
+
+    def shown(result):
+        return [{k: v for k, v in it.record.items() if not k.startswith("ts_")} for it in result.items]
+    assert shown(got) == shown(plain_result) and len(got.items) == 60
+    assert {it.record["ts_source"] for it in got.items} == {"log"}
+
+
 def test_a_time_that_begins_a_few_lines_is_left_in_place():
     """Lines of the job's own that begin with such a time, among others that do not, are no
     collector's stamps."""
@@ -309,6 +341,9 @@ def test_a_time_that_begins_a_few_lines_is_left_in_place():
     assert not log_blocks.stamped(head)
     assert log_blocks.stamped(_collected(head)) and not log_blocks.stamped(b"")
     assert log_blocks.unstamped(_collected(head)) == head
+    # a file's last line, unended, is still a line
+    collected = log_blocks.collector_format(_collected(head))
+    assert collected.block(_collected(head)[:-1]) == head[:-1]
 
 
 def test_ingest_times_a_collectors_log_by_its_stamps(tmp_path):
