@@ -151,7 +151,7 @@ _WHOLE_STAMP = re.compile(_STAMP + rb"(?!std(?:out|err) P )(?:std(?:out|err) F )
 """The stamp of a line that ends where its entry does (all but CRI's `P` parts)."""
 _PART = re.compile(_STAMP + rb"std(?:out|err) P ([^\n]*+)\n", re.M)
 """A CRI part with its stamp and its newline: its text runs on into the next entry's."""
-_PART_START = re.compile(_STAMP + rb"std(?:out|err) P ")
+_PART_START = re.compile(_STAMP + rb"std(?:out|err) P ", re.M)
 _HEAD_LINES = 256
 """How many of a log's first lines the tests of its format look at."""
 JSON_TEXT = ("log", "message", "msg", "line", "textPayload")

@@ -321,7 +321,7 @@ def test_cri_parts_of_a_line_are_joined_again(capsys, tmp_path, monkeypatch):
     monkeypatch.setattr(log_blocks, "BLOCK", 512)
     plain = Path(NODE_LOGS[1])
     cri = tmp_path / "node1.log"
-    cri.write_bytes(_as_cri(plain.read_bytes(), 5) + b"2026-01-10T11:00:00.000000000Z stdout P step 31/30 lo")
+    cri.write_bytes(_as_cri(plain.read_bytes(), 5) + b"2026-01-10T11:00:00.000000000Z stdout P step 31/30 loss 2.0 step_time_ms 5")
     assert cmd_parse.run(_args([str(plain), "--format", "json"])) == 0
     want = capsys.readouterr().out
     assert cmd_parse.run(_args([str(cri), "--format", "json"])) == 0
@@ -341,9 +341,15 @@ def test_a_time_that_begins_a_few_lines_is_left_in_place():
     assert not log_blocks.stamped(head)
     assert log_blocks.stamped(_collected(head)) and not log_blocks.stamped(b"")
     assert log_blocks.unstamped(_collected(head)) == head
-    # a file's last line, unended, is still a line
+    # a file's last line, unended, is still a line; a CRI part, unended, goes on in what follows
     collected = log_blocks.collector_format(_collected(head))
     assert collected.block(_collected(head)[:-1]) == head[:-1]
+    parts = _as_cri(head, 4)
+    cut = parts.rfind(b" P ")
+    cut = parts.index(b"\n", cut) + 1       # after the last line's parts but its last
+    assert collected.block(parts[:cut]) == head[:-len(b"step 1/9 loss 2.0\n")]
+    assert collected.block(parts[cut:]) == b"step 1/9 loss 2.0\n"
+    assert collected.block(_as_cri(head, 100) + b"2026-01-10T10:00:09Z stdout P step 2/9") == head
 
 
 def test_ingest_times_a_collectors_log_by_its_stamps(tmp_path):
