@@ -4,8 +4,6 @@ tracebacks as one event, launcher and scheduler failures (`launcher_errors.py`),
 of a signal)."""
 from __future__ import annotations
 
-import signal
-
 from . import launcher_errors
 from .base import SOURCE_LOCATION, Pattern, num, parse_bar, record, to_ms
 from .coco import CocoSummary
@@ -34,8 +32,6 @@ CRASH = Pattern(r"\b(Segmentation fault|Bus error|Floating point exception|Illeg
                 r"|Aborted(?= \(core dumped\)))")
 FATAL_PY = Pattern(r"Fatal Python error: (.{1,500}+)")
 CPP_ABORT = Pattern(r"terminate called after throwing an instance of '([^']{1,200}+)'")
-_SIGNALS = {"Segmentation fault": "SIGSEGV", "Bus error": "SIGBUS", "Floating point exception": "SIGFPE",
-            "Illegal instruction": "SIGILL", "Aborted": "SIGABRT"}
 EXC_END = Pattern(r"([A-Za-z_][\w.]{0,120}?(?:Error|Exception|Interrupt|Exit|Warning|Failure))(?::\s?(.{0,2000}+))?$")
 NAN = Pattern(r"(?:Inf|NaN|nan|inf) detected|[Ll]oss is (?:nan|NaN|inf)")
 
@@ -283,7 +279,7 @@ class EventParser:
             if m:
                 code = int(m.group(1))
                 return [record("error", framework, rank, step, error="child_failed", exitcode=code,
-                               signal=_signal_name(-code) if code < 0 else None,
+                               signal=launcher_errors.signal_name(-code) if code < 0 else None,
                                local_rank=int(m.group(2)), pid=int(m.group(3)), message=line.strip()[:500])]
         if "Killing subprocess" in line:
             m = KILLING.search(line)
@@ -414,7 +410,7 @@ class EventParser:
         if m is None and cause is None:
             return []
         return [record("error", framework, rank, step, error="crash",
-                       signal=_SIGNALS.get(m.group(1)) if m else None, message=message)]
+                       signal=launcher_errors.SIGNAL_WORDS.get(m.group(1)) if m else None, message=message)]
 
     def _checkpoint(self, line: str, rank, framework: str, step, message: str) -> list[dict]:
         m = CKPT_HF.search(line)
@@ -457,14 +453,6 @@ class EventParser:
             while rank in self.tb:
                 out.append(self._close_tb(rank, framework, None, None, final=False))
         return out
-
-
-def _signal_name(number: int) -> str | None:
-    """`SIGSEGV` for 11: the signal a negative exit code names."""
-    try:
-        return signal.Signals(number).name
-    except ValueError:
-        return None
 
 
 def _i(text):

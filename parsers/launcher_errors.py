@@ -18,6 +18,8 @@ which task, node or rank went first, where the process itself printed nothing.
 """
 from __future__ import annotations
 
+import signal
+
 from .base import Pattern
 
 _STEP_ID = r"(\d++(?:\.(?:\d++|[a-z]{1,20}+))?+)"
@@ -32,12 +34,20 @@ MPI_EXIT_CODE = Pattern(r"Exit code: *+(-?\d++)")
 MPI_SIGNAL = Pattern(r"noticed that process rank (\d++) with PID (\d++) on node ([\w.-]{1,200}+) exited on "
                      r"signal (\d++)")
 
-_SIGNALS = {"Killed": "SIGKILL", "Terminated": "SIGTERM", "Segmentation fault": "SIGSEGV",
-            "Aborted": "SIGABRT", "Bus error": "SIGBUS", "Floating point exception": "SIGFPE",
-            "Illegal instruction": "SIGILL"}
-"""srun's words for the signal that ended a task (the C library's names of the signals)."""
-_SIGNAL_NUMBERS = {4: "SIGILL", 6: "SIGABRT", 7: "SIGBUS", 8: "SIGFPE", 9: "SIGKILL", 11: "SIGSEGV",
-                   15: "SIGTERM"}
+SIGNAL_WORDS = {"Killed": "SIGKILL", "Terminated": "SIGTERM", "Segmentation fault": "SIGSEGV",
+                "Aborted": "SIGABRT", "Bus error": "SIGBUS", "Floating point exception": "SIGFPE",
+                "Illegal instruction": "SIGILL"}
+"""The C library's words for the signal that ended a process (srun's, the shell's, faulthandler's)."""
+
+
+def signal_name(number: int) -> str | None:
+    """`SIGSEGV` for 11 (a signal's number, or a negative exit code's)."""
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return None
+
+
 MAX_TASKS = 4096
 
 
@@ -63,7 +73,7 @@ def read(line: str) -> dict | None:
         if m:
             code = m.group(3)
             return {"error": "child_failed", "launcher": "srun", "host": m.group(1), "tasks": _tasks(m.group(2)),
-                    "exitcode": int(code) if code else None, "signal": None if code else _SIGNALS.get(m.group(4))}
+                    "exitcode": int(code) if code else None, "signal": None if code else SIGNAL_WORDS.get(m.group(4))}
     if "CANCELLED AT" in line:
         m = STEP_CANCELLED.search(line)
         if m:
@@ -79,7 +89,7 @@ def read(line: str) -> dict | None:
         if m:
             number = int(m.group(4))
             return {"error": "child_failed", "rank": int(m.group(1)), "launcher": "mpirun", "pid": int(m.group(2)),
-                    "host": m.group(3), "signal": _SIGNAL_NUMBERS.get(number, f"signal {number}")}
+                    "host": m.group(3), "signal": signal_name(number) or f"signal {number}"}
     return None
 
 
