@@ -252,7 +252,10 @@ class Dispatcher:
 
     def _feed_srun(self, line: bytes) -> list[dict]:
         """`feed` of a line of a stream that srun cut lines in (see `srun`): held while it is a
-        first piece, read with the pieces before it when it ends a line."""
+        first piece, read with the pieces before it when it ends a line.  A "line" with a newline
+        inside is no line a reader split off (as in `_feed_joined`): it is read as it is."""
+        if b"\n" in line[:-1]:
+            return self._feed_line(line, None)
         joined = self.srun.join(line if line.endswith(b"\n") else line + b"\n")
         out: list = []
         for whole in joined[:-1].split(b"\n") if joined else ():     # a held line, then this one
