@@ -36,10 +36,11 @@ EXC_END = Pattern(r"([A-Za-z_][\w.]{0,120}?(?:Error|Exception|Interrupt|Exit|War
 NAN = Pattern(r"(?:Inf|NaN|nan|inf) detected|[Ll]oss is (?:nan|NaN|inf)")
 
 CKPT = Pattern(
-    r"(?i)\b(sav(?:ing|ed)|save(?= checkpoints?: )|wr(?:ote|iting)|load(?:ing|ed)|restor(?:ing|ed)|stor(?:ing|ed))\b"
+    r"(?i)\b(sav(?:ing|ed)|save(?= checkpoints?: )|preparing to save|wr(?:ote|iting)|load(?:ing|ed)|restor(?:ing|ed)"
+    r"|stor(?:ing|ed))\b"
     r"[^\n]{0,80}?\bcheckpoints?\b(?!_|=| *+:? *+(?:None|False|True)\b)")
-# (`save` only as a label's, PaddleDetection's `Save checkpoint: /output/ppyoloe`: a plain `save`
-# is more often a setting's name than a message's verb.)
+# (`save` only as a label's, PaddleDetection's `Save checkpoint: /output/ppyoloe`, or after
+# fairseq's `Preparing to`: a plain `save` is more often a setting's name than a message's verb.)
 # The noun first: DeepSpeed's `[Torch] Checkpoint global_step10 is about to be saved!` and `... is
 # ready now!`, NeMo's `Scheduled async checkpoint save for /ckpt/..` and `Async checkpoint save for
 # step 19 finalized successfully.`, torchtune's `Model checkpoint of size 0.04 GiB saved to /out/..`
@@ -67,16 +68,17 @@ CKPT_LIGHTNING = Pattern(r"global step (\d++): .{0,400}?saving model to '([^']{1
 # model to /ckpt/best.keras` (or `Epoch 00002: saving model to ...`), then, in Keras 3, `Epoch 2:
 # finished saving model to /ckpt/best.keras`.
 CKPT_KERAS = Pattern(r"Epoch (\d++): (?:.{0,400}?, )?(finished )?saving model to (\S{1,1000}+)")
-CKPT_PATH = Pattern(r"""(?:\bto|\bfrom|\bat|\bin|\bfor|:)\s++['"]?(/?[\w.~-]{0,200}+/[^\s'",]{1,800}+|[\w.-]{1,200}?\.(?:pt|pth|bin|ckpt|safetensors|distcp)\b)""")
+CKPT_PATH = Pattern(r"""(?:\bto|\bfrom|\bat|\bin|\bfor|:|\bcheckpoint)\s++['"]?(/?[\w.~-]{0,200}+/[^\s'",]{1,800}+|[\w.-]{1,200}?\.(?:pt|pth|bin|ckpt|safetensors|distcp)\b)""")
 CKPT_DUR = Pattern(r"(?i)\b(?:in|took|duration:?|time spent in \w{1,40}+:|(?<!start )time(?: \(ms\))?:?)\s*+"
                    r"([\d.]++)\s*+(ms|s|sec|secs|seconds)\b")
 """A save's or load's printed time; not when it started (NeMo 2's `Global Checkpoint Save : Rank: 0 :
 Iteration: 9 : Start time: 1796088337.933s : Save duration: 6.063s`, and its load's `Time spent in
 load_checkpoint: 0.029s`)."""
 CKPT_STEP = Pattern(r"(?i)(?:iteration|global[ _]step|step)[\s:=_-]{0,8}+(\d++)|checkpoint-(\d++)|step[-_](\d++)"
-                    r"|/model_(\d{7})\.pth\b")
+                    r"|/model_(\d{7})\.pth\b|(?:@|after) (\d++) (?:updates|steps)\b")
 """The step a checkpoint's message or path names (fvcore's, Detectron2's: `model_0000009.pth`, its
-iteration as Detectron2 prints it)."""
+iteration as Detectron2 prints it; fairseq's and metaseq's `(epoch 1 @ 10 updates)` and `after 85
+updates`, their steps)."""
 # A resume names its step, or the checkpoint it names does (LitGPT: `Resuming training from
 # out/step-00000008/lit_model.pth`).  A setting's name is no message (`Namespace(..., resume='',
 # start_epoch=0)`, `'resume': False`, `resume: true`).
@@ -104,12 +106,14 @@ the restart's step is known only from the first step the run draws after it."""
 GLOO_TIMEOUT = Pattern(r"Timed out waiting (\d{1,12}+)ms for (\w{1,20}+) operation")
 RESTART_ELASTIC = Pattern(r"(\d++)/(\d++) attempts left; will restart worker group")
 EVAL_START = Pattern(r"(?i)\*{3,}+\s*+(?:Running )?(Evaluation|Evaluating|Prediction)\b")
+EVAL_FAIRSEQ = Pattern(r'begin validation on "([^"]{1,200}+)" subset')
+"""fairseq's and metaseq's validation begins (`fairseq.py` reads its result)."""
 
 
 _EVAL_BEGINS = ("Eval iter: 0", "Evaluate in main process...")
 """How PaddleDetection's and YOLOX's evaluations begin (the end of their line)."""
 _CKPT_NOT = ("%|", "not found", "Unable to find", "No checkpoint", "no existing checkpoint",
-             "if checkpoint", "will be saved", "will be loaded", "Defaulting", "checkpoint_", "_checkpoint=",
+             "if checkpoint", "will be saved", "will be loaded", "Defaulting", "_checkpoint=",
              "metadata loaded from")
 
 
@@ -388,6 +392,11 @@ class EventParser:
             metrics = self.coco.read(line, rank)
             if metrics:
                 return [record("eval", framework, rank, step, phase="result", metrics=metrics)]
+        if "begin validation on " in line:
+            m = EVAL_FAIRSEQ.search(line)
+            if m:
+                return [record("eval", framework, rank, step, phase="start", subset=m.group(1),
+                               message=line.strip()[:300])]
         if "Eval" in line and line.rstrip().endswith(_EVAL_BEGINS):
             return [record("eval", framework, rank, step, phase="start", message=line.strip()[:300])]
         return []
@@ -428,7 +437,7 @@ class EventParser:
         dm = CKPT_DUR.search(tail)
         sm = CKPT_STEP.search(tail)
         if sm:
-            step = int(sm.group(1) or sm.group(2) or sm.group(3) or sm.group(4))
+            step = int(next(g for g in sm.groups() if g is not None))
             if step > (self.last_step.get(rank) or 0):      # the rank reached it
                 self.last_step[rank] = step
         done = (verb.endswith("ed") and not verb.startswith("is about")) or verb == "is ready now" \

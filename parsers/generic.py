@@ -1,13 +1,12 @@
 """Fallback: `key: value` / `key=value` lines, printed dicts, ImageNet-example meters
 (`Epoch: [0][ 10/391]\tTime 0.2 (0.3)\tLoss ...`), MXNet `Epoch[0] Batch [20-40]\tSpeed: ...`,
-fairseq `| train_inner | {json}` lines, MMEngine's `Epoch(train) [1][ 50/1000]  ...` and timm's
+fairseq's and metaseq's stats lines (`fairseq.py`), MMEngine's `Epoch(train) [1][ 50/1000]  ...` and timm's
 `Train: 0 [  50/1251 (  4%)]  Loss: ...`."""
 from __future__ import annotations
 
-import json
 import re
 
-from . import printers
+from . import fairseq, printers
 from .base import (CLOCK, SOURCE_LOCATION, ULTRALYTICS_MARKS, Parser, Pattern, num, printable_ascii,
                    record, seconds_to_ms, to_gb, to_ms)
 from .kv import normalise, pairs
@@ -21,7 +20,6 @@ METER = Pattern(r"(?:(TRAIN|VALIDATION|TEST|Epoch:|Test:|Train:|Eval:|Val:)\s*+)
                 r"\[\s*+(\d++)/(\d++)\](.{0,4000}+)")
 _METER_ITEM = Pattern(r"([A-Za-z@][\w/@ ]{0,30}?)\s++(-?[\d.]++(?:[eE][-+]?\d++)?)(?:\s*+\(\s*+(-?[\d.]++(?:[eE][-+]?\d++)?)\))?")
 MXNET = Pattern(r"(?:Node\[(\d++)\] )?Epoch\[(\d++)\] Batch \[(\d++)-(\d++)\]\s++Speed: ([\d.]++) samples/sec(.{0,1000}+)")
-FAIRSEQ = Pattern(r"\| (train_inner|train|valid|valid_\w++) \| (\{.{0,8000}+)")
 NODE = Pattern(r"Node\[(\d++)\]")
 _STEPISH = Pattern(r"(?:^|[\s|,\[:])(?:[Ss]tep|STEP|[Ii]ter(?:ation)?|ITER|global_step|num_updates|training_steps)(?:\s*+[:=]|\s)")
 _STEP_TOTAL = Pattern(r"(?i)\b(?:step|iter|iteration)\s*+[:=]?\s*+\[?\s*+(\d++)\s*+/\s*+(\d++)")
@@ -224,10 +222,10 @@ class GenericParser(Parser):
             m = MXNET.search(s)
             if m:
                 return self._mxnet(m, rank)
-        if "| train" in s or "| valid" in s:
-            m = FAIRSEQ.search(s)
-            if m:
-                return self._fairseq(m.group(1), m.group(2), rank)
+        if "| train" in s or "| valid" in s or "][train" in s or "][valid" in s or s.startswith("| epoch "):
+            recs = fairseq.read(s, rank)
+            if recs is not None:
+                return recs
         if s.startswith("{") and s.endswith("}"):
             recs = self._dict(s, rank)
             if recs is not None:
@@ -583,29 +581,3 @@ class GenericParser(Parser):
             self.last_step[rank] = step
         return [record(kind, self.name, rank, step, epoch=epoch, iter_in_epoch=i,
                        iters_per_epoch=total, **fields)]
-
-    def _fairseq(self, tag: str, body: str, rank) -> list[dict]:
-        body = body.rstrip()
-        if not body.endswith("}"):
-            return []
-        try:
-            d = json.loads(body)
-        except ValueError:
-            return []
-        if not isinstance(d, dict):
-            return []
-        items = []
-        for k, v in d.items():
-            if k == "num_updates":
-                continue
-            items.append(("wps" if k == "wps" else k, str(v), None))
-        fields, extra = normalise(items)
-        step = num(str(d.get("num_updates", "")))
-        fields.pop("step", None)
-        for k in ("loss_scale", "ppl", "wpb", "bsz", "train_wall", "wall", "gb_free"):
-            if k in extra:
-                fields[k] = extra[k]
-        kind = "progress" if tag.startswith("train") else "eval"
-        if tag == "train":
-            fields["summary"] = True
-        return [record(kind, "fairseq", rank, int(step) if step is not None else None, **fields)]

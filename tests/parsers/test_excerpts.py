@@ -433,3 +433,64 @@ def test_tf_object_detection_v2_through_two_loggers():
     assert [r["step"] for r in recs] == list(range(100, 900, 100))
     assert [r["step_time_ms"] for r in recs[:3]] == [813, 831, 844]
     assert (recs[-1]["loss"], recs[-1]["framework"]) == (2.155, "tensorflow")
+
+
+def test_fairseq_simple_format_steps_are_updates():
+    """fairseq's default format off a terminal: the step is `num_updates`, not the batch of the
+    epoch before it (`epoch 001:    100 / 1975`)."""
+    recs = read("fairseq_simple_train-inner.log")
+    assert [(r["kind"], r["step"]) for r in recs] == [("progress", n) for n in range(100, 501, 100)]
+    first = recs[0]
+    assert {r["framework"] for r in recs} == {"fairseq"}
+    assert (first["loss"], first["lr"], first["grad_norm"], first["epoch"]) == (12.834, 1.009, 1.448, 1)
+    assert (first["it_per_s"], first["tokens_per_s"], first["bsz"], first["train_wall"]) == (2.15, 130830, 1960, 48)
+
+
+def test_fairseq_before_0_9_epoch_means_and_validations():
+    """The releases before 0.9 name no logger: an epoch's means are a summary at its last
+    update, a validation an evaluation whose `valid_` keys lose their prefix."""
+    recs = read("fairseq_legacy_epoch-summary-valid.log")
+    assert [(r["kind"], r["step"], r.get("summary")) for r in recs] == [
+        ("progress", 21896, True), ("eval", 21896, None), ("progress", 22897, None),
+        ("progress", 23897, None), ("progress", 24633, True), ("eval", 24633, None)]
+    valid = recs[1]
+    assert (valid["loss"], valid["epoch"], valid["subset"], valid["phase"]) == (6.43844, 8, "valid", "result")
+    assert valid["metrics"] == {"nll_loss": 5.23288, "ppl": 37.61, "best": 6.43844}
+    assert (recs[4]["loss"], recs[4]["wall"]) == (6.233, 5195)
+
+
+def test_fairseq_hydra_validation_then_a_timed_save():
+    """fairseq-hydra-train's logger prefix, a validation's JSON result (its task's scores kept),
+    then the save: begun at update 85, and the time its writer took."""
+    recs = read("fairseq_hydra-train_validation-checkpoint.log")
+    assert [(r["kind"], r["step"], r["phase"]) for r in recs] == [
+        ("eval", None, "start"), ("eval", 85, "result"), ("checkpoint", 85, "start"),
+        ("checkpoint", 85, "end"), ("checkpoint", 85, "end")]
+    assert recs[1]["loss"] == 729.494 and recs[1]["metrics"]["wer"] == 100.393
+    assert {r["path"] for r in recs[2:]} == {"checkpoints/checkpoint_best.pt"}
+    assert [r.get("duration_ms") for r in recs[2:]] == [None, None, approx(3387.64, abs=0.01)]
+
+
+def test_metaseq_save_timed_by_its_writer():
+    recs = read("metaseq_checkpoint-save.log")
+    saves = [r for r in recs if r["kind"] == "checkpoint"]
+    assert [(r["step"], r["action"], r["phase"]) for r in saves] == [
+        (10, "save", "start"), (10, "save", "start"), (10, "save", "end"), (10, "save", "end")]
+    assert saves[3]["duration_ms"] == approx(1219.46, abs=0.01)
+    assert saves[3]["path"].endswith("/checkpoint_10-model_part-0-shard0.pt")
+    assert recs[-1]["kind"] == "eval" and recs[-1]["phase"] == "start"
+    assert recs[-1]["subset"] == "valid/thread_<redacted>_downsample"
+
+
+def test_fairseq_moe_two_shards_saved_then_the_epoch_means():
+    recs = read("fairseq-moe_json_checkpoint-save.log")
+    saves = [r for r in recs if r["kind"] == "checkpoint"]
+    assert [(r["phase"], r.get("path")) for r in saves] == [
+        ("start", None), ("start", "./checkpoint_last-rank-0-shard0.pt"), ("end", "./checkpoint_last-rank-0-shard0.pt"),
+        ("start", "./checkpoint_last-shared-shard0.pt"), ("end", "./checkpoint_last-shared-shard0.pt"),
+        ("end", "./checkpoint_last-rank-0-shard0.pt")]
+    assert {r["step"] for r in saves} == {25}
+    assert [r.get("duration_ms") for r in saves][-1] == approx(49164.28, abs=0.01)
+    means = progress(recs)
+    assert len(means) == 1 and means[0]["summary"] is True
+    assert (means[0]["step"], means[0]["loss"], means[0]["it_per_s"], means[0]["grad_norm"]) == (25, 17.131, 0.11, 12.484)

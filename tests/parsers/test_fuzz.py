@@ -129,6 +129,11 @@ FRAGMENTS = [
     "Calling checkpoint listeners after saving checkpoint 10...", "Saving dict for global step 10: ",
     "Inference Time : 0.11933s", "Starting evaluation at ", "Restoring parameters from /m/model.ckpt-40",
     "restored from checkpoint: ", "saved checkpoint to ",
+    # fairseq's and metaseq's formats, saves and validations
+    "| train_inner | ", "| train | ", "| valid | ", "][valid][INFO] - ", "| epoch 001 | ", "| epoch 009:   ",
+    "epoch 001:    100 / 1975 ", "valid on 'valid' subset | ", "num_updates=", "num_updates ", '{"epoch": 1, ',
+    '"valid_loss": "7.2", ', " (epoch 1 @ 10 updates, score None) (writing took ", "Preparing to save checkpoint for epoch ",
+    'begin validation on "', " after 85 updates",
 ]
 
 lines = st.lists(st.sampled_from(FRAGMENTS) | st.text(max_size=20), max_size=40).map("".join)
@@ -157,6 +162,7 @@ def _feed_checked(d, line):
 @SETTINGS
 @given(st.lists(lines, max_size=8), st.sampled_from([None, *PARSERS]))
 @example([" iteration [default0]:\n0"], None)   # a torchrun prefix, then a newline inside
+@example(["0: " + "x" * 1024, "output: \n iteration "], None)     # srun's first piece, then a newline inside
 def test_any_text_never_raises(batch, fmt):
     d = Dispatcher(fmt)
     for line in batch:

@@ -165,6 +165,17 @@ def test_megatron_checkpoint_and_resume():
     assert [r["step"] for r in recs if r["kind"] == "restart"] == [2000]
 
 
+@pytest.mark.parametrize("line", [
+    "2023-06-13 17:29:55 | INFO | fairseq.trainer | loaded checkpoint /ckpt/nat59/checkpoint_last.pt (epoch 143 @ 40015 updates)",
+    "[2021-02-01 10:00:00,000][fairseq.trainer][INFO] - Loaded checkpoint /ckpt/checkpoint_last.pt (epoch 143 @ 40015 updates)"])
+def test_fairseq_load_of_a_run_resumes_at_its_updates(line):
+    """fairseq's trainer names the updates a checkpoint holds: a resume there (its path holds
+    `checkpoint_`, and its logger's name may: neither is a setting's name)."""
+    recs, _ = feed_all([line])
+    assert [(r["kind"], r["step"]) for r in recs] == [("checkpoint", 40015), ("restart", 40015)]
+    assert (recs[0]["action"], recs[0]["phase"], recs[0]["path"].split("/")[-1]) == ("load", "end", "checkpoint_last.pt")
+
+
 def test_torchtitan_line():
     r = one("step: 10  loss:  7.9  memory: 30.1GiB(40.5%)  tps: 1,234  tflops: 88.5  mfu: 12.3%")
     # `tps`: "tokens per second per device", in torchtitan's words
