@@ -1,10 +1,10 @@
 """Framework-independent events: checkpoints, restarts, evaluation phases, and errors
-(NCCL watchdog timeouts and errors, CUDA OOM and XLA's and TensorFlow's, CUDA errors, Python
+(NCCL watchdog timeouts and how far each rank had got (`watchdog.py`), NCCL errors, CUDA OOM and XLA's and TensorFlow's, CUDA errors, Python
 tracebacks as one event, launcher and scheduler failures (`launcher_errors.py`), processes that died
 of a signal)."""
 from __future__ import annotations
 
-from . import launcher_errors
+from . import launcher_errors, watchdog
 from .base import SOURCE_LOCATION, Pattern, num, parse_bar, record, to_ms
 from .coco import CocoSummary
 
@@ -255,6 +255,10 @@ class EventParser:
                 return [record("error", framework, rank, step, error="nccl_timeout", seq=int(m.group(1)),
                                op=m.group(2), numel_in=_i(m.group(3)), numel_out=_i(m.group(4)),
                                timeout_ms=_i(m.group(5)), ran_ms=_i(m.group(6)), message=line.strip()[:2000])]
+        if "work: " in line or "watchdog got stuck" in line:
+            found = watchdog.read(line, rank)
+            if found is not None:
+                return [record("error", framework, found[0], step, message=line.strip()[:500], **found[1])]
         if "out of memory" in line:
             m = OOM.search(line)
             if m:

@@ -494,3 +494,36 @@ def test_fairseq_moe_two_shards_saved_then_the_epoch_means():
     means = progress(recs)
     assert len(means) == 1 and means[0]["summary"] is True
     assert (means[0]["step"], means[0]["loss"], means[0]["it_per_s"], means[0]["grad_norm"]) == (25, 17.131, 0.11, 12.484)
+
+
+def errors(name: str) -> list[tuple]:
+    return [(r["rank"], r["error"], r.get("seq"), r.get("last_enqueued"), r.get("last_completed"),
+             r.get("timed_out_rank")) for r in read(name) if r["kind"] == "error"]
+
+
+def test_nccl_watchdog_says_which_rank_timed_out_and_how_far_each_got():
+    """Rank 2 is told (the dump signal) that rank 6 timed out; rank 7 times out at collective
+    460631 and says it had completed the one before: one error a line, with the numbers that
+    tell the ranks apart."""
+    assert errors("openrlhf_nccl-timeout_dump-signal.log") == [
+        (2, "nccl_dump", None, 460631, 460630, 6), (7, "nccl_timeout", 460631, None, None, None),
+        (7, "nccl_watchdog", 460631, 460631, 460630, None)]
+    assert errors("prime-rl_nccl-alltoall-timeout_rank0.log") == [(0, "nccl_dump", None, 1261, 1259, 13)]
+    assert errors("accelerate_nccl-timeout_local-rank-dump.log") == [(1, "nccl_dump", None, 22, 21, 1)]
+
+
+def test_nccl_watchdog_status_of_each_pytorch_release():
+    """2.4-2.5's `Timeout at NCCL work` in process group 1 (not the default: its rank is the
+    launcher's), and 2.6's `failure detected by watchdog at work sequence id`."""
+    assert errors("llamafactory_nccl-timeout_pg1.log") == [
+        (rank, "nccl_watchdog", 7753, 7755, 7752, None) for rank in (0, 2, 6)]
+    recs = [r for r in read("llamafactory_nccl-timeout_pg1.log") if r["kind"] == "error"]
+    assert {(r["pg_id"], r.get("pg_name")) for r in recs} == {(1, None)}
+    assert errors("arctictraining_nccl-timeout_watchdog-status.log") == [
+        (5, "nccl_watchdog", 120049, 120051, 120048, None)]
+
+
+def test_nccl_heartbeat_monitor_ends_a_rank_whose_watchdog_hung():
+    recs = [r for r in read("arctictraining_nccl-heartbeat_watchdog-stuck.log") if r["kind"] == "error"]
+    assert [(r["rank"], r["error"]) for r in recs] == [(7, "nccl_heartbeat"), (2, "nccl_timeout")]
+    assert (recs[0]["stuck_s"], recs[0]["pg_id"], recs[0]["pg_name"], recs[0]["pg_rank"]) == (480, 0, "default_pg", 7)

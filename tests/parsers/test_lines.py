@@ -176,6 +176,19 @@ def test_fairseq_load_of_a_run_resumes_at_its_updates(line):
     assert (recs[0]["action"], recs[0]["phase"], recs[0]["path"].split("/")[-1]) == ("load", "end", "checkpoint_last.pt")
 
 
+@pytest.mark.parametrize("line, rank", [
+    ("[E1201 10:00:00.123456789 1234 ProcessGroupNCCL.cpp:2168] [PG ID 0 PG GUID 0(default_pg) Rank 3]  failure "
+     "detected by watchdog at work sequence id: 12 PG status: last enqueued work: 12, last completed work: 11", 3),
+    ("[E1201 10:00:00.123456789 1234 ProcessGroupNCCL.cpp:2168] [PG ID 4 PG GUID 17(TENSOR_MODEL_PARALLEL_GROUP) "
+     "Rank 1]  failure detected by watchdog at work sequence id: 12 PG status: last enqueued work: 12, last "
+     "completed work: 11", None)])
+def test_nccl_watchdog_rank_without_a_launcher_prefix(line, rank):
+    """Where no launcher put the rank in front, the default process group's rank is the job's;
+    another group's is not."""
+    recs, _ = feed_all([line])
+    assert [(r["error"], r["rank"], r["seq"], r["pg_rank"]) for r in recs] == [("nccl_watchdog", rank, 12, 1 if rank is None else 3)]
+
+
 def test_torchtitan_line():
     r = one("step: 10  loss:  7.9  memory: 30.1GiB(40.5%)  tps: 1,234  tflops: 88.5  mfu: 12.3%")
     # `tps`: "tokens per second per device", in torchtitan's words
