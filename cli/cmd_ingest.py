@@ -15,7 +15,7 @@ event), by the step times printed since (`ts_source: estimated`). A log that pri
 all gets times synthesised from its cumulative step times, ending at the file's modification time,
 and its records say `ts_unknown: true`. When a progress line has a timestamp but no step time, the
 step time is the time since the previous progress line of that rank (`step_time_from_ts: true`), if
-the timestamps have sub-second precision.
+the timestamps have sub-second precision or the two lines are 20 s apart or more.
 
 The job's world size is what the logs print of it (Megatron-LM's `using world size: 64`,
 DeepSpeed's `dist_world_size=8`, Lightning's `MEMBER: 1/16`, NCCL's init lines, torchtitan's
@@ -69,6 +69,10 @@ _GLOG = re.compile(r"(?<![\w.])[IWEF](\d\d)(\d\d) (\d\d):(\d\d):(\d\d)\.(\d{1,9}
 _MONTH_DAY = re.compile(r"(?<![\w/.:])\[(\d\d)/(\d\d) (\d\d):(\d\d):(\d\d)[\] ]")
 _DAY_NS = 86_400 * 1_000_000_000
 _SECOND_NS = 1_000_000_000
+_COARSE_GAP_NS = 20 * _SECOND_NS
+"""Two progress lines stamped to the whole second this far apart or more give the steps between
+them a time: the stamps' cut (under a second each) is 5% of it at most (fairseq, MMEngine and
+Detectron2 stamp whole seconds and print every 20-100 steps)."""
 _RANK_IN_NAME = re.compile(r"rank[_-]?(\d{1,6})(?!\d)", re.IGNORECASE)
 
 
@@ -335,17 +339,18 @@ def place_in_time(items: list[Item], end_ns: int) -> str:
     timed: 'printed', 'partly printed, the rest estimated', 'estimated from the times other
     lines print' (lines with no record) or 'unknown'."""
     # Step times from printed timestamps, where a progress line has them but no step time.
-    last_progress: dict[int, tuple[int, int]] = {}
+    last_progress: dict[int, tuple[int, int, bool]] = {}
     for it in items:
         rec = it.record
         if rec is None or rec.get("kind") != "progress" or not isinstance(rec.get("step"), int):
             continue
-        if it.own_ts is not None and it.precise:
+        if it.own_ts is not None:
             prev = last_progress.get(it.rank)
-            if "step_time_ms" not in rec and prev and rec["step"] > prev[0] and it.own_ts > prev[1]:
+            if "step_time_ms" not in rec and prev and rec["step"] > prev[0] and it.own_ts > prev[1] and (
+                    it.precise and prev[2] or it.own_ts - prev[1] >= _COARSE_GAP_NS):
                 rec["step_time_ms"] = round((it.own_ts - prev[1]) / 1e6 / (rec["step"] - prev[0]), 3)
                 rec["step_time_from_ts"] = True
-            last_progress[it.rank] = (rec["step"], it.own_ts)
+            last_progress[it.rank] = (rec["step"], it.own_ts, it.precise)
         else:
             last_progress.pop(it.rank, None)
 

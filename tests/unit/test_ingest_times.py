@@ -208,3 +208,18 @@ def test_log_dir_files_of_one_node_keep_their_local_ranks():
                               None, print) == [None, None]
     mixed = [str(NODE_0 / "attempt_0/1/stdout.log"), "train_rank5.log", str(NODE_1 / "attempt_1/0/stdout.log")]
     assert log_dirs.job_ranks(mixed, None, print) == [1, None, 2]
+
+
+def test_whole_second_stamps_time_the_steps_between_lines_far_enough_apart(tmp_path):
+    """fairseq stamps its lines to the second and prints every 100 updates: 46 s apart, the cut
+    of each stamp is ~2% of the interval, and the updates between get its mean (460 ms); lines 2 s
+    apart give no time (the cut could be half of it)."""
+    lines = [(0, 100), (46, 200), (92, 300), (94, 310)]
+    text = "".join(f"2026-12-02 10:{s // 60:02d}:{s % 60:02d} | INFO | train_inner | epoch 001:    {u} / 1975 "
+                   f"loss=9.1, ups=2.15, num_updates={u}, lr=0.001\n" for s, u in lines)
+    log = tmp_path / "train.log"
+    log.write_text(text)
+    result = read_file(str(log), None)
+    assert [(it.record["step"], it.record.get("step_time_ms")) for it in result.items] == [
+        (100, None), (200, 460.0), (300, 460.0), (310, None)]
+    assert all(it.record.get("step_time_from_ts") for it in result.items[1:3])
