@@ -4,7 +4,7 @@ tracebacks as one event, launcher and scheduler failures (`launcher_errors.py`),
 of a signal)."""
 from __future__ import annotations
 
-from . import launcher_errors, watchdog
+from . import launcher_errors, torchrun_report, watchdog
 from .base import SOURCE_LOCATION, Pattern, num, parse_bar, record, to_ms
 from .coco import CocoSummary
 
@@ -128,6 +128,7 @@ class EventParser:
         self.last_step: dict = {}
         self.coco = CocoSummary()
         self.mpirun = launcher_errors.MpirunReport()
+        self.torchrun = torchrun_report.TorchrunReport()
         self.resumed_unnumbered: dict = {}   # rank -> the load record of a resume that named no step
 
     def in_traceback(self, rank) -> bool:
@@ -174,6 +175,8 @@ class EventParser:
             return False, [self._aborted(rank, line)]
         if "mpirun" in state:
             return True, self._mpirun_report(rank, line, framework)
+        if "torchrun" in state:
+            return self._torchrun_report(rank, line, framework)
         lines = state["lines"]
         if line.startswith("Traceback (most recent call last)"):
             state["open"] += 1
@@ -192,6 +195,9 @@ class EventParser:
             rec = self._close_tb(rank, framework, m.group(1), m.group(2), final=False)
             if rank in self.tb:
                 state["lines"] = [x for x in lines if x.startswith("Traceback")][:1]
+            elif m.group(1).endswith("ChildFailedError"):      # torchrun's report of its ranks follows
+                self.torchrun.begin()
+                self.tb[rank] = {"lines": [], "open": 1, "torchrun": True}
             return True, [rec]
         # another process's line in between: tolerate a few, then close what is open
         state["foreign"] = state.get("foreign", 0) + 1
@@ -212,6 +218,29 @@ class EventParser:
         if fields is None:
             return []
         return [record("error", framework, fields.pop("rank"), self.step_of(rank), **fields)]
+
+    def _torchrun_report(self, rank, line: str, framework: str) -> tuple[bool, list[dict]]:
+        """A line of torchrun's report of its failed ranks; returns (consumed, records).  Once it
+        ends: what each rank's own exception says that a line would (an OOM, a CUDA or NCCL
+        error), as that rank's, and the rank that failed first.  A line of something else ends a
+        report cut short, and is read as any line."""
+        report = self.torchrun
+        consumed = report.belongs(line)
+        if consumed:
+            entries = report.read(line)
+            if entries is None and report.lines < report.LINES:
+                return True, []
+        else:
+            entries = report.failures()
+        del self.tb[rank]
+        out = []
+        for entry in entries or ():
+            if entry.get("exception"):
+                out += [r for r in self.parse(entry["exception"], entry["rank"], framework) if r["kind"] == "error"]
+        fields = torchrun_report.first_failure(entries or [])
+        if fields is not None:
+            out.append(record("error", framework, fields.pop("rank"), self.step_of(rank), **fields))
+        return consumed, out
 
     def _aborted(self, rank, line: str | None) -> dict:
         """The crash of a process that aborted on a C++ exception, with what the exception

@@ -216,7 +216,7 @@ def test_torchrun_crash_culprit_then_victim():
     event with its rank, in the order they were written; torchrun names the failed rank."""
     recs = parse_file("torch-2.15_torchrun-gloo_rank1-raises_2rank.log")
     errors = [r for r in recs if r["kind"] == "error"]
-    culprit, victim, child, launcher = errors
+    culprit, victim, child, launcher, report = errors
     assert (culprit["rank"], culprit["step"], culprit["exception"], culprit["message"]) == (
         1, 3, "RuntimeError", "shape mismatch in batch 3 (user bug)")
     assert culprit["text"].startswith("Traceback (most recent call last):\n  File \"/job/crash.py\", line 13")
@@ -224,7 +224,37 @@ def test_torchrun_crash_culprit_then_victim():
     assert "Connection closed by peer" in victim["message"]
     assert (child["error"], child["local_rank"], child["exitcode"]) == ("child_failed", 1, 1)
     assert launcher["exception"] == "torch.distributed.elastic.multiprocessing.errors.ChildFailedError"
+    # the report under it: the root cause (the job's rank, its host) and every rank that failed
+    assert (report["error"], report["launcher"], report["first"], report["rank"], report["local_rank"]) == (
+        "child_failed", "torchrun", True, 1, 1)
+    assert (report["host"], report["exitcode"], report["pid"], report["at"], report["failed_ranks"]) == (
+        "localhost", 1, 14146, "2026-11-29_22:21:32", [0, 1])
+    assert "signal" not in report and "exception" not in report      # no `@record`: no traceback of its own
     assert [r["step"] for r in recs if r["kind"] == "progress"] == [1, 1, 2, 2, 3]
+
+
+def test_torchrun_report_cut_short_ends_at_a_line_of_something_else():
+    """A report whose closing rule never came (the log cut, or srun's own line after it): what
+    was read of it still names the first failure, and the next line is read as any line."""
+    lines = (CAPTURED / "torch-2.15_torchrun-gloo_rank1-raises_2rank.log").read_text().splitlines()
+    cut = lines[:-1] + ["srun: error: node-3: task 0: Exited with exit code 1"]
+    recs, _ = feed_all(cut)
+    tail = [(r["error"], r["rank"], r.get("launcher")) for r in recs if r["kind"] == "error"][-2:]
+    assert tail == [("child_failed", 1, "torchrun"), ("child_failed", None, "srun")]
+
+
+def test_torchrun_report_of_a_recorded_entry_point():
+    """With torch's `@record`, the report carries the root cause's own exception; the lines of
+    its traceback and of the report give no other record."""
+    recs = parse_file("torch-2.15_torchrun-record_rank1-raises_2rank.log")
+    errors = [(r["rank"], r["error"], r.get("launcher"), r.get("exception")) for r in recs if r["kind"] == "error"]
+    assert errors == [
+        (1, "traceback", None, "RuntimeError"), (None, "child_failed", None, None),
+        (None, "traceback", None, "torch.distributed.elastic.multiprocessing.errors.ChildFailedError"),
+        (1, "child_failed", "torchrun", "RuntimeError: shape mismatch in batch 3 (user bug)")]
+    report = recs[-1]
+    assert (report["exitcode"], report["failed_ranks"], report["step"]) == (1, [0, 1], 3)
+    assert report["error_file"].endswith("/attempt_0/1/error.json")
 
 
 @pytest.mark.parametrize("name", ["torch-2.15_torchrun-tee3_rank1-raises_2rank.log",
@@ -497,6 +527,9 @@ def test_gloo_collective_timeout_marks_the_waiting_rank():
     recs = parse_file("torch-2.15_torchrun-gloo_rank1-stalls_collective-timeout_2rank.log")
     (timeout,) = [r for r in recs if r["kind"] == "error" and r["error"] == "gloo_timeout"]
     assert (timeout["rank"], timeout["step"], timeout["timeout_ms"], timeout["op"]) == (0, 2, 5000, "recv")
+    # torchrun's first failure is the first process to end: the one that waited, not the culprit
+    (report,) = [r for r in recs if r.get("launcher") == "torchrun"]
+    assert (report["rank"], report["failed_ranks"]) == (0, [0, 1])
     assert [r["step"] for r in recs if r["kind"] == "progress"] == [1, 1, 2, 2]
 
 
@@ -1100,7 +1133,8 @@ def test_megatron_0_17_resume_that_fails_its_scheduler_check():
     errors = _by_kind(recs, "error")
     assert [(e["error"], e.get("exception")) for e in errors] == [
         ("traceback", "AssertionError"), ("child_failed", None),
-        ("traceback", "torch.distributed.elastic.multiprocessing.errors.ChildFailedError")]
+        ("traceback", "torch.distributed.elastic.multiprocessing.errors.ChildFailedError"), ("child_failed", None)]
+    assert (errors[-1]["launcher"], errors[-1]["rank"], errors[-1]["failed_ranks"]) == ("torchrun", 0, [0])
     assert errors[0]["message"].startswith("OptimizerParamScheduler: class input value 60 and checkpointvalue 48")
     assert {e["step"] for e in errors} == {24} and not _by_kind(recs, "progress")
 
@@ -1208,7 +1242,7 @@ def test_megatron_0_17_pipeline_stages_straggler_reports_go_with_their_iteration
     assert all(n["ms"] < 20 for _, s, n in named if s != 13)
     thirteen = next(r for r in _by_kind(recs, "timing") if r["step"] == 13 and "timers_ms" in r)
     assert (thirteen["timers_ms"]["forward-recv"], thirteen["timers_ms"]["batch-generator"]) == (504.08, 501.67)
-    assert [e["error"] for e in _by_kind(recs, "error")] == ["child_failed", "traceback"]
+    assert [e["error"] for e in _by_kind(recs, "error")] == ["child_failed", "traceback", "child_failed"]
 
 
 

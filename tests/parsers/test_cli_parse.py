@@ -52,7 +52,7 @@ def test_table_ends_with_what_the_file_gave(capsys):
     assert cmd_parse.run(_args([f])) == 0
     assert capsys.readouterr().out.splitlines()[-1] == (
         "-- framework nanogpt; steps 1-3 (3 distinct, 5 records with a step time) on ranks unlabelled "
-        "(a step printed up to 2 times: by ranks no line names); error 4")
+        "(a step printed up to 2 times: by ranks no line names); error 5")
     f = str(CAPTURED / "megatron-core-0.17.1_pretrain-gpt_2rank-pp2_tee3_log-straggler_rank0-slow_cpu.log")
     assert cmd_parse.run(_args([f])) == 0
     last = capsys.readouterr().out.splitlines()[-1]
@@ -364,7 +364,7 @@ def test_ingest_times_a_collectors_log_by_its_stamps(tmp_path):
 
     def shown(result):
         return [(r["kind"], r["rank"], r["step"], r.get("error")) for r in (it.record for it in result.items)]
-    assert shown(got) == shown(want) and got.records == want.records == 9
+    assert shown(got) == shown(want) and got.records == want.records == 10
     assert ("error", 1, 3, "traceback") in shown(got)
     assert want.timestamps != "printed" and got.timestamps == "printed"
     first = got.items[0]
@@ -401,7 +401,7 @@ def test_a_collectors_json_lines_read_as_the_jobs_own(capsys, tmp_path, cut):
     want = capsys.readouterr().out
     assert cmd_parse.run(_args([str(collected), "--format", "json"])) == 0
     out = capsys.readouterr()
-    assert out.out == want and want.count("\n") == 9 and "text under 'log'" in out.err
+    assert out.out == want and want.count("\n") == 10 and "text under 'log'" in out.err
 
 
 @pytest.mark.parametrize("key, time_key", [("message", "asctime"), ("line", "timestamp"), ("textPayload", "timestamp")])

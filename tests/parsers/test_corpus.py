@@ -178,6 +178,13 @@ def test_nccl_watchdog_timeout(parse_log):
     # rank 0 aborted on the watchdog's exception: the crash says what it was
     abort = next(r for r in errors(recs, "crash") if r.get("exception") == "c10::DistBackendError")
     assert abort["rank"] == 0 and "Watchdog caught collective operation timeout: WorkNCCL(SeqNum=3" in abort["what"]
+    # the dump signal on the rank that timed out: it had enqueued collective 3 and completed 2
+    (dump,) = errors(recs, "nccl_dump")
+    assert (dump["rank"], dump["timed_out_rank"], dump["last_enqueued"], dump["last_completed"]) == (0, 0, 3, 2)
+    # torchrun's report: rank 1 ended first (SIGABRT), then the other seven
+    (report,) = [r for r in errors(recs, "child_failed") if r.get("launcher") == "torchrun"]
+    assert (report["rank"], report["signal"], report["at"]) == (1, "SIGABRT", "2026-05-20_06:32:05")
+    assert report["failed_ranks"] == list(range(8)) and report["host"] == "devgpu020.snb3.facebook.com"
 
 
 # ------------------------------------------------------------------ DeepSpeed
@@ -331,6 +338,11 @@ def test_torchtitan_oom(parse_log):
     warn = errors(recs, "nccl_warn")
     assert warn[0]["rank"] == 0 and "Address already in use" in warn[0]["message"]
     assert errors(recs, "child_failed")[0]["exitcode"] == 1
+    # each OOM is its rank's (torchrun's report names the rank of each traceback), rank 4's first
+    assert sorted((r["rank"], r["gpu"]) for r in oom) == [(4, 4), (5, 5), (6, 6), (7, 7)]
+    (report,) = [r for r in errors(recs, "child_failed") if r.get("launcher") == "torchrun"]
+    assert (report["rank"], report["exitcode"], report["failed_ranks"]) == (4, 1, list(range(8)))
+    assert report["exception"].startswith("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 170.00 MiB.")
 
 
 # ------------------------------------------------------------------ nanoGPT & co

@@ -134,6 +134,14 @@ FRAGMENTS = [
     "epoch 001:    100 / 1975 ", "valid on 'valid' subset | ", "num_updates=", "num_updates ", '{"epoch": 1, ',
     '"valid_loss": "7.2", ', " (epoch 1 @ 10 updates, score None) (writing took ", "Preparing to save checkpoint for epoch ",
     'begin validation on "', " after 85 updates",
+    # PyTorch's NCCL watchdog and flight recorder, torchrun's report of its failed ranks
+    "Received a dump signal due to a collective timeout from  rank 6 and ", "this local rank and ",
+    "Last enqueued NCCL work: 5, last completed NCCL work: 4.", "[PG ID 0 PG GUID 0(default_pg) Rank 7] ", "[PG 1 Rank 0] ",
+    "failure detected by watchdog at work sequence id: 3 PG status: last enqueued work: ", ", last completed work: ",
+    "Timeout at NCCL work: ", "watchdog got stuck for 480 seconds",
+    "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n", "Root Cause (first observed failure):\n",
+    "[0]:\n", "  time      : 2026-11-29_22:21:32\n", "  rank      : 1 (local_rank: 1)\n",
+    "  exitcode  : -6 (pid: 12)  (SIGABRT)\n", "  traceback : ", "============================================================\n",
 ]
 
 lines = st.lists(st.sampled_from(FRAGMENTS) | st.text(max_size=20), max_size=40).map("".join)
