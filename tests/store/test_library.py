@@ -180,3 +180,34 @@ def test_no_query_returns_nan_for_the_fleet(seeded):
         for row in run(seeded, name, **values):
             for key, value in row.items():
                 assert not (isinstance(value, float) and math.isnan(value)), (name, key)
+
+
+def test_hang_progress_names_the_rank_behind(new_store):
+    """Four ranks hang in collective 13 of the default process group: rank 1 times out, ranks 0
+    and 3 are told by the dump signal, rank 2 had enqueued only 12 (it never reached 13).  The
+    lines as PyTorch 2.6 prints them, read by the parsers, stored as the sink stores them."""
+    from ridgescope.parsers import Dispatcher
+    from ridgescope.pipeline import sink_rows
+
+    from .conftest import seed
+
+    def dump(rank, enqueued):
+        return (f"[rank{rank}]:[E1201 10:00:00.123456789 ProcessGroupNCCL.cpp:1746] [PG ID 0 PG GUID 0(default_pg) "
+                f"Rank {rank}] Received a dump signal due to a collective timeout from  rank 1 and we will try our "
+                f"best to dump the debug info. Last enqueued NCCL work: {enqueued}, last completed NCCL work: 12.")
+    lines = [dump(0, 13), dump(3, 13), dump(2, 12),
+             "[rank1]:[E1201 09:59:59.123456789 ProcessGroupNCCL.cpp:2271] [PG ID 0 PG GUID 0(default_pg) Rank 1]  "
+             "failure detected by watchdog at work sequence id: 13 PG status: last enqueued work: 13, last completed "
+             "work: 12"]
+    d = Dispatcher()
+    records = [r for line in lines for r in d.feed(line)] + d.flush()
+    tables: dict = {}
+    for i, r in enumerate(records):
+        sink_rows.add(tables, {"kind": "progress", "job": "hang", "rank": r["rank"], "host": "node-01",
+                               "ts_ns": time.time_ns(), "seq": i, "p": {"record": r, "stream": "stderr"}})
+    store = new_store("hang")
+    store.migrate()
+    seed(store, tables)
+    got = run(store, "hang_progress", job="hang")
+    assert [(r["rank"], r["last_enqueued"], r["behind"], bool(r["timed_out"])) for r in got] == [
+        (2, 12, 1, False), (0, 13, 0, False), (1, 13, 0, True), (3, 13, 0, False)]
