@@ -62,8 +62,10 @@ _CTIME = re.compile(r"\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (Jan|Feb|Mar|Apr|May|Jun
                     r"|Nov|Dec) {1,2}(\d{1,2}) (\d\d):(\d\d):(\d\d)(?: [A-Z]{3,5})? (\d{4})\b")
 _EPOCH_MS = re.compile(r'"time_ms":\s?(\d{13})\b')
 # glog's and absl's prefix (JAX and TensorFlow trainers, CLU, MaxText): `I1130 18:28:04.930220
-# 139737532708544 logging_writer.py:48] `, a thread's id and the source after the time; no year
-_GLOG = re.compile(r"(?<![\w.])[IWEF](\d\d)(\d\d) (\d\d):(\d\d):(\d\d)\.(\d{1,9}) +\d+ [\w.-]+:\d+\] ")
+# 139737532708544 logging_writer.py:48] `, a thread's id and the source after the time; no year.
+# PyTorch's C++ logger (its NCCL watchdog): `[E901 05:20:03.118859045 ProcessGroupNCCL.cpp:1746] `,
+# the month not padded, no thread, the source maybe a path.
+_GLOG = re.compile(r"(?<![\w.])[IWEF](\d{1,2})(\d\d) (\d\d):(\d\d):(\d\d)\.(\d{1,9})(?: +\d+)? [\w./-]+:\d+\] ")
 # Detectron2's and PaddleDetection's logger prefix: `[11/30 19:38:55 d2.utils.events]: `,
 # `[11/30 19:38:55] ppdet.engine INFO: ` (month first, no year, whole seconds)
 _MONTH_DAY = re.compile(r"(?<![\w/.:])\[(\d\d)/(\d\d) (\d\d):(\d\d):(\d\d)[\] ]")

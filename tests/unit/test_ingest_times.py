@@ -99,6 +99,11 @@ def test_glog_prefix_takes_the_year_the_log_was_written():
     assert line_timestamp("[rank0]:I0101 00:00:01.000001 7 a.py:1] x", written) is not None
     assert line_timestamp("I0101 00:00:01.000001 hello", written) is None     # no thread and source
     assert line_timestamp("I1399 00:00:01.000001 7 a.py:1] x", written) is None  # month 13
+    # PyTorch's C++ logger: the month not padded, no thread, the source a path
+    watchdog = "[rank7]:[E901 05:20:03.123992144 torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:632] [Rank 7] x"
+    assert line_timestamp(watchdog, written) == (calendar.timegm((2025, 9, 1, 5, 20, 3)) * 10**9 + 123_992_144, True)
+    assert line_timestamp("[E1206 18:44:16.994932383 ProcessGroupNCCL.cpp:1709] x", written)[0] == \
+        calendar.timegm((2025, 12, 6, 18, 44, 16)) * 10**9 + 994_932_383
 
 
 def test_detectron2_and_paddledetection_prefixes_take_the_year_the_log_was_written():
@@ -223,3 +228,15 @@ def test_whole_second_stamps_time_the_steps_between_lines_far_enough_apart(tmp_p
     assert [(it.record["step"], it.record.get("step_time_ms")) for it in result.items] == [
         (100, None), (200, 460.0), (300, 460.0), (310, None)]
     assert all(it.record.get("step_time_from_ts") for it in result.items[1:3])
+
+
+def test_watchdog_lines_are_placed_at_their_own_times():
+    """Rank 2's collective timed out at 05:06:30, eight minutes before rank 7's heartbeat monitor
+    gave up (05:14:36), though the paste lists rank 7's first: ingest orders them by their times."""
+    result = read_file(str(Path(__file__).resolve().parents[1] / "data" / "excerpts"
+                           / "arctictraining_nccl-heartbeat_watchdog-stuck.log"), None)
+    assert result.timestamps == "printed"
+    first, second = sorted(result.items, key=lambda it: it.ts)
+    assert (first.record["rank"], first.record["error"], second.record["rank"], second.record["error"]) == (
+        2, "nccl_timeout", 7, "nccl_heartbeat")
+    assert second.ts - first.ts == (8 * 60 + 6) * 10**9 + 393067540 - 929096625
