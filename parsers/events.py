@@ -4,7 +4,7 @@ tracebacks as one event, launcher and scheduler failures (`launcher_errors.py`),
 of a signal)."""
 from __future__ import annotations
 
-from . import launcher_errors, torchrun_report, watchdog
+from . import launcher_errors, nccl, torchrun_report, watchdog
 from .base import SOURCE_LOCATION, Pattern, num, parse_bar, record, to_ms
 from .coco import CocoSummary
 
@@ -34,6 +34,15 @@ FATAL_PY = Pattern(r"Fatal Python error: (.{1,500}+)")
 CPP_ABORT = Pattern(r"terminate called after throwing an instance of '([^']{1,200}+)'")
 EXC_END = Pattern(r"([A-Za-z_][\w.]{0,120}?(?:Error|Exception|Interrupt|Exit|Warning|Failure))(?::\s?(.{0,2000}+))?$")
 NAN = Pattern(r"(?:Inf|NaN|nan|inf) detected|[Ll]oss is (?:nan|NaN|inf)")
+GRAD_NAN = Pattern(r"(?:found (?:NaN|Inf) in|Unexpected result (?:nan|inf)\b)")
+"""Megatron's check of each rank's gradients before they are reduced (`--check-for-nan-in-grad`),
+fatal: `AssertionError: Rank 11: found NaN in local grad norm in backward pass before
+data-parallel communication collective. Device: 3, node: gpu-7` (its rerun state machine's since
+0.9: `RuntimeError: Rank 2, node gpu-7, device 2, iteration -1: Unexpected result nan
+(message='found NaN in local grad norm for bucket #0 ...')`): the rank whose gradients went bad."""
+GRAD_NAN_RANK = Pattern(r"Rank (\d{1,7}+)[:,]")
+GRAD_NAN_NODE = Pattern(r"\bnode:? ([\w.-]{1,200}+)")
+GRAD_NAN_DEVICE = Pattern(r"\b[Dd]evice:? (\d{1,4}+)")
 
 CKPT = Pattern(
     r"(?i)\b(sav(?:ing|ed)|save(?= checkpoints?: )|preparing to save|wr(?:ote|iting)|load(?:ing|ed)|restor(?:ing|ed)"
@@ -125,6 +134,7 @@ class EventParser:
         """rank -> its open traceback's lines, the crash of an abort held for its `what()`, or
         mpirun's report of the first process that failed (its lines hold no keyword)"""
         self.seen_timeouts: set = set()
+        self.seen_links: set = set()     # (rank, host, peer, status, reason) of the failed links told
         self.last_step: dict = {}
         self.coco = CocoSummary()
         self.mpirun = launcher_errors.MpirunReport()
@@ -153,6 +163,8 @@ class EventParser:
             error = "nccl_error"
         elif "CUDA error: " in text:    # `an illegal memory access was encountered`, `uncorrectable ECC error ..`
             error = "cuda_error"
+        elif ("found NaN" in text or "found Inf" in text or "Unexpected result" in text) and GRAD_NAN.search(text):
+            error = "nan_inf"       # fatal here: the traceback's exception
         elif "Timed out waiting" in text and "gloo" in text:
             # this rank waited for a peer that never came: a victim, like NCCL's watchdog's
             error = "gloo_timeout"
@@ -160,6 +172,11 @@ class EventParser:
         extra = {"timeout_ms": int(m.group(1)), "op": m.group(2)} if m else {}   # what it waited for
         if device_oom is not None and device_oom.group(1):
             extra["tried_gb"] = round(int(device_oom.group(1)) / 2 ** 30, 3)
+        if error == "nan_inf":
+            place = grad_nan_place(text)
+            named = place.pop("rank", None)
+            rank = named if rank is None else rank
+            extra.update(place)
         return record("error", framework, rank, self.step_of(rank), error=error, traceback=True,
                       exception=exc, message=(msg or "")[:2000], frames=sum(1 for x in lines if x.lstrip().startswith("File ")),
                       text="\n".join(lines)[-4000:], **extra)
@@ -310,7 +327,17 @@ class EventParser:
         if "NCCL WARN" in line:
             m = NCCL_WARN.search(line)
             if m:
-                return [record("error", framework, rank, step, error="nccl_warn", message=m.group(1).strip())]
+                net = nccl.net_failure(line)
+                if net is None:
+                    return [record("error", framework, rank, step, error="nccl_warn", message=m.group(1).strip())]
+                # a link's failure repeats on each of its channels and connections: once a peer and status
+                link = (rank, net.get("host"), net["peer"], net.get("ib_status"), net.get("reason"))
+                if link in self.seen_links:
+                    return []
+                if len(self.seen_links) >= 4096:
+                    self.seen_links.clear()
+                self.seen_links.add(link)
+                return [record("error", framework, rank, step, error="nccl_net", message=m.group(1).strip(), **net)]
         if "exitcode" in line:
             m = CHILD.search(line)
             if m:
@@ -344,6 +371,13 @@ class EventParser:
             if m:
                 return [record("error", framework, rank, step, error="nan_inf", severity="warning",
                                message=line.strip()[:500])]
+        if "found NaN" in line or "found Inf" in line or "Unexpected result" in line:
+            m = GRAD_NAN.search(line)
+            if m:
+                place = grad_nan_place(line)
+                named = place.pop("rank", None)
+                return [record("error", framework, named if rank is None else rank, step, error="nan_inf",
+                               message=line.strip()[:500], **place)]
         low = None
         if "saving model to '" in line:
             m = CKPT_LIGHTNING.search(line)
@@ -495,6 +529,16 @@ class EventParser:
             while rank in self.tb:
                 out.append(self._close_tb(rank, framework, None, None, final=False))
         return out
+
+
+def grad_nan_place(text: str) -> dict:
+    """The rank, node and device a gradient check names (`GRAD_NAN`), those it names."""
+    place: dict = {}
+    for key, pattern in (("rank", GRAD_NAN_RANK), ("host", GRAD_NAN_NODE), ("device", GRAD_NAN_DEVICE)):
+        m = pattern.search(text)
+        if m is not None:
+            place[key] = m.group(1).rstrip(".") if key == "host" else int(m.group(1))
+    return place
 
 
 def _i(text):

@@ -6,6 +6,8 @@ from .base import Parser, Pattern, num, record
 
 VERSION = Pattern(r"NCCL version (\d++\.\d++\.\d++)(?:\+cuda(\d++\.\d++))?")
 HOST = Pattern(r"([\w.-]{1,200}+):(\d++):(\d++) \[(\d++)\] NCCL INFO ")
+PLACE = Pattern(r"([\w.-]{1,200}+):(\d++):(\d++) \[(\d++)\] ")
+"""NCCL's `host:pid:tid [device]` at a line's start (a WARN's, with its source after)."""
 # NCCL 2.19 and later name the call: `NCCL INFO ncclCommInitRank comm 0x.. rank ..`, or
 # `ncclCommInitRankConfig`, `ncclCommSplit` (with `parent 0x.. color .. key ..`) and the like.
 INIT = Pattern(
@@ -23,6 +25,17 @@ COLL = Pattern(
 CHANNELS = Pattern(r"NCCL INFO Channel \d++/(\d++) :")
 NCHANNELS = Pattern(r"NCCL INFO (\d++) coll channels, (?:(\d++) \w++ channels, )*?(\d++) p2p channels")
 VIA = Pattern(r"via (\w++)(?:/(\w++))?")
+
+IB_COMPLETION = Pattern(r"NET/IB\w{0,4}+ ?: ?Got completion from peer ([\w.:-]{1,200}+)<(\d++)> with (?:status=|error )(\d++)"
+                       r"[, ]{1,2}+opcode[= ](\d++)[, ]{1,2}+len[= ](\d++)[, ]{1,2}+vendor err (\d++)(?: \((\w{1,10}+)\))?+")
+SOCKET_PEER = Pattern(r"(?:from|to) ([\w.:-]{1,200}+)<(\d++)> failed ?: ?(.{1,200}+)"
+                      r"|(Connection closed by remote peer) ([\w.:-]{1,200}+)<(\d++)>")
+"""A link's failure that names the peer at its other end: InfiniBand's completion error (`NET/IB :
+Got completion from peer 10.216.210.236<54862> with status=12 opcode=0 len=0 vendor err 129
+(Recv)`; before 2.19 `with error 12, opcode 0, len 0, vendor err 129`; status 12 is the
+transport's retries exhausted), or a socket's (`Call to recv from 10.0.0.1<1234> failed :
+Connection reset by peer`, `Connect to 10.0.0.2<45763> failed : ...`, `Connection closed by remote
+peer node1<57557>`)."""
 
 DATATYPES = {0: "int8", 1: "uint8", 2: "int32", 3: "uint32", 4: "int64", 5: "uint64", 6: "float16",
              7: "float32", 8: "float64", 9: "bfloat16", 10: "float8e4m3", 11: "float8e5m2"}
@@ -150,3 +163,23 @@ class NcclParser(Parser):
                       call=m.group(5), comm_rank=comm_rank, nranks=int(m.group(7)), init_s=num(m.group(8)),
                       init_phases_s=_phases(m.group(9)), host=m.group(1), pid=int(m.group(2)),
                       device=int(m.group(4)))
+
+
+def net_failure(warning: str) -> dict | None:
+    """The fields of an `NCCL WARN` that names the peer of a failed link (`IB_COMPLETION`,
+    `SOCKET_PEER`), the warning's host and device among them; None for another warning."""
+    m = IB_COMPLETION.search(warning)
+    if m is not None:
+        fields = {"peer": m.group(1), "peer_port": int(m.group(2)), "ib_status": int(m.group(3)),
+                  "vendor_err": int(m.group(6)), "direction": m.group(7)}
+    else:
+        m = SOCKET_PEER.search(warning) if "<" in warning else None
+        if m is None:
+            return None
+        closed = m.group(4) is not None
+        fields = {"peer": m.group(5 if closed else 1), "peer_port": int(m.group(6 if closed else 2)),
+                  "reason": (m.group(4) if closed else m.group(3)).strip()}
+    h = PLACE.match(warning)
+    if h is not None:
+        fields.update(host=h.group(1), device=int(h.group(4)))
+    return fields

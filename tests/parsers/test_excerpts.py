@@ -527,3 +527,29 @@ def test_nccl_heartbeat_monitor_ends_a_rank_whose_watchdog_hung():
     recs = [r for r in read("arctictraining_nccl-heartbeat_watchdog-stuck.log") if r["kind"] == "error"]
     assert [(r["rank"], r["error"]) for r in recs] == [(7, "nccl_heartbeat"), (2, "nccl_timeout")]
     assert (recs[0]["stuck_s"], recs[0]["pg_id"], recs[0]["pg_name"], recs[0]["pg_rank"]) == (480, 0, "default_pg", 7)
+
+
+def test_megatron_gradient_check_names_the_rank_whose_gradients_went_bad():
+    """Megatron checks each rank's gradients before they are reduced: the rank it names (the
+    job's, whatever the line's prefix), its node and device."""
+    (first,) = read("pai-megatron-patch_nan-grad-norm_assertion.log")
+    assert (first["kind"], first["error"], first["rank"], first["device"]) == ("error", "nan_inf", 11, 3)
+    assert "severity" not in first         # fatal, not a warning
+    (second,) = read("nemo2_nan-grad-norm_rerun-state-machine.log")
+    assert (second["error"], second["rank"], second["host"], second["device"]) == ("nan_inf", 2, "dcfai-xe9680-01", 2)
+
+
+def test_nccl_link_failures_name_the_peer_once_a_link():
+    """NCCL's warnings of a failed link name the peer at its other end: one `nccl_net` error a
+    peer and failure, with the host and device that saw it (each connection's and channel's
+    repeat of it is no new failure); a warning that names no peer stays `nccl_warn`."""
+    (ib,) = read("nccl_ib-completion-error_retries-exceeded.log")
+    assert (ib["error"], ib["peer"], ib["ib_status"], ib["vendor_err"], ib["direction"]) == (
+        "nccl_net", "10.216.210.236", 12, 129, "Recv")
+    assert (ib["host"], ib["device"]) == ("kp-ddp-worker-0", 4)
+    (reset,) = read("nccl-tests_socket-recv-reset-by-peer.log")
+    assert (reset["peer"], reset["reason"], reset["host"]) == ("11.1.128.128", "Connection reset by peer", "dgxh100-4")
+    recs = read("nccl-tests_socket-connect-abort_peer-closed.log")
+    assert [(r["error"], r.get("peer"), r.get("reason")) for r in recs] == [
+        ("nccl_net", "10.0.0.2", "Software caused connection abort"), ("nccl_warn", None, None),
+        ("nccl_net", "node1", "Connection closed by remote peer"), ("nccl_warn", None, None)]

@@ -142,6 +142,14 @@ FRAGMENTS = [
     "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n", "Root Cause (first observed failure):\n",
     "[0]:\n", "  time      : 2026-11-29_22:21:32\n", "  rank      : 1 (local_rank: 1)\n",
     "  exitcode  : -6 (pid: 12)  (SIGABRT)\n", "  traceback : ", "============================================================\n",
+    # Megatron's check of the gradients
+    "AssertionError: Rank 13: found NaN in local grad norm", ". Device: 5, node: ", "RuntimeError: Rank 2, node ",
+    ", device 2, iteration -1: Unexpected result nan (message='",
+    # NCCL's warnings of a failed link
+    "node-7:4242:4301 [3] ", "ib_plugin.c:1615 NCCL WARN NET/IB : Got completion from peer ", "10.0.0.12<58172>",
+    " with status=12 opcode=0 len=0 vendor err 129 (Recv)", " with error 12, opcode 0, len 0, vendor err 129",
+    "NCCL WARN socketProgressOpt: Call to recv from ", " failed : Connection reset by peer",
+    "NCCL WARN socketProgress: Connection closed by remote peer ",
 ]
 
 lines = st.lists(st.sampled_from(FRAGMENTS) | st.text(max_size=20), max_size=40).map("".join)

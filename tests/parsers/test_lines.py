@@ -189,6 +189,30 @@ def test_nccl_watchdog_rank_without_a_launcher_prefix(line, rank):
     assert [(r["error"], r["rank"], r["seq"], r["pg_rank"]) for r in recs] == [("nccl_watchdog", rank, 12, 1 if rank is None else 3)]
 
 
+def test_megatron_gradient_check_in_a_traceback_is_its_ranks_nan():
+    """The check's assertion ending an unprefixed traceback: one `nan_inf` error, of the rank the
+    message names, with its node and device (the message of `param_and_grad_buffer.py`)."""
+    recs, _ = feed_all([
+        "Traceback (most recent call last):",
+        '  File "/workspace/megatron/core/distributed/param_and_grad_buffer.py", line 115, in start_grad_sync',
+        "    assert not norm.isnan(), (",
+        "AssertionError: Rank 13: found NaN in local grad norm in backward pass before data-parallel communication "
+        "collective. Device: 5, node: node-15-11"])
+    assert [(r["error"], r["rank"], r["host"], r["device"], r["exception"]) for r in recs] == [
+        ("nan_inf", 13, "node-15-11", 5, "AssertionError")]
+
+
+def test_nccl_ib_completion_error_before_2_19():
+    """NCCL before 2.19 wrote the completion error as `with error 12, opcode 0, len 0, vendor err
+    129` (its ib transport's WARN format), no direction after it."""
+    recs, _ = feed_all(["node-7:4242:4300 [3] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB ib0:10.0.0.7<0>",
+                        "node-7:4242:4301 [3] transport/net_ib.cc:1295 NCCL WARN NET/IB : Got completion from peer "
+                        "10.0.0.12<58172> with error 12, opcode 0, len 0, vendor err 129"])
+    assert [(r["error"], r["peer"], r["ib_status"], r["vendor_err"], r["host"], r["device"]) for r in recs] == [
+        ("nccl_net", "10.0.0.12", 12, 129, "node-7", 3)]
+    assert "direction" not in recs[0]
+
+
 def test_torchtitan_line():
     r = one("step: 10  loss:  7.9  memory: 30.1GiB(40.5%)  tps: 1,234  tflops: 88.5  mfu: 12.3%")
     # `tps`: "tokens per second per device", in torchtitan's words
