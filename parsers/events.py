@@ -1,7 +1,8 @@
 """Framework-independent events: checkpoints, restarts, evaluation phases, and errors
-(NCCL watchdog timeouts and how far each rank had got (`watchdog.py`), NCCL errors, CUDA OOM and XLA's and TensorFlow's, CUDA errors, Python
-tracebacks as one event, launcher and scheduler failures (`launcher_errors.py`), processes that died
-of a signal)."""
+(NCCL watchdog timeouts and how far each rank had got (`watchdog.py`), NCCL errors and failed
+links, CUDA OOM and XLA's and TensorFlow's, CUDA errors, NaN gradients, Python tracebacks as one
+event, launcher and scheduler failures (`launcher_errors.py`, `torchrun_report.py`), processes that
+died of a signal)."""
 from __future__ import annotations
 
 from . import launcher_errors, nccl, torchrun_report, watchdog
@@ -163,7 +164,7 @@ class EventParser:
             error = "nccl_error"
         elif "CUDA error: " in text:    # `an illegal memory access was encountered`, `uncorrectable ECC error ..`
             error = "cuda_error"
-        elif ("found NaN" in text or "found Inf" in text or "Unexpected result" in text) and GRAD_NAN.search(text):
+        elif grad_nan(text):
             error = "nan_inf"       # fatal here: the traceback's exception
         elif "Timed out waiting" in text and "gloo" in text:
             # this rank waited for a peer that never came: a victim, like NCCL's watchdog's
@@ -371,13 +372,11 @@ class EventParser:
             if m:
                 return [record("error", framework, rank, step, error="nan_inf", severity="warning",
                                message=line.strip()[:500])]
-        if "found NaN" in line or "found Inf" in line or "Unexpected result" in line:
-            m = GRAD_NAN.search(line)
-            if m:
-                place = grad_nan_place(line)
-                named = place.pop("rank", None)
-                return [record("error", framework, named if rank is None else rank, step, error="nan_inf",
-                               message=line.strip()[:500], **place)]
+        if grad_nan(line):
+            place = grad_nan_place(line)
+            named = place.pop("rank", None)
+            return [record("error", framework, named if rank is None else rank, step, error="nan_inf",
+                           message=line.strip()[:500], **place)]
         low = None
         if "saving model to '" in line:
             m = CKPT_LIGHTNING.search(line)
@@ -529,6 +528,12 @@ class EventParser:
             while rank in self.tb:
                 out.append(self._close_tb(rank, framework, None, None, final=False))
         return out
+
+
+def grad_nan(text: str) -> bool:
+    """Does the text hold a gradient check's failure (`GRAD_NAN`)?"""
+    return ("found NaN" in text or "found Inf" in text or "Unexpected result" in text) and \
+        GRAD_NAN.search(text) is not None
 
 
 def grad_nan_place(text: str) -> dict:

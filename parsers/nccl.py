@@ -5,9 +5,10 @@ from __future__ import annotations
 from .base import Parser, Pattern, num, record
 
 VERSION = Pattern(r"NCCL version (\d++\.\d++\.\d++)(?:\+cuda(\d++\.\d++))?")
-HOST = Pattern(r"([\w.-]{1,200}+):(\d++):(\d++) \[(\d++)\] NCCL INFO ")
-PLACE = Pattern(r"([\w.-]{1,200}+):(\d++):(\d++) \[(\d++)\] ")
-"""NCCL's `host:pid:tid [device]` at a line's start (a WARN's, with its source after)."""
+_PLACE = r"([\w.-]{1,200}+):(\d++):(\d++) \[(\d++)\] "
+PLACE = Pattern(_PLACE)
+"""NCCL's `host:pid:tid [device]` at a line's start (a WARN's has its source after it)."""
+HOST = Pattern(_PLACE + "NCCL INFO ")
 # NCCL 2.19 and later name the call: `NCCL INFO ncclCommInitRank comm 0x.. rank ..`, or
 # `ncclCommInitRankConfig`, `ncclCommSplit` (with `parent 0x.. color .. key ..`) and the like.
 INIT = Pattern(
