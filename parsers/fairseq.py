@@ -36,16 +36,17 @@ KEPT = ("loss_scale", "ppl", "wpb", "bsz", "train_wall", "wall", "gb_free")
 
 def read(s: str, rank) -> list[dict] | None:
     """The record of a fairseq stats line; None for any other line."""
+    tag: str | None
     m = TAGGED.search(s)
     if m is not None:
         tag, body = m.group(1), m.group(2)
+        if body[0] == "{":
+            return _json(tag, body, rank)
     else:
         m = LEGACY.match(s)
         if m is None:
             return None
         tag, body = None, m.group(1)
-    if body[0] == "{":
-        return _json(tag or "train_inner", body, rank)
     inner = INNER.match(body)
     if inner is not None:
         items = [part.partition("=") for part in inner.group(2).split(", ")]
@@ -62,6 +63,8 @@ def read(s: str, rank) -> list[dict] | None:
         if key:
             # before 0.9, a validation's keys began with its subset's name: `valid_loss`
             values[key[len(subset) + 1:] if subset and key.startswith(subset + "_") else key] = value
+    if "num_updates" not in values:
+        return None     # (fairseq-py's of 2017, `| epoch 005 | train loss 2.92 | ...`, count no updates)
     return _record(tag, int(piped.group(1)), values, rank, subset)
 
 

@@ -213,6 +213,16 @@ def test_nccl_ib_completion_error_before_2_19():
     assert "direction" not in recs[0]
 
 
+def test_fairseq_py_of_2017_counts_no_updates_and_gives_no_record():
+    """fairseq-py's lines of 2017 (as fairseq's issue 301 shows them) name no `num_updates`: its
+    pipes read as fairseq's later ones would give records of no step."""
+    recs, _ = feed_all([
+        "| epoch 005 | valid on 'valid' subset  1000 / 1311 loss=2.72",
+        "| epoch 005 | train loss 2.92 | train ppl 7.59 | s/checkpoint    7748 | words/s    961 | words/batch    906 "
+        "| bsz    32 | lr 0.001000 | clip 100% | gnorm 2.6727"])
+    assert recs == []
+
+
 def test_torchtitan_line():
     r = one("step: 10  loss:  7.9  memory: 30.1GiB(40.5%)  tps: 1,234  tflops: 88.5  mfu: 12.3%")
     # `tps`: "tokens per second per device", in torchtitan's words
