@@ -135,7 +135,7 @@ class EventParser:
         """rank -> its open traceback's lines, the crash of an abort held for its `what()`, or
         mpirun's report of the first process that failed (its lines hold no keyword)"""
         self.seen_timeouts: set = set()
-        self.seen_links: set = set()     # (rank, host, peer, status, reason) of the failed links told
+        self.seen_failures: set = set()     # failed links' and nodes' keys: each is told again and again
         self.last_step: dict = {}
         self.coco = CocoSummary()
         self.mpirun = launcher_errors.MpirunReport()
@@ -237,6 +237,16 @@ class EventParser:
             return []
         return [record("error", framework, fields.pop("rank"), self.step_of(rank), **fields)]
 
+    def _told(self, failure: tuple) -> bool:
+        """Was this failure told already (a link's repeats on each of its channels and
+        connections, srun's node failure for each task of the node)?  Notes it if not."""
+        if failure in self.seen_failures:
+            return True
+        if len(self.seen_failures) >= 4096:
+            self.seen_failures.clear()
+        self.seen_failures.add(failure)
+        return False
+
     def _torchrun_report(self, rank, line: str, framework: str) -> tuple[bool, list[dict]]:
         """A line of torchrun's report of its failed ranks; returns (consumed, records).  Once it
         ends: what each rank's own exception says that a line would (an OOM, a CUDA or NCCL
@@ -332,12 +342,8 @@ class EventParser:
                 if net is None:
                     return [record("error", framework, rank, step, error="nccl_warn", message=m.group(1).strip())]
                 # a link's failure repeats on each of its channels and connections: once a peer and status
-                link = (rank, net.get("host"), net["peer"], net.get("ib_status"), net.get("reason"))
-                if link in self.seen_links:
+                if self._told((rank, net.get("host"), net["peer"], net.get("ib_status"), net.get("reason"))):
                     return []
-                if len(self.seen_links) >= 4096:
-                    self.seen_links.clear()
-                self.seen_links.add(link)
                 return [record("error", framework, rank, step, error="nccl_net", message=m.group(1).strip(), **net)]
         if "exitcode" in line:
             m = CHILD.search(line)
@@ -353,7 +359,7 @@ class EventParser:
                                message=line.strip()[:500])]
         if "srun: error: " in line or "slurmstepd" in line or "noticed that process rank" in line:
             fields = launcher_errors.read(line)     # (before the crash's words: `task 3: Segmentation fault`)
-            if fields is not None:
+            if fields is not None and not (fields["error"] == "node_failure" and self._told(("node", fields["host"]))):
                 return [record("error", framework, fields.pop("rank", rank), step, message=line.strip()[:500],
                                **fields)]
         if self.mpirun.REPORT in line and rank not in self.tb:     # (a traceback of the rank's open: it stays)

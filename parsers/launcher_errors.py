@@ -5,8 +5,11 @@ which task, node or rank went first, where the process itself printed nothing.
   exit code 1`, `srun: error: gpu-node-13: tasks 4-7: Killed` (the tasks of a node, as ranges).
   A task is srun's (`SLURM_PROCID`): the job's rank where srun starts the training processes
   itself, a node's launcher where srun starts torchrun, so it is told as `tasks`, not as a rank.
+- srun, for a node that failed under the job (went down, or stopped answering): `srun: error:
+  Node failure on gpu-node-12`, once for each of the node's tasks.
 - Slurm's step daemon: `slurmstepd: error: *** STEP 12345.0 ON gpu-node-12 CANCELLED AT
-  2026-01-10T10:00:01 DUE TO TIME LIMIT ***` (or `*** JOB 12345 ...`, a reason or none), and the
+  2026-01-10T10:00:01 DUE TO TIME LIMIT ***` (or `*** JOB 12345 ...`, a reason or none, or `DUE TO
+  NODE FAILURE, SEE SLURMCTLD LOG FOR DETAILS`, where `slurmstepd-HOST:` may say which), and the
   cgroup's out-of-memory kills, `slurmstepd: error: Detected 1 oom_kill event in StepId=12345.0.
   Some of the step tasks have been OOM Killed.` (`oom-kill event(s) in step 12345.0 cgroup` in
   older releases): the host's memory, not the GPU's.
@@ -27,7 +30,9 @@ _STEP_ID = r"(\d++(?:\.(?:\d++|[a-z]{1,20}+))?+)"
 SRUN_TASKS = Pattern(r"srun: error: ([\w.-]{1,200}+): tasks? ([\d,-]{1,400}+): (?:Exited with exit code (\d++)"
                      r"|([A-Z][a-z]{1,20}+(?: [a-z]{1,20}+)?+))")
 STEP_CANCELLED = Pattern(r"\*\*\* (?:STEP|JOB) " + _STEP_ID + r" ON ([\w.-]{1,200}+) CANCELLED AT (\S{1,40}+)"
-                         r"(?: DUE TO ([A-Z]{1,20}+(?: [A-Z]{1,20}+){0,4}+))?+ \*\*\*")
+                         r"(?: DUE TO ([A-Z]{1,20}+(?: [A-Z]{1,20}+){0,4}+))?+"
+                         r"(?:, SEE SLURMCTLD LOG FOR DETAILS)?+ \*\*\*")
+NODE_FAILURE = Pattern(r"srun: error: Node failure on ([\w.-]{1,200}+)")
 HOST_OOM = Pattern(r"Detected (\d++) oom[-_]kill event(?:s|\(s\))?+ (?:in StepId=|in step )" + _STEP_ID)
 MPI_PROCESS = Pattern(r"Process name: \[\[\d++,\d++\],(\d++)\]")
 MPI_EXIT_CODE = Pattern(r"Exit code: *+(-?\d++)")
@@ -74,6 +79,9 @@ def read(line: str) -> dict | None:
             code = m.group(3)
             return {"error": "child_failed", "launcher": "srun", "host": m.group(1), "tasks": _tasks(m.group(2)),
                     "exitcode": int(code) if code else None, "signal": None if code else SIGNAL_WORDS.get(m.group(4))}
+        m = NODE_FAILURE.search(line)
+        if m:
+            return {"error": "node_failure", "rank": None, "launcher": "srun", "host": m.group(1)}
     if "CANCELLED AT" in line:
         m = STEP_CANCELLED.search(line)
         if m:

@@ -1502,6 +1502,11 @@ def test_pytorch_examples_word_language_model():
     ("slurm-22.05.8_srun-label_time-limit_2task.log",
      [("cancelled", None, {"slurm_step": "10.0", "reason": "time limit"}),
       ("child_failed", None, {"tasks": [0, 1], "signal": "SIGTERM"})]),
+    ("slurm-22.05.8_srun-label_node-failure_2task.log",
+     [("node_failure", None, {"launcher": "srun", "host": "vm"})]),     # srun says it twice, a task each
+    ("slurm-22.05.8_sbatch-srun-label_node-failure_2task.log",
+     [("node_failure", None, {"launcher": "srun", "host": "vm"}),
+      ("cancelled", None, {"slurm_step": "13", "host": "vm", "reason": "node failure"})]),
     ("openmpi-4.1.4_mpirun_rank1-kill_2proc.log",
      [("child_failed", 1, {"launcher": "mpirun", "host": "vm", "signal": "SIGKILL"})]),
     ("openmpi-4.1.4_mpirun_rank1-exit_2proc.log",

@@ -150,6 +150,7 @@ FRAGMENTS = [
     " with status=12 opcode=0 len=0 vendor err 129 (Recv)", " with error 12, opcode 0, len 0, vendor err 129",
     "NCCL WARN socketProgressOpt: Call to recv from ", " failed : Connection reset by peer",
     "NCCL WARN socketProgress: Connection closed by remote peer ",
+    "srun: error: Node failure on ", " DUE TO NODE FAILURE, SEE SLURMCTLD LOG FOR DETAILS ***", "slurmstepd-vm: error: ",
 ]
 
 lines = st.lists(st.sampled_from(FRAGMENTS) | st.text(max_size=20), max_size=40).map("".join)

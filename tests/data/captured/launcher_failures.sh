@@ -13,6 +13,17 @@ sleep 4
 scancel "$(squeue -h -o %i | sort -n | tail -1)"
 wait
 srun -t 1 -n 2 --label sh -c 'echo step 1; sleep 600' > slurm-22.05.8_srun-label_time-limit_2task.log 2>&1
+srun -n 2 --label sh -c 'echo step 1; sleep 300' > slurm-22.05.8_srun-label_node-failure_2task.log 2>&1 &
+sleep 5
+scontrol update nodename="$(hostname)" state=down reason=capture    # the node fails under the step
+wait
+sleep 10      # ReturnToService=2: the node comes back
+sbatch -n 2 -o "$PWD/slurm-22.05.8_sbatch-srun-label_node-failure_2task.log" \
+  --wrap "srun --label sh -c 'echo step 1; sleep 300'"
+sleep 6
+scontrol update nodename="$(hostname)" state=down reason=capture
+sleep 20
+scancel "$(squeue -h -o %i | sort -n | tail -1)"      # the job requeued after the failure
 for how in kill exit; do
   mpirun --allow-run-as-root --oversubscribe -n 2 python3 -c "
 import os, signal, sys, time
