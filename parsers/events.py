@@ -114,6 +114,11 @@ LIGHTNING_RESUME = "states from the checkpoint"
 to start from; where X names no step (NeMo 2's `.../tiny_gpt--...-consumed_samples=48.0-last/weights`),
 the restart's step is known only from the first step the run draws after it."""
 GLOO_TIMEOUT = Pattern(r"Timed out waiting (\d{1,12}+)ms for (\w{1,20}+) operation")
+STORE_TIMEOUT = Pattern(r"Timed out after (\d{1,9}+) seconds waiting for (?:clients|workers)\. "
+                        r"(\d{1,7}+)/(\d{1,7}+) (?:clients|workers) joined")
+"""The rendezvous store's wait for the job's processes, timed out (`torch.distributed.DistStoreError:
+Timed out after 901 seconds waiting for clients. 7/8 clients joined.`): some never started or
+never reached it (a node down, a wrong address)."""
 RESTART_ELASTIC = Pattern(r"(\d++)/(\d++) attempts left; will restart worker group")
 EVAL_START = Pattern(r"(?i)\*{3,}+\s*+(?:Running )?(Evaluation|Evaluating|Prediction)\b")
 EVAL_FAIRSEQ = Pattern(r'begin validation on "([^"]{1,200}+)" subset')
@@ -166,6 +171,8 @@ class EventParser:
             error = "cuda_error"
         elif grad_nan(text):
             error = "nan_inf"       # fatal here: the traceback's exception
+        elif "joined" in text and STORE_TIMEOUT.search(text):
+            error = "rendezvous_timeout"
         elif "Timed out waiting" in text and "gloo" in text:
             # this rank waited for a peer that never came: a victim, like NCCL's watchdog's
             error = "gloo_timeout"
@@ -173,6 +180,8 @@ class EventParser:
         extra = {"timeout_ms": int(m.group(1)), "op": m.group(2)} if m else {}   # what it waited for
         if device_oom is not None and device_oom.group(1):
             extra["tried_gb"] = round(int(device_oom.group(1)) / 2 ** 30, 3)
+        if error == "rendezvous_timeout":
+            extra.update(store_timeout(text))
         if error == "nan_inf":
             place = grad_nan_place(text)
             named = place.pop("rank", None)
@@ -378,6 +387,9 @@ class EventParser:
             if m:
                 return [record("error", framework, rank, step, error="nan_inf", severity="warning",
                                message=line.strip()[:500])]
+        if "joined" in line and STORE_TIMEOUT.search(line):
+            return [record("error", framework, rank, step, error="rendezvous_timeout", message=line.strip()[:500],
+                           **store_timeout(line))]
         if grad_nan(line):
             place = grad_nan_place(line)
             named = place.pop("rank", None)
@@ -534,6 +546,12 @@ class EventParser:
             while rank in self.tb:
                 out.append(self._close_tb(rank, framework, None, None, final=False))
         return out
+
+
+def store_timeout(text: str) -> dict:
+    """How long the rendezvous store waited, and how many of the job's processes joined it."""
+    m = STORE_TIMEOUT.search(text)
+    return {"timeout_s": int(m.group(1)), "joined": int(m.group(2)), "expected": int(m.group(3))} if m else {}
 
 
 def grad_nan(text: str) -> bool:

@@ -233,6 +233,18 @@ def test_torchrun_crash_culprit_then_victim():
     assert [r["step"] for r in recs if r["kind"] == "progress"] == [1, 1, 2, 2, 3]
 
 
+def test_rendezvous_store_timeout_says_how_many_joined():
+    """A process that never joined the rendezvous: the store's timeout, one error, with how long
+    it waited and how many of the job's processes came."""
+    (timeout,) = [r for r in parse_file("torch-2.15_gloo-init_rank1-never-joins_store-timeout.log") if r["kind"] == "error"]
+    assert (timeout["error"], timeout["exception"], timeout["timeout_s"], timeout["joined"], timeout["expected"]) == (
+        "rendezvous_timeout", "torch.distributed.DistStoreError", 6, 1, 2)
+    # the same as a line of its own (a launcher's prefix in front, as torch's excepthook writes it)
+    recs, _ = feed_all(["[rank0]: torch.distributed.DistStoreError: Timed out after 901 seconds waiting for "
+                        "clients. 7/8 clients joined."])
+    assert [(r["error"], r["rank"], r["joined"], r["expected"]) for r in recs] == [("rendezvous_timeout", 0, 7, 8)]
+
+
 def test_torchrun_report_cut_short_ends_at_a_line_of_something_else():
     """A report whose closing rule never came (the log cut, or srun's own line after it): what
     was read of it still names the first failure, and the next line is read as any line."""

@@ -151,6 +151,7 @@ FRAGMENTS = [
     "NCCL WARN socketProgressOpt: Call to recv from ", " failed : Connection reset by peer",
     "NCCL WARN socketProgress: Connection closed by remote peer ",
     "srun: error: Node failure on ", " DUE TO NODE FAILURE, SEE SLURMCTLD LOG FOR DETAILS ***", "slurmstepd-vm: error: ",
+    "torch.distributed.DistStoreError: Timed out after 901 seconds waiting for clients. ", "7/8 clients joined.",
 ]
 
 lines = st.lists(st.sampled_from(FRAGMENTS) | st.text(max_size=20), max_size=40).map("".join)
