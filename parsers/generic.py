@@ -1,7 +1,7 @@
 """Fallback: `key: value` / `key=value` lines, printed dicts, ImageNet-example meters
 (`Epoch: [0][ 10/391]\tTime 0.2 (0.3)\tLoss ...`), MXNet `Epoch[0] Batch [20-40]\tSpeed: ...`,
-fairseq's and metaseq's stats lines (`fairseq.py`), MMEngine's `Epoch(train) [1][ 50/1000]  ...` and timm's
-`Train: 0 [  50/1251 (  4%)]  Loss: ...`."""
+fairseq's and metaseq's stats lines (`fairseq.py`), MMEngine's `Epoch(train) [1][ 50/1000]  ...`
+and timm's `Train: 0 [  50/1251 (  4%)]  Loss: ...`."""
 from __future__ import annotations
 
 import re

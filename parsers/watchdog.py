@@ -1,14 +1,14 @@
 """How far each rank had got when a collective hung, as PyTorch's NCCL watchdog says it.
 
-A collective that times out on one rank hangs on the others too; PyTorch (2.3 and later) then
-has the ranks say, in each process group (PG), the number of the last collective they enqueued
+A collective that times out on one rank hangs on the others too; PyTorch's recent releases then
+have the ranks say, in each process group (PG), the number of the last collective they enqueued
 and of the last that completed.  A rank that enqueued fewer than the others never reached the
 collective they wait in: the culprit, where the ranks that time out are its victims.
 - The rank that timed out, after `Watchdog caught collective operation timeout` (`events.py`):
   `[PG ID 0 PG GUID 0(default_pg) Rank 7]  failure detected by watchdog at work sequence id:
-  460631 PG status: last enqueued work: 460631, last completed work: 460630` (2.6 on), or `[PG 1
-  Rank 0] Timeout at NCCL work: 7753, last enqueued NCCL work: 7755, last completed NCCL work:
-  7752.` (2.4 and 2.5).
+  460631 PG status: last enqueued work: 460631, last completed work: 460630`, or, in releases
+  before it, `[PG 1 Rank 0] Timeout at NCCL work: 7753, last enqueued NCCL work: 7755, last
+  completed NCCL work: 7752.`.
 - Every rank the flight recorder's dump signal reaches: `Received a dump signal due to a
   collective timeout from  rank 6 and we will try our best to dump the debug info. Last enqueued
   NCCL work: 460631, last completed NCCL work: 460630.` (`from this local rank` where it timed out).

@@ -513,8 +513,8 @@ def test_nccl_watchdog_says_which_rank_timed_out_and_how_far_each_got():
 
 
 def test_nccl_watchdog_status_of_each_pytorch_release():
-    """2.4-2.5's `Timeout at NCCL work` in process group 1 (not the default: its rank is the
-    launcher's), and 2.6's `failure detected by watchdog at work sequence id`."""
+    """Earlier releases' `Timeout at NCCL work` in process group 1 (not the default: its rank is the
+    launcher's), and later releases' `failure detected by watchdog at work sequence id`."""
     assert errors("llamafactory_nccl-timeout_pg1.log") == [
         (rank, "nccl_watchdog", 7753, 7755, 7752, None) for rank in (0, 2, 6)]
     recs = [r for r in read("llamafactory_nccl-timeout_pg1.log") if r["kind"] == "error"]

@@ -185,7 +185,7 @@ def test_no_query_returns_nan_for_the_fleet(seeded):
 def test_hang_progress_names_the_rank_behind(new_store):
     """Four ranks hang in collective 13 of the default process group: rank 1 times out, ranks 0
     and 3 are told by the dump signal, rank 2 had enqueued only 12 (it never reached 13).  The
-    lines as PyTorch 2.6 prints them, read by the parsers, stored as the sink stores them."""
+    lines as recent PyTorch releases print them, read by the parsers, stored as the sink stores them."""
     from ridgescope.parsers import Dispatcher
     from ridgescope.pipeline import sink_rows
 
