@@ -1,11 +1,12 @@
 """Framework-independent events: checkpoints, restarts, evaluation phases, and errors
 (NCCL watchdog timeouts and how far each rank had got (`watchdog.py`), NCCL errors and failed
-links, CUDA OOM and XLA's and TensorFlow's, CUDA errors, NaN gradients, Python tracebacks as one
+links, CUDA OOM and XLA's and TensorFlow's, CUDA errors, NaN gradients, the steps an fp16 loss scaler
+skipped (`overflow.py`, a warning), Python tracebacks as one
 event, launcher and scheduler failures (`launcher_errors.py`, `torchrun_report.py`), processes that
 died of a signal)."""
 from __future__ import annotations
 
-from . import launcher_errors, nccl, torchrun_report, watchdog
+from . import launcher_errors, nccl, overflow, torchrun_report, watchdog
 from .base import SOURCE_LOCATION, Pattern, num, parse_bar, record, to_ms
 from .coco import CocoSummary
 
@@ -146,6 +147,7 @@ class EventParser:
         self.mpirun = launcher_errors.MpirunReport()
         self.torchrun = torchrun_report.TorchrunReport()
         self.resumed_unnumbered: dict = {}   # rank -> the load record of a resume that named no step
+        self.scaler = overflow.ScalerLines()
 
     def in_traceback(self, rank) -> bool:
         return rank in self.tb
@@ -382,6 +384,15 @@ class EventParser:
             out = self._crash(line, rank, framework, step)
             if out:
                 return out
+        if "overflow" in line or "OVERFLOW" in line or "dynamic loss scale" in line:
+            fields = self._overflow(line, rank)
+            if fields is not None:
+                named = fields.pop("rank", None)
+                if rank is None and named is None and "[Rank " in line:   # DeepSpeed's log_dist tag
+                    tag = RANK_TAG.search(line)
+                    named = int(tag.group(1)) if tag else None
+                return [record("error", framework, named if rank is None else rank, step,
+                               error="loss_scale_overflow", severity="warning", **fields)]
         if "detected" in line or "oss is" in line:
             m = NAN.search(line)
             if m:
@@ -485,6 +496,15 @@ class EventParser:
             return [record("eval", framework, rank, step, phase="start", message=line.strip()[:300])]
         return []
 
+    def _overflow(self, line: str, rank) -> dict | None:
+        """The fields of a loss scaler's skipped step, where the line completes one (see `overflow`)."""
+        said = overflow.skipping(line)
+        if said is None:
+            return self.scaler.read(line, rank)
+        if self.scaler.seen and "Overflow detected" in line:
+            return None     # DeepSpeed's fused optimizer, telling its ranks' overflow again
+        return said
+
     def _crash(self, line: str, rank, framework: str, step) -> list[dict]:
         """A process that died of a signal, or aborted on a C++ exception: one `crash` event."""
         message = line.strip()[:500]
@@ -545,6 +565,9 @@ class EventParser:
                 del self.tb[rank]
             while rank in self.tb:
                 out.append(self._close_tb(rank, framework, None, None, final=False))
+        for rank, fields in self.scaler.flush():
+            out.append(record("error", framework, rank, self.step_of(rank), error="loss_scale_overflow",
+                              severity="warning", **fields))
         return out
 
 

@@ -201,6 +201,26 @@ def test_deepspeed_sft_throughput(parse_log):
     assert ppl[0]["ppl"] == approx(4998.29638671875) and len(ppl) == 17     # epochs 0..16
 
 
+@covers("deepspeed/dschat_step1_sft_opt-1.3b_16proc.log")
+def test_deepspeed_zero_overflows_are_the_steps_it_skipped(parse_log):
+    """Each `OVERFLOW! Rank 0 Skipping step` is one skipped step: at every `step=N, skipped=K`
+    line, K is the overflows read before it (139 by the log's end).  While the hysteresis lasts
+    the scale stays."""
+    recs = parse_log("deepspeed/dschat_step1_sft_opt-1.3b_16proc.log")
+    seen, checked = 0, 0
+    for r in recs:
+        if r.get("error") == "loss_scale_overflow":
+            seen += 1
+        elif r.get("skipped_steps") is not None:
+            assert r["skipped_steps"] == seen, r
+            checked += 1
+    assert seen == 139 and checked == 736
+    first, second = errors(recs, "loss_scale_overflow")[:2]
+    assert (first["rank"], first["severity"], first["loss_scale"], first["new_loss_scale"]) == (0, "warning", 65536, 65536)
+    assert (first["hysteresis"], first["hysteresis_left"]) == (2, 1)
+    assert (second["loss_scale"], second["new_loss_scale"]) == (65536, 32768)
+
+
 @covers("deepspeed/dschat_step2_dpo_opt-350m_8gpu_rankprefix.log")
 def test_deepspeed_dpo_latency_lines(parse_log):
     recs = parse_log("deepspeed/dschat_step2_dpo_opt-350m_8gpu_rankprefix.log")
@@ -225,6 +245,13 @@ def test_deepspeed_reward(parse_log):
     assert tp[10]["samples_per_s"] == approx(265.4349789974132) and tp[10]["max_mem_gb"] == 12.81
     ev = [r for r in recs if r["kind"] == "eval" and "accuracy" in r]
     assert ev and ev[0]["chosen_score"] == approx(2.8115079402923584) and ev[0]["accuracy"] == approx(0.4924241304397583)
+    # the fused fp16 optimizer: each of the 16 ranks prints `Grad overflow on iteration N` and its
+    # new scale; rank 0's `Overflow detected. Skipping step.` after them is the same overflow
+    overflows = errors(recs, "loss_scale_overflow")
+    assert len(overflows) == 16 * 20 and len({r["iteration"] for r in overflows}) == 20
+    assert (overflows[0]["iteration"], overflows[0]["loss_scale"], overflows[0]["new_loss_scale"]) == (0, 65536, 32768)
+    skipped = [r["skipped_steps"] for r in recs if r.get("skipped_steps") is not None]
+    assert skipped[-1] == 20
 
 
 @covers("deepspeed/dschat_step3_rlhf_opt-1.3b_16proc.log")

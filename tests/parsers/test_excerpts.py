@@ -553,3 +553,20 @@ def test_nccl_link_failures_name_the_peer_once_a_link():
     assert [(r["error"], r.get("peer"), r.get("reason")) for r in recs] == [
         ("nccl_net", "10.0.0.2", "Software caused connection abort"), ("nccl_warn", None, None),
         ("nccl_net", "node1", "Connection closed by remote peer"), ("nccl_warn", None, None)]
+
+
+def test_loss_scaler_overflows_are_skipped_steps_with_the_scale_they_left():
+    """fairseq's and apex amp's overflow messages, one skipped step each: a warning with the loss
+    scale the scaler goes on with, at the step the rank had reached."""
+    recs = read("fairseq_fp16-overflow_min-scale-warnings.log")
+    overflows = [r for r in recs if r["kind"] == "error"]
+    assert {(r["error"], r["severity"], r["step"]) for r in overflows} == {("loss_scale_overflow", "warning", 10198)}
+    assert [r["new_loss_scale"] for r in overflows] == [0.5 / 2 ** n for n in range(1, 13)]
+    note, step = read("fairseq_fp16-overflow_loss-scale-note.log")
+    assert (note["error"], note["new_loss_scale"], step["step"], step["loss_scale"]) == (
+        "loss_scale_overflow", 1024.0, 3600, 1399.0)
+    ofa = read("ofa_fairseq-trainer_gradient-overflow-notes.log")
+    assert [r["new_loss_scale"] for r in ofa] == [64.0, 32.0, 16.0, 8.0, 4.0, 2.0, 1.0]
+    amp = read("apex-amp_gradient-overflow_tiny-scales.log")
+    assert len(amp) == 14 and {r["error"] for r in amp} == {"loss_scale_overflow"}
+    assert amp[0]["new_loss_scale"] == 8.165126103939127e-202 and amp[-1]["new_loss_scale"] == 9.967194951097568e-206
