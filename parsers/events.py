@@ -7,6 +7,7 @@ died of a signal)."""
 from __future__ import annotations
 
 from . import launcher_errors, nccl, overflow, torchrun_report, watchdog
+from .victims import victim
 from .base import SOURCE_LOCATION, Pattern, num, parse_bar, record, to_ms
 from .coco import CocoSummary
 
@@ -184,6 +185,8 @@ class EventParser:
             extra["tried_gb"] = round(int(device_oom.group(1)) / 2 ** 30, 3)
         if error == "rendezvous_timeout":
             extra.update(store_timeout(text))
+        if victim(text):
+            extra["victim"] = True      # it saw another process fail (see `victims`)
         if error == "nan_inf":
             place = grad_nan_place(text)
             named = place.pop("rank", None)
@@ -322,7 +325,8 @@ class EventParser:
                 self.seen_timeouts.add(key)
                 return [record("error", framework, rank, step, error="nccl_timeout", seq=int(m.group(1)),
                                op=m.group(2), numel_in=_i(m.group(3)), numel_out=_i(m.group(4)),
-                               timeout_ms=_i(m.group(5)), ran_ms=_i(m.group(6)), message=line.strip()[:2000])]
+                               timeout_ms=_i(m.group(5)), ran_ms=_i(m.group(6)), victim=True,
+                               message=line.strip()[:2000])]
         if "work: " in line or "watchdog got stuck" in line:
             found = watchdog.read(line, rank)
             if found is not None:

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 from .base import Pattern
 from .launcher_errors import signal_name
+from .victims import victim
 
 FIELD = Pattern(r"  (time|host|rank|exitcode|error_file|traceback) *+: ?+(.{0,2000}+)")
 RANK = Pattern(r"(\d++) \(local_rank: (\d++)\)")
@@ -108,6 +109,8 @@ def first_failure(entries: list[dict]) -> dict | None:
     if root is None:
         return None
     del root["root"]
+    if victim(root.get("exception") or ""):
+        root["victim"] = True
     how = f"signal {root['signal']}" if root.get("signal") else f"exit code {root.get('exitcode')}"
     failed = sorted({e["rank"] for e in entries})
     return {"error": "child_failed", "launcher": "torchrun", "first": True, **root, "failed_ranks": failed,

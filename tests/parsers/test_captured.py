@@ -220,8 +220,8 @@ def test_torchrun_crash_culprit_then_victim():
     assert (culprit["rank"], culprit["step"], culprit["exception"], culprit["message"]) == (
         1, 3, "RuntimeError", "shape mismatch in batch 3 (user bug)")
     assert culprit["text"].startswith("Traceback (most recent call last):\n  File \"/job/crash.py\", line 13")
-    assert (victim["rank"], victim["exception"]) == (0, "RuntimeError")
-    assert "Connection closed by peer" in victim["message"]
+    assert (victim["rank"], victim["exception"], victim["victim"]) == (0, "RuntimeError", True)
+    assert "Connection closed by peer" in victim["message"] and "victim" not in culprit
     assert (child["error"], child["local_rank"], child["exitcode"]) == ("child_failed", 1, 1)
     assert launcher["exception"] == "torch.distributed.elastic.multiprocessing.errors.ChildFailedError"
     # the report under it: the root cause (the job's rank, its host) and every rank that failed
@@ -231,6 +231,21 @@ def test_torchrun_crash_culprit_then_victim():
         "localhost", 1, 14146, "2026-11-29_22:21:32", [0, 1])
     assert "signal" not in report and "exception" not in report      # no `@record`: no traceback of its own
     assert [r["step"] for r in recs if r["kind"] == "progress"] == [1, 1, 2, 2, 3]
+
+
+def test_two_nodes_reports_each_name_their_own_first_failure():
+    """Two torchruns (two nodes of two ranks); rank 3, on the second, raises.  Each node's report
+    names its own first failure: the second's the culprit, the first's a rank that failed only
+    because the culprit's connection closed (`victim`, as are the other victims' tracebacks)."""
+    node0 = parse_file("torch-2.15_torchrun-2node_rank3-raises_node0.log")
+    node1 = parse_file("torch-2.15_torchrun-2node_rank3-raises_node1.log")
+    tracebacks = {r["rank"]: r.get("victim", False) for r in node0 + node1
+                  if r["kind"] == "error" and r["error"] == "traceback" and r["rank"] is not None}
+    assert tracebacks == {0: True, 1: True, 2: True, 3: False}
+    (first0,) = [r for r in node0 if r.get("first")]
+    (first1,) = [r for r in node1 if r.get("first")]
+    assert (first0["rank"], first0["at"], first0["failed_ranks"]) == (0, "2026-12-02_21:11:40", [0, 1])
+    assert (first1["rank"], first1["at"], first1["failed_ranks"]) == (3, "2026-12-02_21:11:39", [2, 3])
 
 
 def test_rendezvous_store_timeout_says_how_many_joined():

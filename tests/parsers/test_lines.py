@@ -1329,3 +1329,24 @@ def test_a_clock_is_no_step_time():
     assert recs[0]["metrics"]["rate"] == 798.11
     # a time of its own still is one
     assert feed_all(["step 3 loss 2.0 time 1.5s"])[0][0]["step_time_ms"] == 1500.0
+
+
+@pytest.mark.parametrize("text,is_victim", [
+    ("RuntimeError: [/__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:561] Connection closed by "
+     "peer [127.0.0.1]:41654. This is typically caused by a remote worker crashing.", True),
+    ("RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:598] Connection reset by peer", True),
+    ("RuntimeError: [../third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:78] Timed out waiting 5000ms for "
+     "recv operation to complete", True),
+    ("torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1970, "
+     "remote process exited or there was a network error, NCCL version 2.19.3", True),
+    ("[Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=3, OpType=_ALLGATHER_BASE) ran for "
+     "300051 milliseconds before timing out.", True),
+    ("torch.distributed.DistNetworkError: Broken pipe", True),
+    ("RuntimeError: shape mismatch in batch 3 (user bug)", False),
+    ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.", False),
+    ("RuntimeError: CUDA error: peer access is not supported between these two devices", False),
+    ("ValueError: the remote code of this model is not trusted", False),
+])
+def test_victim_errors_say_another_process_failed(text, is_victim):
+    from ridgescope.parsers.victims import victim
+    assert victim(text) is is_victim

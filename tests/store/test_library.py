@@ -211,3 +211,47 @@ def test_hang_progress_names_the_rank_behind(new_store):
     got = run(store, "hang_progress", job="hang")
     assert [(r["rank"], r["last_enqueued"], r["behind"], bool(r["timed_out"])) for r in got] == [
         (2, 12, 1, False), (0, 13, 0, False), (1, 13, 0, True), (3, 13, 0, False)]
+
+
+def test_first_failure_tells_the_culprit_from_the_other_nodes_victims(new_store):
+    """A real job of two nodes (torchrun each, two ranks a node, gloo): rank 3 on the second node
+    raises; the ranks of the first node fail after it (`Connection closed by peer`), and each
+    node's torchrun reports its own first failure.  Read as `ingest` reads two files (one
+    stream each), stored as the sink stores them."""
+    from pathlib import Path
+
+    from ridgescope.parsers import Dispatcher
+    from ridgescope.pipeline import sink_rows
+
+    from .conftest import seed
+
+    captured = Path(__file__).resolve().parents[1] / "data" / "captured"
+    tables: dict = {}
+    seq = 0
+    for node in (0, 1):
+        d = Dispatcher()
+        lines = (captured / f"torch-2.15_torchrun-2node_rank3-raises_node{node}.log").read_bytes().splitlines()
+        records = [r for raw in lines for r in d.feed(raw.decode())] + d.flush()
+        for r in records:
+            seq += 1
+            rank = r["rank"] if r["rank"] is not None else 0      # ingest's fallback, unnamed
+            sink_rows.add(tables, {"kind": "progress", "job": "two-nodes", "rank": rank, "host": f"node-{node}",
+                                   "ts_ns": time.time_ns(), "seq": seq, "p": {"record": r, "stream": "stderr"}})
+            if r.get("first") and node == 0:
+                same_second = dict(r, at="2026-12-02_21:11:39")
+                sink_rows.add(tables, {"kind": "progress", "job": "same-second", "rank": rank, "host": "node-0",
+                                       "ts_ns": time.time_ns(), "seq": seq, "p": {"record": same_second}})
+            elif r.get("first") or r.get("traceback"):
+                sink_rows.add(tables, {"kind": "progress", "job": "same-second", "rank": rank, "host": f"node-{node}",
+                                       "ts_ns": time.time_ns(), "seq": seq, "p": {"record": r}})
+    store = new_store("first_failure")
+    store.migrate()
+    seed(store, tables)
+    got = run(store, "first_failure", job="two-nodes")
+    assert [(r["rank"], bool(r["victim"]), r["failed_at"], r["exitcode"]) for r in got] == [
+        (3, False, "2026-12-02_21:11:39", 1), (0, True, "2026-12-02_21:11:40", 1)]
+    assert got[0]["error"] == "RuntimeError: shape mismatch in batch 3 (user bug)"
+    assert "Connection closed by peer" in got[1]["error"] and got[1]["node_failed_ranks"] == 2
+    # the two reports within one second, as they most often are: the victim still comes second
+    got = run(store, "first_failure", job="same-second")
+    assert [(r["rank"], bool(r["victim"])) for r in got] == [(3, False), (0, True)]
