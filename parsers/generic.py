@@ -171,6 +171,7 @@ class GenericParser(Parser):
         self.mxnet_epochs: dict = {}
         """rank -> [epoch, its first step - 1, the last batch it printed]: MXNet counts its
         batches from 0 in each epoch."""
+        self.mnist_positions: dict = {}     # rank -> (epoch, sample) -> step: see `printers.mnist`
         self.clu_steps: dict = {}
         """rank -> the step of its last CLU progress record"""
         self.d2_start: dict = {}
@@ -242,8 +243,8 @@ class GenericParser(Parser):
             m = TIMM.search(s)
             if m:
                 return self._timm(m, rank)
-        # MetricLogger's, DeiT's accuracy, DLRM's, PaddleDetection's and the word language model's
-        # lines (`printers.py`)
+        # MetricLogger's, DeiT's accuracy, DLRM's, PaddleDetection's, the word language model's and
+        # the MNIST example's lines (`printers.py`)
         recs = None
         if "]  eta: " in s:
             recs = printers.metric_logger(s, rank, self.last_step)
@@ -255,6 +256,8 @@ class GenericParser(Parser):
             recs = printers.paddle_detection(s, rank, self.last_step)
         elif " batches | " in s or "| end of epoch " in s or "| End of training |" in s:
             recs = printers.word_lm(s, rank, self.last_step)
+        elif "Train Epoch: " in s or "Test set: " in s:
+            recs = printers.mnist(s, rank, self.last_step, self.mnist_positions)
         if recs is not None:
             return recs
         if self.d2_printed and "Total training time" in s:    # Detectron2's last evaluation comes after

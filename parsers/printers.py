@@ -32,6 +32,12 @@
   epoch   6 | time: 127.27s | valid loss  4.35 | valid ppl    77.44` (the epoch's time,
   training and validation), and the run with `| End of training | test loss  4.25 | test ppl
   70.11`.
+- The MNIST example of PyTorch's examples, and the many loops that copy it (its DDP variants,
+  Kubeflow's and Katib's, which print `loss=2.3000`): `Train Epoch: 1 [640/60000 (1%)]\tLoss:
+  2.213470` every `log_interval` batches, the sample the batch starts at and the dataset's size
+  (not the batch: the batch size is not printed, so the step counts the positions printed,
+  `step_inferred`); each epoch ends with `Test set: Average loss: 0.0468, Accuracy: 9842/10000
+  (98%)`.
 """
 from __future__ import annotations
 
@@ -48,6 +54,8 @@ _DLRM_TEST_ITEM = Pattern(r"(loss|accuracy|auc|best) ([\d.]++)")
 _EVAL_HEADERS = ("Test", "Val", "Eval")
 WORD_LM = Pattern(r"\| epoch +(\d++) \| +(\d++)/ *+(\d++) batches \|(.{0,400}+)")
 WORD_LM_END = Pattern(r"\| (?:end of epoch +(\d++)|End of training) \|(.{0,400}+)")
+MNIST = Pattern(r"Train Epoch: (\d++) \[(\d++)/(\d++) \((\d++)%\)\]\s++(?:Loss: |loss=)([-\d.eE+]++|nan|inf)")
+MNIST_TEST = Pattern(r"Test set: Average loss: ([-\d.eE+]++|nan|inf), Accuracy: (\d++)/(\d++)")
 _BAR_ITEM = Pattern(r" ([A-Za-z][\w/ ]{0,30}?):? ++(-?[\d.]++(?:e[-+]?\d++)?+)s? *+(?:\||$)")
 PADDLE_DETECTION = Pattern(r"Epoch: \[(\d++)\] \[ *+(\d++)/(\d++)\] (.{0,4000}+)")
 _PADDLE_ETA = Pattern(r"eta: (?:\d{1,6}+ days?, )?\d{1,4}+:\d\d:\d\d")
@@ -184,3 +192,35 @@ def word_lm(s: str, rank, last_step: dict) -> list[dict] | None:
 def _bar_items(text: str) -> dict:
     """`| name value | name: value` items (a value may end in `s`), a name's spaces as `_`."""
     return {"_".join(im.group(1).split()): num(im.group(2)) for im in _BAR_ITEM.finditer(text)}
+
+
+_MNIST_HELD = 64
+"""How many of the latest positions each stream remembers: enough for every process that shares
+it to print the position the first one printed."""
+
+
+def mnist(s: str, rank, last_step: dict, positions: dict) -> list[dict] | None:
+    """The MNIST example's training line or its test result; None for another line.
+
+    The step counts the positions (epoch, sample) printed: where the processes of a job share a
+    stream unprefixed, each prints every position, and each print of one is the same step
+    (`positions`: rank -> position -> step)."""
+    m = MNIST.search(s)
+    if m is not None:
+        epoch, sample = int(m.group(1)), int(m.group(2))
+        held = positions.setdefault(rank, {})
+        step = held.get((epoch, sample))
+        if step is None:
+            step = held[(epoch, sample)] = (max(held.values()) if held else 0) + 1
+            if len(held) > _MNIST_HELD:
+                del held[next(iter(held))]
+        last_step[rank] = step
+        return [record("progress", "generic", rank, step, step_inferred=True, epoch=epoch, loss=num(m.group(5)),
+                       metrics={"sample": sample, "dataset_size": int(m.group(3)), "epoch_pct": int(m.group(4))})]
+    m = MNIST_TEST.search(s)
+    if m is None:
+        return None
+    correct, total = int(m.group(2)), int(m.group(3))
+    return [record("eval", "generic", rank, last_step.get(rank), phase="result", loss=num(m.group(1)),
+                   metrics={"accuracy": round(correct / total, 6) if total else None, "correct": correct,
+                            "total": total})]

@@ -248,6 +248,31 @@ def test_two_nodes_reports_each_name_their_own_first_failure():
     assert (first1["rank"], first1["at"], first1["failed_ranks"]) == (3, "2026-12-02_21:11:39", [2, 3])
 
 
+def test_mnist_example_loop_steps_and_test_results():
+    """PyTorch's MNIST example prints the sample a logged batch starts at, not the batch: the
+    step counts the positions printed, the epoch and the sample ride along, and each epoch's
+    test pass is an evaluation after its last step."""
+    recs = parse_file("torch-2.15_mnist-example-loop_1proc.log")
+    progress = [r for r in recs if r["kind"] == "progress"]
+    assert [r["step"] for r in progress] == list(range(1, 21)) and all(r["step_inferred"] for r in progress)
+    assert (progress[1]["epoch"], progress[1]["loss"], progress[1]["metrics"]) == (
+        1, 2.580177, {"sample": 640, "dataset_size": 6000, "epoch_pct": 11})
+    assert (progress[10]["epoch"], progress[10]["metrics"]["sample"]) == (2, 0)
+    evals = [r for r in recs if r["kind"] == "eval"]
+    assert [(r["step"], r["loss"], r["metrics"]["accuracy"]) for r in evals] == [(10, 2.5514, 0.098), (20, 2.7545, 0.105)]
+
+
+def test_mnist_example_loop_of_two_ranks_in_one_stream():
+    """Two DDP ranks print every position into one pipe, often run into one line: each print
+    of a position is the same step (ingest gives the second print of each to the next rank)."""
+    recs = parse_file("torch-2.15_mnist-example-loop_torchrun-2rank.log")
+    progress = [r for r in recs if r["kind"] == "progress"]
+    assert [r["step"] for r in progress] == [s for s in range(1, 11) for _ in (0, 1)]
+    assert [r["loss"] for r in progress[:2]] == [2.438573, 2.388279]     # cut apart from one line
+    assert [(r["step"], r["metrics"]["correct"]) for r in recs if r["kind"] == "eval"] == [
+        (5, 98), (5, 98), (10, 90), (10, 90)]
+
+
 def test_rendezvous_store_timeout_says_how_many_joined():
     """A process that never joined the rendezvous: the store's timeout, one error, with how long
     it waited and how many of the job's processes came."""

@@ -1350,3 +1350,14 @@ def test_a_clock_is_no_step_time():
 def test_victim_errors_say_another_process_failed(text, is_victim):
     from ridgescope.parsers.victims import victim
     assert victim(text) is is_victim
+
+
+@pytest.mark.parametrize("lines", [
+    # the MNIST example as a terminal shows its tab, and Kubeflow's and Katib's copy (`loss=`)
+    ["Train Epoch: 1 [0/60000 (0%)]   Loss: 2.329474", "Train Epoch: 1 [640/60000 (1%)] Loss: 1.425025"],
+    ["  Train Epoch: 1 [0/60000 (0%)]\tloss=2.3000", "  Train Epoch: 1 [640/60000 (1%)]\tloss=2.2135"],
+])
+def test_mnist_example_line_variants(lines):
+    recs, _ = feed_all(lines)
+    assert [(r["kind"], r["step"], r["epoch"]) for r in recs] == [("progress", 1, 1), ("progress", 2, 1)]
+    assert recs[1]["metrics"]["sample"] == 640 and recs[0]["loss"] in (2.329474, 2.3)
