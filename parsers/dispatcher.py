@@ -6,6 +6,7 @@ import functools
 
 from .base import (ANSI, BACKSPACES, BAR, CLOCK, CONTROL, LIMIT, MAX_LINE, READ_LINE, SHORT_LINE, TIMEOUT,
                    Parser, Unclocked, record)
+from . import mllog
 from .composer import ComposerParser
 from .deepspeed import DeepSpeedParser
 from .events import EventParser
@@ -821,6 +822,10 @@ class Dispatcher:
             for piece in pieces:
                 out.extend(self._line(piece, rank))
             return out
+        if mllog.TAG in line[:24]:      # MLPerf's logger, whatever the framework (`mllog`)
+            recs = mllog.read(line.lstrip(), rank, self._stream_step(rank)) or []
+            self._note_step(recs, rank)
+            return out + recs
         recs = self._progress(line, rank)
         if recs:
             out.extend(recs)
@@ -868,6 +873,14 @@ class Dispatcher:
         kind, step = r0["kind"], r0["step"]
         if kind in ("progress", "timing") or (kind == "eval" and step > (last.get(rank) or 0)):
             last[rank] = step
+
+    def _stream_step(self, rank):
+        """The step a rank is at; for an unprefixed line, the furthest any rank reached (MLPerf's
+        logger prints bare, its job's ranks behind srun's labels: the ranks of a synchronous job
+        move together)."""
+        if rank is not None:
+            return self.events.step_of(rank)
+        return max((s for s in self.events.last_step.values() if isinstance(s, int)), default=None)
 
     def _fw(self) -> str:
         return self.active.name if self.active else "generic"

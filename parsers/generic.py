@@ -578,9 +578,10 @@ class GenericParser(Parser):
         if timers:
             fields["timers_ms"] = timers
             fields["lanes_ms"] = {"input": timers["data"]}
-        kind = "eval" if tag.upper().startswith(("TEST", "VAL", "EVAL")) else "progress"
-        step = epoch * total + i + 1
-        if kind == "progress":      # the step Swin's ` * Acc@1 ..` result comes after
-            self.last_step[rank] = step
-        return [record(kind, self.name, rank, step, epoch=epoch, iter_in_epoch=i,
+        if tag.upper().startswith(("TEST", "VAL", "EVAL")):
+            # a batch of an evaluation (GNMT's `TEST [0][0/3]`): its first says one began, after
+            # the training step the rank had reached; the rest are its progress, no result
+            return [record("eval", self.name, rank, self.last_step.get(rank), phase="start")] if i == 0 else []
+        step = self.last_step[rank] = epoch * total + i + 1    # (the step Swin's ` * Acc@1 ..` comes after)
+        return [record("progress", self.name, rank, step, epoch=epoch, iter_in_epoch=i,
                        iters_per_epoch=total, **fields)]

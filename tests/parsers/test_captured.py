@@ -273,6 +273,23 @@ def test_mnist_example_loop_of_two_ranks_in_one_stream():
         (5, 98), (5, 98), (10, 90), (10, 90)]
 
 
+def test_mlperf_logger_tracked_stats_and_evaluations():
+    """mlcommons' logger: `tracked_stats` are progress at the step its metadata names, with the
+    line's own time; an evaluation comes after the step reached; compliance keys give nothing."""
+    recs = parse_file("mlperf-logging-4.1.68_mllog_tracked-stats_2blocks_cpu.log")
+    progress = [r for r in recs if r["kind"] == "progress"]
+    assert [r["step"] for r in progress] == list(range(5, 41, 5))
+    first = progress[0]
+    assert (first["framework"], first["loss"], first["lr"], first["log_time_s"]) == (
+        "mlperf", 1.6054456233978271, 0.01, 1796246628.13)
+    assert first["metrics"] == {"throughput": 20479.053703165606}
+    evals = [(r["step"], r["phase"], r["epoch_num"], (r.get("metrics") or {}).get("accuracy"))
+             for r in recs if r["kind"] == "eval"]
+    assert evals == [(20, "start", 1, None), (20, "result", 1, 0.46860490877781746),
+                     (40, "start", 2, None), (40, "result", 2, 0.48578830523362476)]
+    assert len(recs) == 12
+
+
 def test_rendezvous_store_timeout_says_how_many_joined():
     """A process that never joined the rendezvous: the store's timeout, one error, with how long
     it waited and how many of the job's processes came."""

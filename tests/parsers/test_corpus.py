@@ -418,6 +418,14 @@ def test_mlperf_gnmt_srun_prefix(parse_log):
     assert prog[11]["loss"] == approx(9.6103) and prog[11]["lanes_ms"]["input"] == approx(0.0949, abs=1e-4)
     assert prog[1]["step_time_ms"] == 387.0                       # slow first iteration
     assert prog[1292]["epoch"] == 1
+    # each epoch's evaluation: its first TEST batch line, and MLPerf's logger (bare, rank 0's
+    # alone) with the BLEU it reached, after the step the ranks had reached
+    starts = [r["step"] for r in recs if r["kind"] == "eval" and r["phase"] == "start" and r["framework"] == "generic"]
+    assert starts[:3] == [1291, 2582, 3873]
+    results = [r for r in recs if r["kind"] == "eval" and r["framework"] == "mlperf" and r["phase"] == "result"]
+    assert [(r["step"], r["epoch_num"], r["metrics"]["accuracy"]) for r in results[:2]] == [
+        (1291, 1, 0.1949), (2582, 2, 0.2189)]
+    assert results[0]["log_time_s"] == 1593112761.379
 
 
 @covers("multirank_prefixed/mlperf-v0.7_nvidia_bert_32node-512gpu_srun-labelled.log")
@@ -429,6 +437,8 @@ def test_mlperf_bert_dicts(parse_log, parse_stats):
     assert prog[2]["log_time_s"] == 1593108597.2240496            # the dict's 'timestamp'
     assert "timestamp" not in prog[2]["metrics"] and prog[2]["metrics"]["global_steps"] == 0
     assert len(prog) == 661
+    evals = [r for r in recs if r["kind"] == "eval" and r["framework"] == "mlperf"]
+    assert (evals[0]["rank"], evals[0]["step"], evals[0]["metrics"]["accuracy"]) == (0, 334, 0.6965751647949219)
     assert parse_stats("multirank_prefixed/mlperf-v0.7_nvidia_bert_32node-512gpu_srun-labelled.log")["garbage"] == 0
 
 
@@ -444,6 +454,8 @@ def test_mlperf_resnet_mxnet(parse_log):
     second = next(r for r in prog if r["epoch"] == 1)
     assert (second["iter_in_epoch"], second["step"], second["step_inferred"]) == (20, 400, True)
     assert [r["step"] for r in prog] == sorted({r["step"] for r in prog})     # unique, rising
+    evals = [(r["step"], r["phase"], r["epoch_num"]) for r in recs if r["framework"] == "mlperf"]
+    assert evals[:3] == [(380, "start", 1), (380, "result", 1), (1900, "start", 5)]
 
 
 # ------------------------------------------------------------------ other frameworks

@@ -423,7 +423,7 @@ READ = {
     None: ["TRAIN [0][10/1291]\tTime 0.075 (0.087)\tData 9.49e-05 (1.78e-02)\tTok/s 232016 (195956)\t"
            "Loss/tok 9.6103 (10.0141)\tLR 3.704e-05",
            "Epoch: [3][ 10/391]\tTime  0.204 ( 0.294)\tLoss 6.9e+00 (6.9e+00)\tAcc@1   0.00 (  0.10)",
-           "Test: [0][5/100]\tBatch time 0.1 (0.2)",
+           "Test: [0][0/100]\tBatch time 0.1 (0.2)",
            "2020-06-23 17:44:17,723 Node[0] Epoch[0] Batch [0-20]\tSpeed: 31830.13 samples/sec\t"
            "accuracy=0.001401",
            "Epoch[2] Batch [40-60]\tSpeed: 3.5 samples/sec",

@@ -1361,3 +1361,21 @@ def test_mnist_example_line_variants(lines):
     recs, _ = feed_all(lines)
     assert [(r["kind"], r["step"], r["epoch"]) for r in recs] == [("progress", 1, 1), ("progress", 2, 1)]
     assert recs[1]["metrics"]["sample"] == 640 and recs[0]["loss"] in (2.329474, 2.3)
+
+
+def test_mlperf_logger_lines_behind_a_label_and_their_counts():
+    """MLPerf's logger behind srun's label; a step under the library's own constant; a count of
+    samples where no step is given (`step_from`); a line cut short gives nothing."""
+    lines = [
+        ' 0: :::MLLOG {"namespace": "", "time_ms": 1719843792116, "event_type": "POINT_IN_TIME", "key": '
+        '"tracked_stats", "value": {"throughput": 14214.65962521748}, "metadata": {"file": "run_pretraining.py", '
+        '"lineno": 1850, "epoch_num": 799502}}',
+        ':::MLLOG {"namespace": "", "time_ms": 1721026805975, "event_type": "POINT_IN_TIME", "key": "tracked_stats", '
+        '"value": {"throughput": 1.9257918929116467}, "metadata": {"file": "custom_callbacks.py", "step_num": 3072}}',
+        ':::MLLOG {"namespace": "", "time_ms": 1721026805975, "event_type": "INTERVAL_END", "key": "block_stop", '
+        '"value": null, "metadata": {"samples_count": 3072}}',
+        ':::MLLOG {"namespace": "", "time_ms": 1721026806000, "event_type": "POINT_IN_TIME", "key": "eval_acc',
+    ]
+    recs, _ = feed_all(lines)
+    assert [(r["rank"], r["step"], r.get("step_from"), r["metrics"]["throughput"]) for r in recs] == [
+        (0, 799502, "epoch_num", 14214.65962521748), (None, 3072, None, 1.9257918929116467)]
