@@ -1,15 +1,15 @@
 """Framework-independent events: checkpoints, restarts, evaluation phases, and errors
 (NCCL watchdog timeouts and how far each rank had got (`watchdog.py`), NCCL errors and failed
-links, CUDA OOM and XLA's and TensorFlow's, CUDA errors, NaN gradients, the steps an fp16 loss scaler
-skipped (`overflow.py`, a warning), Python tracebacks as one
-event, launcher and scheduler failures (`launcher_errors.py`, `torchrun_report.py`), processes that
-died of a signal)."""
+links, CUDA OOM and XLA's and TensorFlow's, CUDA errors, NaN gradients, the steps an fp16 loss
+scaler skipped (`overflow.py`, a warning), Python tracebacks as one event (marked `victim` where
+they only say another process failed, `victims.py`), launcher and scheduler failures
+(`launcher_errors.py`, `torchrun_report.py`), processes that died of a signal)."""
 from __future__ import annotations
 
 from . import launcher_errors, nccl, overflow, torchrun_report, watchdog
-from .victims import victim
 from .base import SOURCE_LOCATION, Pattern, num, parse_bar, record, to_ms
 from .coco import CocoSummary
+from .victims import victim
 
 WATCHDOG = Pattern(
     r"Watchdog caught collective operation timeout: WorkNCCL\(SeqNum=(\d++), OpType=(\w++)"
