@@ -149,6 +149,7 @@ class EventParser:
         self.torchrun = torchrun_report.TorchrunReport()
         self.resumed_unnumbered: dict = {}   # rank -> the load record of a resume that named no step
         self.scaler = overflow.ScalerLines()
+        self.srun_told_first = False
 
     def in_traceback(self, rank) -> bool:
         return rank in self.tb
@@ -374,6 +375,9 @@ class EventParser:
                                message=line.strip()[:500])]
         if "srun: error: " in line or "slurmstepd" in line or "noticed that process rank" in line:
             fields = launcher_errors.read(line)     # (before the crash's words: `task 3: Segmentation fault`)
+            if fields is not None and fields.get("launcher") == "srun" and fields["error"] == "child_failed" \
+                    and not self.srun_told_first:
+                fields["first"] = self.srun_told_first = True   # srun tells its tasks' ends as it sees them
             if fields is not None and not (fields["error"] == "node_failure" and self._told(("node", fields["host"]))):
                 return [record("error", framework, fields.pop("rank", rank), step, message=line.strip()[:500],
                                **fields)]

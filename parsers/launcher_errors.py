@@ -5,6 +5,8 @@ which task, node or rank went first, where the process itself printed nothing.
   exit code 1`, `srun: error: gpu-node-13: tasks 4-7: Killed` (the tasks of a node, as ranges).
   A task is srun's (`SLURM_PROCID`): the job's rank where srun starts the training processes
   itself, a node's launcher where srun starts torchrun, so it is told as `tasks`, not as a rank.
+  srun tells the ends as it sees them: the events parser marks the stream's first `first`
+  (`sql/queries/first_failure.sql` reads its task as the rank where no torchrun reported).
 - srun, for a node that failed under the job (went down, or stopped answering): `srun: error:
   Node failure on gpu-node-12`, once for each of the node's tasks.
 - Slurm's step daemon: `slurmstepd: error: *** STEP 12345.0 ON gpu-node-12 CANCELLED AT

@@ -273,6 +273,16 @@ def test_mnist_example_loop_of_two_ranks_in_one_stream():
         (5, 98), (5, 98), (10, 90), (10, 90)]
 
 
+def test_srun_started_ranks_first_failed_task_and_victim():
+    """srun starts each rank itself: it tells task 1's end first (`first`), then task 0's; rank
+    0's traceback only says its peer went away."""
+    recs = parse_file("slurm-22.05.8_torch-2.15_srun-label_rank1-raises_2task.log")
+    ended = [(r["tasks"], r.get("first", False)) for r in recs if r.get("launcher") == "srun"]
+    assert ended == [([1], True), ([0], False)]
+    tracebacks = {r["rank"]: r.get("victim", False) for r in recs if r.get("error") == "traceback"}
+    assert tracebacks == {1: False, 0: True}
+
+
 def test_mlperf_logger_tracked_stats_and_evaluations():
     """mlcommons' logger: `tracked_stats` are progress at the step its metadata names, with the
     line's own time; an evaluation comes after the step reached; compliance keys give nothing."""

@@ -255,3 +255,28 @@ def test_first_failure_tells_the_culprit_from_the_other_nodes_victims(new_store)
     # the two reports within one second, as they most often are: the victim still comes second
     got = run(store, "first_failure", job="same-second")
     assert [(r["rank"], bool(r["victim"])) for r in got] == [(3, False), (0, True)]
+
+
+def test_first_failure_of_a_job_srun_started_is_srun_first_failed_task(new_store):
+    """A real job whose two ranks srun started itself (gloo, no torchrun): rank 1 raises, rank 0
+    fails after it; srun tells task 1's end first.  No report: srun's first task is the rank."""
+    from pathlib import Path
+
+    from ridgescope.parsers import Dispatcher
+    from ridgescope.pipeline import sink_rows
+
+    from .conftest import seed
+
+    log = Path(__file__).resolve().parents[1] / "data" / "captured" / "slurm-22.05.8_torch-2.15_srun-label_rank1-raises_2task.log"
+    d = Dispatcher()
+    records = [r for raw in log.read_bytes().splitlines() for r in d.feed(raw.decode())] + d.flush()
+    tables: dict = {}
+    for i, r in enumerate(records):
+        sink_rows.add(tables, {"kind": "progress", "job": "srun", "rank": r["rank"] if r["rank"] is not None else 0,
+                               "host": "vm", "ts_ns": time.time_ns(), "seq": i, "p": {"record": r}})
+    store = new_store("first_failure_srun")
+    store.migrate()
+    seed(store, tables)
+    (got,) = run(store, "first_failure", job="srun")
+    assert (got["rank"], bool(got["victim"]), got["host"], got["exitcode"]) == (1, False, "vm", 1)
+    assert got["error"] == "RuntimeError: shape mismatch in batch 3 (user bug)"
