@@ -22,6 +22,7 @@ DERIVED_TABLES = {
     "step_rank": "toDateTime(intDiv(t1_ns, 1000000000))",
     "steps": "toDateTime(intDiv(ts_ns, 1000000000))",
     "alerts": "toDateTime(intDiv(ts_ns, 1000000000))",
+    "events": "toDateTime(intDiv(ts_ns, 1000000000))",
     "job_hour_rollup": "hour",
     "job_day_rollup": "day",
     "host_day_rollup": "day",

@@ -9,6 +9,7 @@
 -- report's rank is a victim, no rank raised: the job hung (`hang_progress` says who was behind).
 -- A job that srun started without torchrun has no report: srun's first failed task is read as
 -- the rank (srun's task is the job's rank where srun starts each rank itself), at its line's time.
+-- Reads the events table (kept for the derived retention, see migration 003).
 WITH
     failures AS (
         SELECT rank,
@@ -22,7 +23,7 @@ WITH
                JSONExtractString(record, 'exception') AS reported,
                JSONExtractBool(record, 'victim') AS reported_victim,
                length(JSONExtractArrayRaw(record, 'failed_ranks')) AS node_failed_ranks
-        FROM progress
+        FROM events FINAL
         WHERE job = {job:String} AND kind = 'error'
           AND JSONExtractString(record, 'error') = 'child_failed' AND JSONExtractBool(record, 'first')
     ),
@@ -42,7 +43,7 @@ WITH
                          concat(JSONExtractString(record, 'exception'), ': ', JSONExtractString(record, 'message'))),
                       (ts_ns, seq)) AS error,
                max(JSONExtractBool(record, 'victim')) AS victim
-        FROM progress
+        FROM events FINAL
         WHERE job = {job:String} AND kind = 'error'
           AND (JSONExtractBool(record, 'traceback') OR JSONExtractBool(record, 'victim'))
           AND NOT endsWith(JSONExtractString(record, 'exception'), 'ChildFailedError')

@@ -1,7 +1,7 @@
 -- Question: When a job's collectives hung, how far had each rank got, and which ranks were behind?
 -- Param: job String — the job
--- Reads the error records of PyTorch's NCCL watchdog in the progress table (raw rows, kept for
--- the raw retention): `nccl_dump`, which every rank the flight recorder's dump signal reaches
+-- Reads the error records of PyTorch's NCCL watchdog in the events table (kept for the derived
+-- retention, see migration 003): `nccl_dump`, which every rank the flight recorder's dump signal reaches
 -- prints, and `nccl_watchdog`, a rank's own timeout.  Within a process group, a rank that
 -- enqueued fewer collectives than the others never reached the one they wait in (`behind`: the
 -- culprit, stuck on the host); one that enqueued as many but completed fewer is stuck on its GPU
@@ -19,7 +19,7 @@ FROM (
            JSONExtractInt(record, 'last_enqueued') AS enqueued,
            JSONExtractInt(record, 'last_completed') AS completed,
            JSONExtractString(record, 'error') AS error
-    FROM progress
+    FROM events FINAL
     WHERE job = {job:String} AND kind = 'error'
       AND JSONExtractString(record, 'error') IN ('nccl_dump', 'nccl_watchdog')
 )

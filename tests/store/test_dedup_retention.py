@@ -114,3 +114,27 @@ def test_same_offsets_in_another_life_of_the_topics_are_not_a_replay(new_store):
     insert(old, "a1")       # a replay of the first batch
     counts = store.query("SELECT job, count() FROM steps GROUP BY job ORDER BY job")[1]
     assert [tuple(r) for r in counts] == [("job-01", 20), ("job-next", 20)]
+
+
+def test_events_outlive_the_raw_progress_rows(new_store):
+    """An error, a checkpoint, a restart or an evaluation the sink writes to `progress` is copied
+    to `events` as it lands (migration 003), and stays for the derived retention; the progress
+    lines themselves do not go there, and go with the raw rows."""
+    store = new_store("events_ttl")
+    store.migrate()
+    now = time.time_ns()
+    rows = []
+    for job, days in {"fresh": 1, "31d": 31, "740d": 740}.items():
+        for seq, (kind, record) in enumerate((("progress", '{"kind": "progress", "step": 5}'),
+                                              ("error", '{"kind": "error", "error": "cuda_oom"}'),
+                                              ("checkpoint", '{"kind": "checkpoint", "action": "save"}'))):
+            rows.append([job, 0, "node-01", now - days * DAY_NS, seq, kind, 5, "stdout", record])
+    store.insert("progress", rows, COLUMNS["progress"])
+    for table in ("progress", "events"):
+        store.command(f"OPTIMIZE TABLE {table} FINAL")
+    kept = store.query("SELECT job, kind FROM events FINAL ORDER BY job, kind")[1]
+    assert kept == [("31d", "checkpoint"), ("31d", "error"), ("fresh", "checkpoint"), ("fresh", "error")]
+    assert {r[0] for r in store.query("SELECT DISTINCT job FROM progress")[1]} == {"fresh"}
+    retention.set_retention(store, derived_days=10)
+    store.command("OPTIMIZE TABLE events FINAL")
+    assert {r[0] for r in store.query("SELECT DISTINCT job FROM events")[1]} == {"fresh"}

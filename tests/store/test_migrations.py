@@ -54,6 +54,10 @@ def test_empty_and_upgraded_store_end_at_the_same_schema(new_store, fleet_rows):
     old.insert("steps", steps, OLD_STEPS)
     old.insert("jobs", [row[:9] for row in fleet_rows["jobs"]], OLD_JOBS)
     old.insert("gpu_samples", fleet_rows["gpu_samples"][:100], sink_rows.COLUMNS["gpu_samples"])
+    now = time.time_ns()
+    old.insert("progress", [["job-01", 3, "node-01", now, 1, "progress", 7, "stdout", '{"kind": "progress"}'],
+                            ["job-01", 3, "node-01", now, 2, "error", 7, "stderr", '{"error": "cuda_oom"}']],
+               sink_rows.COLUMNS["progress"])
     assert old.migrate() == [name for _, name, _ in migrations()[1:]]
 
     assert schema(old) == schema(fresh)
@@ -66,6 +70,8 @@ def test_empty_and_upgraded_store_end_at_the_same_schema(new_store, fleet_rows):
     assert hosts == (["node-01"], "")                          # defaults for the new columns
     assert not old.query("SELECT name FROM system.tables WHERE database = currentDatabase() "
                          "AND name LIKE '%\\_\\_v2'")[1]
+    # the events among the carried-over progress rows are copied to `events` (003), once
+    assert old.query("SELECT rank, kind, step FROM events FINAL")[1] == [(3, "error", 7)]
 
 
 def test_layout_of_the_tables(new_store):
@@ -76,12 +82,13 @@ def test_layout_of_the_tables(new_store):
         engine, part, key = info[raw]
         assert "MergeTree" in engine and part.startswith("toDate(")
         assert key.startswith("job, host")
-    for derived in ("steps", "step_rank", "alerts"):
+    for derived in ("steps", "step_rank", "alerts", "events"):
         assert info[derived][0] == "ReplacingMergeTree" and "toYYYYMM" in info[derived][1]
     for rollup in ("job_hour_rollup", "job_day_rollup", "host_day_rollup"):
         assert info[rollup][0] == "AggregatingMergeTree"
     ddl = {name: d for name, *_rest, d in schema(store)[0]}
     assert "toIntervalDay(30)" in ddl["gpu_samples"] and "toIntervalDay(730)" in ddl["steps"]
+    assert "toIntervalDay(730)" in ddl["events"] and "kind IN ('error', 'checkpoint', 'restart', 'eval')" in ddl["events_mv"]
     assert "DoubleDelta" in ddl["gpu_samples"] and "Gorilla" in ddl["host_samples"]
     assert "non_replicated_deduplication_window = 1000" in ddl["job_day_rollup"]
 
