@@ -96,3 +96,31 @@ def test_sql_row_limit_and_timeout(cli, seeded):
     with pytest.raises(StoreError):
         seeded.query("SELECT count() FROM numbers(100000000000) WHERE NOT ignore(sleep(0.5))",
                      timeout_s=1)
+
+
+def test_sql_runs_a_library_query_by_name(cli):
+    """`--query NAME --param k=v` renders the library's query as `library.render` does: the
+    same answer as the library's own test gives."""
+    code, out, _ = cli("sql", "--query", "top_slow_steps", "--param", "job=job-01", "--param", "limit=3",
+                       "--format", "json")
+    rows = json.loads(out)
+    assert code == 0 and [(r["step"], r["cause"], r["excess_ms"]) for r in rows] == [
+        (10, "input", 900.0), (20, "communication", 700.0), (30, "compute", 500.0)]
+    code, out, _ = cli("sql", "--query", "checkpoint_overhead", "--param", 'tags={"team": "vision"}',
+                       "--format", "json")
+    assert code == 0 and sorted(r["job"] for r in json.loads(out)) == [f"job-{i}" for i in range(21, 31)]
+    code, out, _ = cli("sql", "--list")
+    assert code == 0 and "first_failure job=JOB" in out and "hang_progress job=JOB" in out
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["--query", "no_such_query", "--param", "job=x"], "no query 'no_such_query'"),
+    (["--query", "top_slow_steps"], "'job' is required"),
+    (["--query", "top_slow_steps", "--param", "job"], "expected NAME=VALUE"),
+    (["--query", "top_slow_steps", "--param", "job=x", "--param", "nope=1"], "unknown parameters"),
+    (["SELECT 1", "--query", "top_slow_steps"], "either SQL or --query"),
+    (["SELECT 1", "--param", "job=x"], "--param goes with --query"),
+])
+def test_sql_library_query_errors_are_clear(cli, argv, message):
+    code, out, err = cli("sql", *argv)
+    assert code == 1 and out == "" and message in err
