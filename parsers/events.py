@@ -399,7 +399,9 @@ class EventParser:
                 if rank is None and named is None and "[Rank " in line:   # DeepSpeed's log_dist tag
                     tag = RANK_TAG.search(line)
                     named = int(tag.group(1)) if tag else None
-                return [record("error", framework, named if rank is None else rank, step,
+                who = named if rank is None else rank
+                at = self.step_of(who)      # (the rank's own step, where DeepSpeed's names it)
+                return [record("error", framework, who, step if at is None else at,
                                error="loss_scale_overflow", severity="warning", **fields)]
         if "detected" in line or "oss is" in line:
             m = NAN.search(line)

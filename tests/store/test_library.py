@@ -280,3 +280,31 @@ def test_first_failure_of_a_job_srun_started_is_srun_first_failed_task(new_store
     (got,) = run(store, "first_failure", job="srun")
     assert (got["rank"], bool(got["victim"]), got["host"], got["exitcode"]) == (1, False, "vm", 1)
     assert got["error"] == "RuntimeError: shape mismatch in batch 3 (user bug)"
+
+
+def test_loss_scale_overflows_count_the_skipped_steps(new_store):
+    """The corpus's DeepSpeed-Chat SFT log, parsed and stored as the sink stores it: its 139
+    skipped steps (DeepSpeed's own count at the end), and the scale's lowest point."""
+    from pathlib import Path
+
+    from ridgescope.parsers import Dispatcher
+    from ridgescope.pipeline import sink_rows
+
+    from .conftest import seed
+
+    log = Path(__file__).resolve().parents[1] / "data" / "corpus" / "deepspeed" / "dschat_step1_sft_opt-1.3b_16proc.log"
+    d = Dispatcher()
+    records = [r for raw in log.read_bytes().splitlines() for r in d.feed(raw.decode("utf-8", "replace"))] + d.flush()
+    lowest = min(r["new_loss_scale"] for r in records if r.get("error") == "loss_scale_overflow")
+    tables: dict = {}
+    now = time.time_ns()
+    for i, r in enumerate(records):
+        sink_rows.add(tables, {"kind": "progress", "job": "sft", "rank": r["rank"] if r["rank"] is not None else 0,
+                               "host": "node-01", "ts_ns": now + i, "seq": i, "p": {"record": r}})
+    store = new_store("overflows")
+    store.migrate()
+    seed(store, tables)
+    (got,) = run(store, "loss_scale_overflows")
+    assert (got["job"], got["overflows"], got["ranks"], got["lowest_scale"]) == ("sft", 139, 1, lowest)
+    steps = [r["step"] for r in records if r.get("error") == "loss_scale_overflow" and r["step"] is not None]
+    assert (got["first_step"], got["last_step"]) == (min(steps), max(steps)) == (500, 7330)
