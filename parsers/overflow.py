@@ -29,10 +29,10 @@ SKIPPING = Pattern(
     r"(?:OVERFLOW!(?: Rank (\d{1,7}+))? Skipping step\.|Overflow detected\. Skipping step\."
     r"|loss scale overflow! Skipping step\.)"
     r"(?: Attempted loss scale: " + _NUM + r"(?:, reducing to " + _NUM
-    + r"|, but hysteresis is (\d++)\. Reducing hysteresis to (\d++))?)?")
+    + r"|, but hysteresis is (\d{1,6}+)\. Reducing hysteresis to (\d{1,6}+))?)?")
 AMP = Pattern(r"Gradient overflow\. {1,2}+Skipping step, loss scaler \d++ reducing loss scale to " + _NUM)
 FAIRSEQ = Pattern(r"overflow detected, (?:ignoring gradient, )?setting (?:loss )?scale to:? " + _NUM)
-ITERATION = Pattern(r"Grad overflow on iteration\s++(\d++)")
+ITERATION = Pattern(r"Grad overflow on iteration\s++(\d{1,12}+)(?!\d)")
 REDUCING = Pattern(r"Reducing dynamic loss scale from " + _NUM + r" to " + _NUM)
 USING = Pattern(r"Using dynamic loss scale of\s++" + _NUM)
 

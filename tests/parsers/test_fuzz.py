@@ -152,6 +152,15 @@ FRAGMENTS = [
     "NCCL WARN socketProgress: Connection closed by remote peer ",
     "srun: error: Node failure on ", " DUE TO NODE FAILURE, SEE SLURMCTLD LOG FOR DETAILS ***", "slurmstepd-vm: error: ",
     "torch.distributed.DistStoreError: Timed out after 901 seconds waiting for clients. ", "7/8 clients joined.",
+    # loss scalers' overflows, a victim's error, the MNIST example, MLPerf's logger
+    "[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 65536", ", reducing to 32768",
+    ", but hysteresis is 2. Reducing hysteresis to 1", "Grad overflow on iteration ", "Reducing dynamic loss scale from ",
+    "Using dynamic loss scale of ", "[Rank 0] Overflow detected. Skipping step.", "Gradient overflow.  Skipping step, loss scaler 0 ",
+    "reducing loss scale to 1e-202", "NOTE: gradient overflow detected, ignoring gradient, setting loss scale to: 64.0",
+    "Connection closed by peer [127.0.0.1]:41654", "Train Epoch: 1 [640/60000 (1%)]\tLoss: 2.213470",
+    "Test set: Average loss: 0.0468, Accuracy: 9842/10000 (98%)", ":::MLLOG ", '{"namespace": "", "time_ms": 1593112761379, ',
+    '"key": "tracked_stats", "value": {"throughput": 1.9}, ', '"key": "eval_accuracy", "value": 0.19, ', '"metadata": {"step": 3072}}',
+    "srun: error: vm: task 1: Exited with exit code 1",
 ]
 
 lines = st.lists(st.sampled_from(FRAGMENTS) | st.text(max_size=20), max_size=40).map("".join)
@@ -265,6 +274,10 @@ def test_pathological_lines_finish():
         "Traceback (most recent call last):",
         "  File " * 100_000,
         "x" * 10 + "\x1b[" * 100_000,
+        ":::MLLOG " + "[" * 100_000,
+        ':::MLLOG {"key": "tracked_stats", "value": {' + '"a": 1, ' * 50_000 + '"b": 2}, "metadata": {"step": 1}}',
+        "Grad overflow on iteration " + "1" * 200_000,
+        "Train Epoch: " + "1" * 100_000 + " [",
     ]
     for line in nasty:
         _feed_checked(d, line)
