@@ -9,7 +9,7 @@ Read: `eval_start` (an evaluation begins), `eval_accuracy` (its result, the benc
 metric), and `tracked_stats` (since v3.0, every few steps: `throughput`, and in some benchmarks
 `loss` and `lr`).  The rest (configuration, `init_*`, `run_*`, `block_*`, `epoch_*`) gives no
 record.  An evaluation comes after the step the stream's other lines had reached (its
-metadata's counts ride along); where they give none, and for `tracked_stats`, the step is the
+metadata's counts ride along, its `step` as `logged_step`); where they give none, and for `tracked_stats`, the step is the
 metadata's `step` (or the library's constant, `step_num`), else `samples_count`, else
 `epoch_num` (`step_from` says which, where not a step: benchmarks count in samples or epochs,
 and BERT's `epoch_num` counts samples).  Each record keeps the line's own time (`log_time_s`),
@@ -24,6 +24,12 @@ from .base import num, record
 TAG = ":::MLLOG "
 MAX_OBJECT = 65536
 _COUNTS = ("step", "step_num", "samples_count", "epoch_num")
+_COUNT_FIELDS = {"step": "logged_step", "step_num": "logged_step"}
+"""The metadata's counts as an evaluation's fields, where the record's step is the stream's."""
+
+
+def _number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
 def read(line: str, rank, stream_step) -> list[dict] | None:
@@ -44,7 +50,7 @@ def read(line: str, rank, stream_step) -> list[dict] | None:
         return []
     meta = obj.get("metadata")
     meta = meta if isinstance(meta, dict) else {}
-    counts = {c: meta[c] for c in _COUNTS if isinstance(meta.get(c), int) and not isinstance(meta[c], bool)}
+    counts = {c: meta[c] for c in _COUNTS if _number(meta.get(c)) and isinstance(meta[c], int)}
     fields: dict = {}
     when = obj.get("time_ms")
     if isinstance(when, (int, float)) and not isinstance(when, bool):
@@ -55,13 +61,14 @@ def read(line: str, rank, stream_step) -> list[dict] | None:
             fields["step_from"] = next(iter(counts))
     else:
         step = stream_step
-        fields.update(counts)
+        fields.update((_COUNT_FIELDS.get(c, c), v) for c, v in counts.items())
     value = obj.get("value")
     if key == "eval_start":
         return [record("eval", "mlperf", rank, step, phase="start", **fields)]
     if key == "eval_accuracy":
-        return [record("eval", "mlperf", rank, step, phase="result", metrics={"accuracy": num(value)}, **fields)]
-    stats = {k: num(v) for k, v in value.items() if num(v) is not None} if isinstance(value, dict) else {}
+        return [record("eval", "mlperf", rank, step, phase="result",
+                       metrics={"accuracy": num(value) if _number(value) else None}, **fields)]
+    stats = {k: num(v) for k, v in value.items() if _number(v) and num(v) is not None} if isinstance(value, dict) else {}
     for name in ("loss", "lr"):
         if name in stats:
             fields[name] = stats.pop(name)

@@ -1379,3 +1379,19 @@ def test_mlperf_logger_lines_behind_a_label_and_their_counts():
     recs, _ = feed_all(lines)
     assert [(r["rank"], r["step"], r.get("step_from"), r["metrics"]["throughput"]) for r in recs] == [
         (0, 799502, "epoch_num", 14214.65962521748), (None, 3072, None, 1.9257918929116467)]
+
+
+def test_mlperf_evaluation_with_its_own_step_after_the_streams():
+    """An evaluation whose metadata names a step, after lines that gave the stream's: the
+    record's step is the stream's, the logger's own rides along; a value that is no number
+    gives none, not an error."""
+    lines = [
+        ':::MLLOG {"time_ms": 1, "key": "tracked_stats", "value": {"throughput": 2.5, "flag": true, "nested": {"a": 1}}, '
+        '"metadata": {"step": 3072}}',
+        ':::MLLOG {"time_ms": 2, "key": "eval_accuracy", "value": {"a": 1}, "metadata": {"step": 3100, "samples_count": 9}}',
+    ]
+    recs, d = feed_all(lines)
+    assert [(r["kind"], r["step"]) for r in recs] == [("progress", 3072), ("eval", 3072)]
+    assert recs[0]["metrics"] == {"throughput": 2.5}
+    assert (recs[1]["logged_step"], recs[1]["samples_count"], recs[1]["metrics"]) == (3100, 9, {"accuracy": None})
+    assert d.stats["garbage"] == 0
