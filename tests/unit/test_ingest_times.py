@@ -28,8 +28,11 @@ def test_record_time():
 
 def test_bert_steps_are_timed_by_their_printed_timestamps():
     result = read_file(str(BERT), None)
-    assert result.timestamps == "printed" and result.records == 661
-    by_step = {it.record["step"]: it for it in result.items}
+    assert result.timestamps == "printed" and result.records == 668
+    # 661 steps, and 7 evaluations of MLPerf's logger, each at the time its line prints
+    evals = [it for it in result.items if it.record["kind"] == "eval"]
+    assert len(evals) == 7 and evals[0].ts == 1593108716129 * 10**6 and evals[0].source == "log"
+    by_step = {it.record["step"]: it for it in result.items if it.record["kind"] == "progress"}
     assert by_step[1].source == "log" and by_step[1].ts == approx(1593108596878098500, abs=1000)
     assert "step_time_ms" not in by_step[1].record           # nothing earlier to time it by
     # step 2's dict is printed 345.951 ms after step 1's
@@ -67,9 +70,13 @@ def test_a_run_of_clocks_keeps_its_first_and_last():
 
 
 def test_gnmt_is_dated_by_its_mlperf_events():
-    """GNMT's progress lines print no time, its `:::MLLOG` events do (`time_ms`)."""
+    """GNMT's progress lines print no time, its `:::MLLOG` events do (`time_ms`): its evaluations'
+    records are dated by theirs, its steps estimated from them."""
     result = read_file(str(GNMT), None)
-    assert result.timestamps == "estimated from the times other lines print"
+    assert result.timestamps == "partly printed, the rest estimated"
+    (bleu,) = [it for it in result.items if it.record["kind"] == "eval" and it.record["framework"] == "mlperf"
+               and it.record["phase"] == "result" and it.record["epoch_num"] == 1]
+    assert bleu.ts == 1593112761379 * 10**6 and bleu.record["ts_source"] == "log"
     first = result.items[0]
     assert first.record["step"] == 1 and first.record["step_time_ms"] == 387.0
     # the last event before it, `epoch_start` at 1593112691812 ms, and its step time after
