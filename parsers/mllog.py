@@ -17,12 +17,10 @@ so `ingest` dates it.
 """
 from __future__ import annotations
 
-import json
-
 from .base import num, record
+from .structured import json_object
 
 TAG = ":::MLLOG "
-MAX_OBJECT = 65536
 _COUNTS = ("step", "step_num", "samples_count", "epoch_num")
 _COUNT_FIELDS = {"step": "logged_step", "step_num": "logged_step"}
 """The metadata's counts as an evaluation's fields, where the record's step is the stream's."""
@@ -36,14 +34,8 @@ def read(line: str, rank, stream_step) -> list[dict] | None:
     """The records of an `:::MLLOG` line (`line` starts with TAG), `stream_step` the step the
     stream's other lines had reached (None where they gave none); None where its object cannot
     be read (cut short, or not JSON)."""
-    text = line[len(TAG):].strip()
-    if len(text) > MAX_OBJECT:
-        return None
-    try:
-        obj = json.loads(text)
-    except (ValueError, RecursionError):
-        return None
-    if not isinstance(obj, dict):
+    obj = json_object(line[len(TAG):])
+    if obj is None:
         return None
     key = obj.get("key")
     if key not in ("eval_start", "eval_accuracy", "tracked_stats"):

@@ -11,17 +11,23 @@ MESSAGE_KEYS = ("message", "msg")
 MAX_OBJECT = 65536
 
 
-def message_of(line: str) -> str | None:
-    """The message of a structured log line (a JSON object with a message of several words);
-    None for another line."""
-    s = line.strip()
+def json_object(text: str) -> dict | None:
+    """`text` read as one JSON object; None where it is none, or longer than MAX_OBJECT."""
+    s = text.strip()
     if len(s) > MAX_OBJECT or not (s.startswith("{") and s.endswith("}")):
         return None
     try:
         obj = json.loads(s)
     except (ValueError, RecursionError):
         return None
-    if not isinstance(obj, dict):
+    return obj if isinstance(obj, dict) else None
+
+
+def message_of(line: str) -> str | None:
+    """The message of a structured log line (a JSON object with a message of several words);
+    None for another line."""
+    obj = json_object(line)
+    if obj is None:
         return None
     for key in MESSAGE_KEYS:
         text = obj.get(key)

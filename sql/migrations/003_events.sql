@@ -5,21 +5,10 @@
 -- then stay queryable across a fleet's years, not its last month.  A materialized view copies
 -- each event as the sink inserts it (a batch the insert dedup drops never reaches the view);
 -- the events already stored are copied once, here.  A few per step at most: progress lines
--- are the bulk of the raw table, and they stay out.
+-- are the bulk of the raw table, and they stay out.  The columns are progress's (`AS progress`);
+-- the partitions are monthly, as the derived tables'.
 
-CREATE TABLE IF NOT EXISTS events
-(
-    job        LowCardinality(String),
-    host       LowCardinality(String),
-    rank       Int32 CODEC(T64, ZSTD(1)),
-    ts_ns      Int64 CODEC(Delta, ZSTD(1)),
-    seq        UInt64 CODEC(Delta, ZSTD(1)),
-    kind       LowCardinality(String),
-    step       Int64 DEFAULT -1 CODEC(Delta, ZSTD(1)),
-    stream     LowCardinality(String),
-    record     String CODEC(ZSTD(3)),
-    ts         DateTime64(3) MATERIALIZED fromUnixTimestamp64Nano(ts_ns)
-)
+CREATE TABLE IF NOT EXISTS events AS progress
 ENGINE = ReplacingMergeTree
 PARTITION BY toYYYYMM(fromUnixTimestamp64Nano(ts_ns, 'UTC'))
 ORDER BY (job, host, rank, ts_ns, seq)
