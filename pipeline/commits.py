@@ -185,22 +185,29 @@ class SafeCommitConsumer(aiokafka_driver.Consumer):
                 await self._read_again(tp, offset)
 
     async def perform_seek(self) -> None:
-        """Seek to the committed offsets, and know where a never-committed partition starts,
-        so that its first commit also has to start there.  Faust then takes the committed
-        offset as the last one delivered, so a late record just past it would not count as
-        a jump: mark the one before instead."""
+        """Seek to the committed offsets.  A never-committed partition is read from its first
+        offset the broker holds (the app resets to the earliest), and its first commit has to
+        start there.  Not from the consumer's position: records the fetcher handed out before
+        this seek have moved it on (a worker that starts as a job's first event arrives), and
+        the gate then took that event as one already done (the crash test lost a rank's first
+        step).  Faust then takes the committed offset as the last one delivered, so a late
+        record just past it would not count as a jump: mark the one before instead."""
         self._resyncing.clear()
         await super().perform_seek()
         streamed = self.app.topics.acks_enabled_for
-        for tp in self.assignment():
-            if not streamed(tp.topic):
-                continue    # table changelogs: read by recovery, never committed
+        # table changelogs are read by recovery, never committed
+        ours = [tp for tp in self.assignment() if streamed(tp.topic)]
+        never_committed = [tp for tp in ours if self._committed_offset[tp] is None]
+        if never_committed:
+            first = await self.earliest_offsets(*never_committed)
+            for tp in never_committed:
+                start = first.get(tp) or 0
+                await self.seek(tp, start)
+                self._committed_offset[tp] = start
+        for tp in ours:
             committed = self._committed_offset[tp]
-            if committed is None:
-                self._committed_offset[tp] = await self.position(tp)
-            elif committed > 0:
+            if committed > 0:
                 self._read_offset[tp] = committed - 1
-
 
 def in_order(due: int | None, offset: int, gone_on_from: int | None = None
              ) -> tuple[bool, int | None, int | None]:

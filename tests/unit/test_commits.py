@@ -130,6 +130,34 @@ def test_a_partition_held_back_too_long_is_read_again_from_its_committed_offset(
     assert consumer._resyncing == {TP0: 10}
 
 
+def test_a_never_committed_partition_is_read_from_its_first_offset(consumer, seeks, monkeypatch):
+    """A worker that starts as a job's first event arrives: the fetcher had handed out offset 0
+    of a partition nobody committed (its position is 1) before the rebalance's seek.  Reading
+    must start at 0, or the gate takes 0 as done and the rank's first step is lost (the crash
+    test's step 1 lacked rank 0)."""
+    TP1 = TP(TOPIC, 1)
+    monkeypatch.setattr(consumer, "assignment", lambda: {TP0, TP1})
+
+    async def seek_to_committed():
+        return {TP0: 10, TP1: None}
+
+    async def position(tp):
+        return 1
+
+    async def earliest_offsets(*tps):
+        return {tp: 0 for tp in tps}
+    monkeypatch.setattr(consumer, "seek_to_committed", seek_to_committed)
+    monkeypatch.setattr(consumer, "position", position)
+    monkeypatch.setattr(consumer, "earliest_offsets", earliest_offsets)
+    asyncio.run(consumer.perform_seek())
+    assert seeks == [(TP1, 0)]
+    assert consumer._committed_offset[TP1] == 0 and consumer._committed_offset[TP0] == 10
+    gate = commits.InOrder(consumer.app)
+    first = Message(topic=TOPIC, partition=1, offset=0, timestamp=0.0, timestamp_type=0,
+                    headers=None, key=b"k", value=b"v", checksum=None, tp=TP1, generation_id=3)
+    assert asyncio.run(gate.admit(first)) is True
+
+
 @pytest.fixture
 def resync(consumer, seeks, monkeypatch):
     """A partition read again from 12 (the broker holds offsets from ``first[0]``), and the
