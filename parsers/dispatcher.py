@@ -823,7 +823,8 @@ class Dispatcher:
                 out.extend(self._line(piece, rank))
             return out
         if mllog.TAG in line[:24]:      # MLPerf's logger, whatever the framework (`mllog`)
-            recs = mllog.read(line.lstrip(), rank, self._stream_step(rank)) or []
+            recs = [r for r in mllog.read(line.lstrip(), rank, self._stream_step(rank)) or []
+                    if r.get("phase") != "start" or self.generic.first_start(r)]
             self._note_step(recs, rank)
             return out + recs
         recs = self._progress(line, rank)

@@ -183,9 +183,25 @@ class GenericParser(Parser):
         self.d2_first: dict = {}
         """rank -> (iteration, mean ms) of its first Detectron2 line where no line said where the
         count began, until its second tells (None: it did not; see `_detectron2_fresh_start`)"""
+        self.eval_starts: dict = {}
+        """rank -> (step, framework) of the last evaluation start given: see `first_start`"""
 
     def detect(self, line: str) -> bool:
         return False
+
+    def first_start(self, rec: dict) -> bool:
+        """Is `rec`, an evaluation's start, the first of its evaluation?  Not where another
+        framework's record began one at the same step for the same rank, or on a line no
+        launcher placed: GNMT prints MLPerf's `eval_start`, then its meter's first TEST batch
+        (one evaluation, not two).  A framework's own starts at one step are its own evaluations."""
+        rank, step, framework = rec["rank"], rec["step"], rec["framework"]
+        starts = self.eval_starts
+        before = (starts.values() if rank is None else
+                  [s for s in (starts.get(rank), starts.get(None)) if s is not None])
+        if any(s[0] == step and s[1] != framework for s in before):
+            return False
+        starts[rank] = (step, framework)
+        return True
 
     def flush(self) -> list[dict]:
         return self.loop_bars.flush()
@@ -581,7 +597,10 @@ class GenericParser(Parser):
         if tag.upper().startswith(("TEST", "VAL", "EVAL")):
             # a batch of an evaluation (GNMT's `TEST [0][0/3]`): its first says one began, after
             # the training step the rank had reached; the rest are its progress, no result
-            return [record("eval", self.name, rank, self.last_step.get(rank), phase="start")] if i == 0 else []
+            if i:
+                return []
+            rec = record("eval", self.name, rank, self.last_step.get(rank), phase="start")
+            return [rec] if self.first_start(rec) else []
         step = self.last_step[rank] = epoch * total + i + 1    # (the step Swin's ` * Acc@1 ..` comes after)
         return [record("progress", self.name, rank, step, epoch=epoch, iter_in_epoch=i,
                        iters_per_epoch=total, **fields)]

@@ -418,10 +418,11 @@ def test_mlperf_gnmt_srun_prefix(parse_log):
     assert prog[11]["loss"] == approx(9.6103) and prog[11]["lanes_ms"]["input"] == approx(0.0949, abs=1e-4)
     assert prog[1]["step_time_ms"] == 387.0                       # slow first iteration
     assert prog[1292]["epoch"] == 1
-    # each epoch's evaluation: its first TEST batch line, and MLPerf's logger (bare, rank 0's
-    # alone) with the BLEU it reached, after the step the ranks had reached
-    starts = [r["step"] for r in recs if r["kind"] == "eval" and r["phase"] == "start" and r["framework"] == "generic"]
-    assert starts[:3] == [1291, 2582, 3873]
+    # each epoch's evaluation, begun once (MLPerf's logger says so, bare, rank 0's alone; then
+    # its first TEST batch line), with the BLEU it reached, after the step the ranks had reached
+    starts = [(r["step"], r["framework"]) for r in recs if r["kind"] == "eval" and r["phase"] == "start"]
+    assert starts[:3] == [(1291, "mlperf"), (2582, "mlperf"), (3873, "mlperf")]
+    assert len(starts) == len({step for step, _ in starts}) == 5
     results = [r for r in recs if r["kind"] == "eval" and r["framework"] == "mlperf" and r["phase"] == "result"]
     assert [(r["step"], r["epoch_num"], r["metrics"]["accuracy"]) for r in results[:2]] == [
         (1291, 1, 0.1949), (2582, 2, 0.2189)]

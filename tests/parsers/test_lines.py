@@ -1395,3 +1395,25 @@ def test_mlperf_evaluation_with_its_own_step_after_the_streams():
     assert recs[0]["metrics"] == {"throughput": 2.5}
     assert (recs[1]["logged_step"], recs[1]["samples_count"], recs[1]["metrics"]) == (3100, 9, {"accuracy": None})
     assert d.stats["garbage"] == 0
+
+
+_TRAIN_BATCH = "0: TRAIN [0][9/10]\tTime 0.075 (0.087)\tData 9.49e-05 (1.78e-02)\tTok/s 232016 (195956)\tLoss/tok 9.6103 (10.0141)"
+_TEST_BATCH = "0: TEST [0][{}/3]\tTime 0.401 (0.401)\tDecoder iters 149.0 (149.0)\tTok/s 22612 (22612)"
+_EVAL_START = (':::MLLOG {"namespace": "", "time_ms": 1593112759986, "event_type": "INTERVAL_START", '
+               '"key": "eval_start", "value": null, "metadata": {"epoch_num": 1}}')
+
+
+@pytest.mark.parametrize("evaluation", [
+    [_EVAL_START, _TEST_BATCH.format(0), _TEST_BATCH.format(1)],    # GNMT's order
+    [_TEST_BATCH.format(0), _EVAL_START, _TEST_BATCH.format(1)],
+])
+def test_one_evaluation_told_by_mlperfs_logger_and_a_meter_starts_once(evaluation):
+    """MLPerf's logger (bare) and the meter's first TEST batch (rank 0's) begin the same
+    evaluation: one start, from whichever came first.  The meter's next evaluation, at a later
+    step, starts again."""
+    recs, _ = feed_all([_TRAIN_BATCH, *evaluation, _TRAIN_BATCH.replace("[9/10]", "[10/10]"),
+                        _TEST_BATCH.format(0)])
+    starts = [(r["step"], r["framework"]) for r in recs if r["kind"] == "eval"]
+    first = "mlperf" if evaluation[0] is _EVAL_START else "generic"
+    assert starts == [(10, first), (11, "generic")]
+
