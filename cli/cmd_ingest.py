@@ -69,6 +69,9 @@ _GLOG = re.compile(r"(?<![\w.])[IWEF](\d{1,2})(\d\d) (\d\d):(\d\d):(\d\d)\.(\d{1
 # Detectron2's and PaddleDetection's logger prefix: `[11/30 19:38:55 d2.utils.events]: `,
 # `[11/30 19:38:55] ppdet.engine INFO: ` (month first, no year, whole seconds)
 _MONTH_DAY = re.compile(r"(?<![\w/.:])\[(\d\d)/(\d\d) (\d\d):(\d\d):(\d\d)[\] ]")
+# `ts`'s default clock (moreutils), the syslog's: `Dec 03 02:09:56 ` at a line's start, no year
+_MONTH_NAME_DAY = re.compile(r"(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) ([ 0-3]\d) (\d\d):(\d\d):(\d\d)"
+                             r"(?:\.(\d{1,9}))? ")
 _DAY_NS = 86_400 * 1_000_000_000
 _SECOND_NS = 1_000_000_000
 _COARSE_GAP_NS = 20 * _SECOND_NS
@@ -111,6 +114,12 @@ def line_timestamp(head: str, written_ns: int | None = None) -> tuple[int, bool]
         except (ValueError, OverflowError):
             return None
         return secs * 1_000_000_000, False
+    if written_ns is not None and head[:3] in _MONTHS:
+        m = _MONTH_NAME_DAY.match(head)
+        if m:
+            mon, d, hh, mi, ss, frac = m.groups()
+            found = _yearless_time((_MONTHS[mon], d, hh, mi, ss, *((frac,) if frac else ())), written_ns)
+            return (found[0], bool(frac)) if found else None
     if written_ns is not None and "] " in head:
         m = _GLOG.search(head)
         if m:

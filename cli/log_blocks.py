@@ -163,6 +163,17 @@ stream that a logger's JSON lines make up only in part is read line by line by t
 JSON_TIME = ("time", "timestamp", "@timestamp", "ts")
 
 
+_WRAPPER_CLOCK = re.compile(
+    rb"^(?:[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}:[0-9]{2}(?:[.,][0-9]{1,9})?(?:Z|[+-][0-9]{2}:?[0-9]{2})?"
+    rb"|(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ 0-3][0-9] [0-9]{2}:[0-9]{2}:[0-9]{2}(?:[.][0-9]{1,9})?) ",
+    re.M)
+"""A clock that a wrapper put before each line, then one space: `ts` (moreutils) in its default
+format (`Dec 03 02:09:56`) or another (`ts '%Y-%m-%d %H:%M:%.S'`)."""
+_LOGGER_REST = re.compile(rb"[|:-]|\[?(?:DEBUG|INFO|WARN|WARNING|ERROR|CRITICAL|FATAL)\b")
+"""What follows the clock of a job's own logger: its separator or the record's level (fairseq's
+`| INFO |`, PaddleSeg's `[INFO]`, `logging`'s `- name -`)."""
+
+
 def _head_lines(head: bytes) -> list[bytes]:
     return [line for line in head.split(b"\n", _HEAD_LINES)[:_HEAD_LINES] if line.strip()]
 
@@ -181,6 +192,16 @@ def unstamped(data: bytes) -> bytes:
     line joined (the last may end `data` unended, to go on in what follows)."""
     data = _WHOLE_STAMP.sub(b"", data)
     return _PART.sub(rb"\1", data) if b" P " in data else data
+
+
+def clocked(head: bytes) -> bool:
+    """Do nine in ten of the lines of `head` that hold anything begin with a wrapper's clock
+    (`_WRAPPER_CLOCK`)?  Not where most go on as a logger's records do: a job whose logger
+    stamps each line (fairseq, YOLOX) keeps its lines as they are."""
+    lines = _head_lines(head)
+    rests = [line[m.end():] for line in lines for m in (_WRAPPER_CLOCK.match(line),) if m]
+    logged = sum(1 for rest in rests if _LOGGER_REST.match(rest))
+    return bool(lines) and 10 * len(rests) >= 9 * len(lines) and 2 * logged < len(rests)
 
 
 def _json_object(line: bytes) -> dict | None:
@@ -259,10 +280,25 @@ class Collected:
         return (text if text.endswith("\n") else text + "\n"), when
 
 
+class Clocked(Collected):
+    """The job's own lines behind a wrapper's clock each (`clocked`), read without it: behind it,
+    torchrun's prefixes, its report and tracebacks begin their lines again."""
+
+    says = "its lines begin with a clock that a wrapper put there (ts): read without it"
+
+    def __init__(self) -> None:
+        super().__init__(None)
+
+    def block(self, data: bytes) -> bytes:
+        return _WRAPPER_CLOCK.sub(b"", data)
+
+
 def collector_format(head: bytes) -> Collected | None:
     """How a collector wrapped the lines of a log whose first block is `head`, if one did."""
     if stamped(head):
         return Collected(None)
+    if clocked(head):
+        return Clocked()
     key = json_text_key(head)
     return Collected(key) if key is not None else None
 

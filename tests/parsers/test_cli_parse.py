@@ -439,3 +439,68 @@ def test_ingest_times_docker_json_by_its_entries():
     line_no = plain.read_bytes().split(b"\n").index(b"step 1/5 loss 2.0000 step_time_ms 1.0")
     first = got.items[0]
     assert (first.source, first.ts) == ("log", calendar_ns(2026, 1, 10, 10, 0, line_no + line_no / 1e9))
+
+
+TS_TORCHRUN = CAPTURED / "moreutils-0.67_ts-iso-fraction_torch-2.15_torchrun-tee3_rank1-raises_2rank.log"
+TS_DEFAULT = CAPTURED / "moreutils-0.67_ts-default_torch-2.15_torchrun-tee3_2rank.log"
+TS_ONE_PROCESS = CAPTURED / "moreutils-0.67_ts-month-day-fraction_print-args-steps_1proc.log"
+
+
+@pytest.mark.parametrize("log", [TS_TORCHRUN, TS_DEFAULT, TS_ONE_PROCESS])
+def test_a_wrappers_clock_is_read_past(capsys, tmp_path, log):
+    """A job piped through `ts` has a clock before every line, before torchrun's prefix: the log
+    reads as the job's own (here: the same log with its clocks cut off by hand), and `parse`
+    says why."""
+    import re
+    bare = tmp_path / "bare.log"
+    bare.write_bytes(re.sub(rb"(?m)^(?:\d{4}-\d\d-\d\d |[A-Z][a-z]{2} \d\d )\d\d:\d\d:\d\d(?:\.\d+)? ", b"",
+                            log.read_bytes()))
+    assert bare.read_bytes() != log.read_bytes()
+    assert cmd_parse.run(_args([str(bare), "--format", "json"])) == 0
+    want = capsys.readouterr().out
+    assert cmd_parse.run(_args([str(log), "--format", "json"])) == 0
+    out = capsys.readouterr()
+    assert out.out == want and "a wrapper put there (ts)" in out.err
+    rows = [json.loads(line) for line in out.out.splitlines()]
+    steps = sorted((r["rank"] if r["rank"] is not None else -1, r["step"]) for r in rows if r["kind"] == "progress")
+    if log is TS_TORCHRUN:      # rank 1 raises at step 3; torchrun's report, behind the clock too
+        assert steps == [(0, 1), (0, 2), (0, 3), (1, 1), (1, 2)]
+        (first,) = [r for r in rows if r.get("error") == "child_failed" and r["rank"] is not None]
+        assert first["rank"] == 1 and "rank 1 failed first" in first["message"]
+        assert any(r.get("error") == "traceback" and r["rank"] == 1 and r["exception"] == "RuntimeError" for r in rows)
+    elif log is TS_DEFAULT:
+        assert steps == [(rank, step) for rank in (0, 1) for step in range(1, 6)]
+    else:
+        assert steps == [(-1, step) for step in range(1, 17)]
+        assert [r["step_time_ms"] for r in rows if r["step"] == 10] == [500.1]
+
+
+def test_a_loggers_own_clock_is_no_wrappers():
+    """fairseq, YOLOX and PaddleSeg stamp each line with their logger's clock, then its level or
+    separator: their lines are left as they are.  A clock on a few lines is no wrapper's."""
+    for name in ("fairseq_simple_train-inner.log", "yolox_trainer-lines.log", "paddleseg_train.log",
+                 "pithtrain_hyphenated-keys.log", "metaseq_checkpoint-save.log"):
+        head = (CAPTURED.parent / "excerpts" / name).read_bytes()
+        assert not log_blocks.clocked(head), name
+        assert log_blocks.clocked(b"".join(b"Dec 03 02:09:56 " + line for line in head.splitlines(True))), name
+    for log in (TS_TORCHRUN, TS_DEFAULT, TS_ONE_PROCESS):
+        assert log_blocks.clocked(log.read_bytes())
+    head = b"2026-12-03 02:09:56 job starts\n" + b"step 1/9 loss 2.0\n" * 3
+    assert not log_blocks.clocked(head) and not log_blocks.clocked(b"")
+
+
+def test_ingest_times_steps_by_a_wrappers_clock():
+    """`ts`'s clocks date each record: to the microsecond where it prints them, in the year the
+    log was written where it prints none (its default, `Dec 03 02:09:57`)."""
+    import time
+
+    from ridgescope.cli.cmd_ingest import read_file
+    one = read_file(str(TS_ONE_PROCESS), None)
+    assert one.timestamps == "printed" and [it.record["step"] for it in one.items] == list(range(1, 17))
+    first, tenth = one.items[0], one.items[9]
+    assert time.strftime("%b %d %H:%M:%S", time.gmtime(first.ts // 10**9)) == "Dec 03 02:11:17"
+    assert first.ts % 10**9 == 772010000 and (tenth.ts - one.items[8].ts) // 10**6 == 500
+    rank_steps = read_file(str(TS_DEFAULT), None)
+    assert sorted((it.rank, it.record["step"]) for it in rank_steps.items) == [
+        (rank, step) for rank in (0, 1) for step in range(1, 6)]
+    assert {time.strftime("%b %d %H:%M:%S", time.gmtime(it.ts // 10**9)) for it in rank_steps.items} == {"Dec 03 02:09:57"}
