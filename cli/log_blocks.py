@@ -165,10 +165,11 @@ JSON_TIME = ("time", "timestamp", "@timestamp", "ts")
 
 _WRAPPER_CLOCK = re.compile(
     rb"^(?:[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}:[0-9]{2}(?:[.,][0-9]{1,9})?(?:Z|[+-][0-9]{2}:?[0-9]{2})?"
-    rb"|(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ 0-3][0-9] [0-9]{2}:[0-9]{2}:[0-9]{2}(?:[.][0-9]{1,9})?) ",
+    rb"|(?:(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ 0-3][0-9] )?[0-9]{2}:[0-9]{2}:[0-9]{2}(?:[.][0-9]{1,9})?) ",
     re.M)
 """A clock that a wrapper put before each line, then one space: `ts` (moreutils) in its default
-format (`Dec 03 02:09:56`) or another (`ts '%Y-%m-%d %H:%M:%.S'`)."""
+format (`Dec 03 02:09:56`) or another (`ts '%Y-%m-%d %H:%M:%.S'`, `ts '%H:%M:%.S'`, the time since
+it started with `ts -s`)."""
 _LOGGER_REST = re.compile(rb"[|:-]|\[?(?:DEBUG|INFO|WARN|WARNING|ERROR|CRITICAL|FATAL)\b")
 """What follows the clock of a job's own logger: its separator or the record's level (fairseq's
 `| INFO |`, PaddleSeg's `[INFO]`, `logging`'s `- name -`)."""

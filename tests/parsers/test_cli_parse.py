@@ -444,16 +444,17 @@ def test_ingest_times_docker_json_by_its_entries():
 TS_TORCHRUN = CAPTURED / "moreutils-0.67_ts-iso-fraction_torch-2.15_torchrun-tee3_rank1-raises_2rank.log"
 TS_DEFAULT = CAPTURED / "moreutils-0.67_ts-default_torch-2.15_torchrun-tee3_2rank.log"
 TS_ONE_PROCESS = CAPTURED / "moreutils-0.67_ts-month-day-fraction_print-args-steps_1proc.log"
+TS_ELAPSED = CAPTURED / "moreutils-0.67_ts-s-elapsed_torch-2.15_torchrun-tee3_2rank.log"
 
 
-@pytest.mark.parametrize("log", [TS_TORCHRUN, TS_DEFAULT, TS_ONE_PROCESS])
+@pytest.mark.parametrize("log", [TS_TORCHRUN, TS_DEFAULT, TS_ONE_PROCESS, TS_ELAPSED])
 def test_a_wrappers_clock_is_read_past(capsys, tmp_path, log):
     """A job piped through `ts` has a clock before every line, before torchrun's prefix: the log
     reads as the job's own (here: the same log with its clocks cut off by hand), and `parse`
     says why."""
     import re
     bare = tmp_path / "bare.log"
-    bare.write_bytes(re.sub(rb"(?m)^(?:\d{4}-\d\d-\d\d |[A-Z][a-z]{2} \d\d )\d\d:\d\d:\d\d(?:\.\d+)? ", b"",
+    bare.write_bytes(re.sub(rb"(?m)^(?:\d{4}-\d\d-\d\d |[A-Z][a-z]{2} \d\d )?\d\d:\d\d:\d\d(?:\.\d+)? ", b"",
                             log.read_bytes()))
     assert bare.read_bytes() != log.read_bytes()
     assert cmd_parse.run(_args([str(bare), "--format", "json"])) == 0
@@ -468,7 +469,7 @@ def test_a_wrappers_clock_is_read_past(capsys, tmp_path, log):
         (first,) = [r for r in rows if r.get("error") == "child_failed" and r["rank"] is not None]
         assert first["rank"] == 1 and "rank 1 failed first" in first["message"]
         assert any(r.get("error") == "traceback" and r["rank"] == 1 and r["exception"] == "RuntimeError" for r in rows)
-    elif log is TS_DEFAULT:
+    elif log in (TS_DEFAULT, TS_ELAPSED):
         assert steps == [(rank, step) for rank in (0, 1) for step in range(1, 6)]
     else:
         assert steps == [(-1, step) for step in range(1, 17)]
@@ -483,10 +484,11 @@ def test_a_loggers_own_clock_is_no_wrappers():
         head = (CAPTURED.parent / "excerpts" / name).read_bytes()
         assert not log_blocks.clocked(head), name
         assert log_blocks.clocked(b"".join(b"Dec 03 02:09:56 " + line for line in head.splitlines(True))), name
-    for log in (TS_TORCHRUN, TS_DEFAULT, TS_ONE_PROCESS):
+    for log in (TS_TORCHRUN, TS_DEFAULT, TS_ONE_PROCESS, TS_ELAPSED):
         assert log_blocks.clocked(log.read_bytes())
     head = b"2026-12-03 02:09:56 job starts\n" + b"step 1/9 loss 2.0\n" * 3
     assert not log_blocks.clocked(head) and not log_blocks.clocked(b"")
+    assert not log_blocks.clocked(b"10:00:01 INFO step 1\n10:00:02 WARNING slow\n")
 
 
 def test_ingest_times_steps_by_a_wrappers_clock():
