@@ -9,6 +9,7 @@ from .base import (ANSI, BACKSPACES, BAR, CLOCK, CONTROL, LIMIT, MAX_LINE, READ_
 from . import mllog
 from .composer import ComposerParser
 from .deepspeed import DeepSpeedParser
+from .espnet import EspnetParser
 from .events import EventParser
 from .generic import GenericParser
 from .glued import glued_at, glued_pieces
@@ -44,6 +45,7 @@ PARSERS = {
     "olmo": OlmoParser,
     "verl": VerlParser,
     "maxtext": MaxTextParser,
+    "espnet": EspnetParser,
     "keras": KerasParser,
     "litgpt": LitGPTParser,
     "tensorflow": TensorflowParser,

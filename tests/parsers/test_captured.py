@@ -1598,3 +1598,39 @@ def test_launchers_say_which_task_or_rank_died(name, want):
     errors = [r for r in parse_file(name) if r["kind"] == "error"]
     assert [(r["error"], r["rank"], {k: r.get(k) for k in fields}) for r, (_, _, fields) in zip(errors, want)] == want
     assert len(errors) == len(want)
+
+
+def test_espnet_trainer_intervals_lanes_and_epoch_results():
+    """ESPnet2's reporter: a record per interval of 2 batches at its last batch, counted on
+    across epochs; the wait for the slow utterance's batch (0.5 s, the mean of two batches) is
+    the input lane, forward + backward + optimizer the compute lane; each epoch's validation
+    an evaluation after its last step.  The reporter leaves out the `, ` before one value of
+    most lines (`forward_time=0.010loss_ctc=55.366`): both values are read."""
+    recs = parse_file("espnet-202511_torch-2.11_asr-train-tiny_slow-load_cpu.log")
+    assert {r["framework"] for r in recs} == {"espnet"}
+    progress = [r for r in recs if r["kind"] == "progress"]
+    assert [r["step"] for r in progress] == list(range(2, 25, 2))
+    assert not any(r.get("step_inferred") for r in progress)
+    first = progress[0]
+    assert (first["epoch"], first["iter_in_epoch"], first["loss"], first["lr"], first["grad_norm"]) == (
+        1, 2, 27.752, 0.001, 47.262)
+    assert first["metrics"]["loss_ctc"] == 55.366 and first["timers_ms"]["forward"] == 10.0
+    assert first["lanes_ms"] == {"input": 2.0, "compute": 17.0} and first["step_time_ms"] == 23.0
+    slow = [(r["step"], r["lanes_ms"]["input"]) for r in progress if r["lanes_ms"]["input"] > 100]
+    assert slow == [(6, 252.0), (10, 252.0), (20, 252.0)]     # the sampler shuffles each epoch
+    evals = [r for r in recs if r["kind"] == "eval"]
+    assert [(r["step"], r["epoch"], r["metrics"]["acc"], r["metrics"]["loss"]) for r in evals] == [
+        (8, 1, 0.116, 24.755), (16, 2, 0.116, 23.707), (24, 3, 0.116, 23.29)]
+
+
+def test_espnet_resumed_run_counts_the_epochs_before_it():
+    """A run resumed at epoch 4 prints no count of epochs 1-3: its first epoch's records wait
+    for that epoch's results line (`total_count=32`, 8 batches an epoch), and come after a
+    restart at step 24, where the first run ended."""
+    recs = parse_file("espnet-202511_torch-2.11_asr-train-tiny_resumed-epoch-4_cpu.log")
+    assert [(r["kind"], r["step"]) for r in recs] == [
+        ("restart", 24), *[("progress", s) for s in (26, 28, 30, 32)], ("eval", 32),
+        *[("progress", s) for s in (34, 36, 38, 40)], ("eval", 40)]
+    assert recs[0]["path"] == "/job/exp/asr/checkpoint.pth"
+    assert all(r.get("step_inferred") for r in recs[:5]) and not any(r.get("step_inferred") for r in recs[6:])
+    assert recs[1]["lanes_ms"]["input"] == 252.0 and recs[1]["epoch"] == 4

@@ -570,3 +570,15 @@ def test_loss_scaler_overflows_are_skipped_steps_with_the_scale_they_left():
     amp = read("apex-amp_gradient-overflow_tiny-scales.log")
     assert len(amp) == 14 and {r["error"] for r in amp} == {"loss_scale_overflow"}
     assert amp[0]["new_loss_scale"] == 8.165126103939127e-202 and amp[-1]["new_loss_scale"] == 9.967194951097568e-206
+
+
+def test_espnet_tutorial_lines_from_epoch_2_on():
+    """ESPnet's tutorial quotes a log from its second epoch on, with no results line: the epoch
+    before is counted as long as this one's last printed batch (steps 30 and 40, inferred)."""
+    recs = read("espnet_tutorial_train-log.log")
+    assert [(r["step"], r["epoch"], r["iter_in_epoch"], r["step_inferred"]) for r in recs] == [
+        (30, 2, 10, True), (40, 2, 20, True)]
+    assert (recs[0]["loss"], recs[0]["lr"], recs[0]["step_time_ms"]) == (50.873, 1.0, 203.0)
+    assert recs[1]["lanes_ms"] == {"input": approx(0.0428), "compute": 129.0}
+    assert recs[1]["timers_ms"] == {"data": approx(0.0428), "forward": 68.0, "backward": 55.0, "optimizer": 6.0}
+    assert recs[0]["metrics"] == {"loss_att": 35.801, "loss_ctc": 65.945, "acc": 0.471}

@@ -161,6 +161,10 @@ FRAGMENTS = [
     "Test set: Average loss: 0.0468, Accuracy: 9842/10000 (98%)", ":::MLLOG ", '{"namespace": "", "time_ms": 1593112761379, ',
     '"key": "tracked_stats", "value": {"throughput": 1.9}, ', '"key": "eval_accuracy", "value": 0.19, ', '"metadata": {"step": 3072}}',
     "srun: error: vm: task 1: Exited with exit code 1",
+    # ESPnet's reporter (its values run into the next name where it leaves out the `, `), FunASR's count
+    "(trainer:811) INFO: ", "1epoch:train:1-2batch: ", "3epoch:train:1-50batch:50num_updates: ", "iter_time=0.002, ",
+    "forward_time=0.010loss_ctc=55.366", "optim0_lr0=1.000e-03, ", "train_time=0.015", "2epoch results: [train] ",
+    "time=1 minute and 2.5 seconds, total_count=16, [valid] ", "The training was resumed using /x/checkpoint.pth",
 ]
 
 lines = st.lists(st.sampled_from(FRAGMENTS) | st.text(max_size=20), max_size=40).map("".join)

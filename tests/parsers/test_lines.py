@@ -1417,3 +1417,28 @@ def test_one_evaluation_told_by_mlperfs_logger_and_a_meter_starts_once(evaluatio
     first = "mlperf" if evaluation[0] is _EVAL_START else "generic"
     assert starts == [(10, first), (11, "generic")]
 
+
+
+_ESPNET = "[host] 2024-05-01 10:00:{:02d},000 (trainer:811) INFO: {}epoch:train:{}-{}batch: iter_time=0.002, loss=2.000, train_time=0.100"
+
+
+def test_espnet_and_funasr_intervals():
+    """FunASR's lines name the run's update count: the step.  ESPnet's count batches within
+    the epoch: an epoch that begins with no results line for the one before goes on after the
+    last batch printed (`step_inferred`); a results line gives the exact count; an interval of
+    another key than `train` gives nothing."""
+    funasr = ("[gpu01] 2023-04-23 18:59:48,924 (trainer:777) INFO: 2epoch:train:1-50batch:50num_updates: "
+              "iter_time=0.008, forward_time=0.302, loss=0.192, backward_time=0.231, optim_step_time=0.117, "
+              "optim0_lr0=7.484e-06, train_time=0.753")
+    (r,), _ = feed_all([funasr])
+    assert (r["framework"], r["step"], r["epoch"], r["lr"], r["lanes_ms"]) == (
+        "espnet", 50, 2, 7.484e-06, {"input": 8.0, "compute": 650.0})
+    lines = [_ESPNET.format(0, 1, 1, 10), _ESPNET.format(1, 1, 11, 20), _ESPNET.format(2, 2, 1, 10),
+             "[host] 2024-05-01 10:00:03,000 (trainer:394) INFO: 2epoch results: [train] loss=2.000, "
+             "time=1 minute and 2.5 seconds, total_count=45, [valid] loss=1.500, acc=0.900, total_count=5",
+             _ESPNET.format(4, 3, 1, 10), _ESPNET.format(5, 3, 11, 20).replace("train:", "valid:")]
+    recs, d = feed_all(lines)
+    assert [(r["kind"], r["step"], r.get("step_inferred", False)) for r in recs] == [
+        ("progress", 10, False), ("progress", 20, False), ("progress", 30, True), ("eval", 45, False),
+        ("progress", 55, False)]
+    assert recs[3]["metrics"] == {"loss": 1.5, "acc": 0.9} and d.stats["garbage"] == 0
