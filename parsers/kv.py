@@ -208,7 +208,10 @@ def normalise(items, fields: dict | None = None) -> tuple[dict, dict]:
             if ms is not None:
                 fields.setdefault("step_time_ms", ms)
         elif tag == "mem":
-            if unit in ("GiB", "GB", "MiB", "MB", "Gb", "Mb"):
+            if unit == "%":         # a share of the device's memory (`mem: 51%`), no amount
+                if len(extra) < 32:
+                    extra[f"{name or k}_pct"] = v
+            elif unit in ("GiB", "GB", "MiB", "MB", "Gb", "Mb"):
                 fields.setdefault("mem_gb", to_gb(v, unit))
             elif k == "mem_gb" or k == "memory_gb":
                 fields.setdefault("mem_gb", v)
