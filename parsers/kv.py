@@ -156,11 +156,19 @@ _KEYS: dict = {}
 `_ms` keys), for the keys seen so far (a log repeats its keys on every line)."""
 
 
+_LEVELS = frozenset(("DEBUG", "INFO", "WARN", "WARNING", "ERROR", "CRITICAL", "FATAL", "TRACE"))
+"""A logger's level, as its prefix prints it before the record's time (`INFO    24-10-19 18:47:38`):
+no key of a value."""
+
+
 def _key(key: str) -> tuple:
     k = key.strip().lower()
-    # `learning-rate`, `step-time`: a hyphen stands for the underscore of the known keys
-    tag = _FIELD_OF.get(k) or ("-" in k and _FIELD_OF.get(k.replace("-", "_"))) or None
-    plan = (k, tag, None if k.endswith("_ms") else k.replace(" ", "_"))
+    if key.strip() in _LEVELS:
+        plan: tuple = (k, "level", None)
+    else:
+        # `learning-rate`, `step-time`: a hyphen stands for the underscore of the known keys
+        tag = _FIELD_OF.get(k) or ("-" in k and _FIELD_OF.get(k.replace("-", "_"))) or None
+        plan = (k, tag, None if k.endswith("_ms") else k.replace(" ", "_"))
     if len(_KEYS) < 4096:
         _KEYS[key] = plan
     return plan
@@ -185,6 +193,8 @@ def normalise(items, fields: dict | None = None) -> tuple[dict, dict]:
                 fields.setdefault("mem_gb", to_gb(v, unit + "b") if unit != "T" else v * 1024)
                 continue
             v *= SCALE[unit]
+        if tag == "level":
+            continue
         if unit in ("tok/s", "tokens/s") and tag in (None, "samples_per_s"):    # throughput (tokens/s)
             fields.setdefault("tokens_per_s", v)
         elif tag is None:

@@ -592,10 +592,13 @@ def test_a_unit_in_brackets_after_the_key(line, want):
     assert {k: r.get(k) for k in want} == want, r
 
 
-def test_a_share_of_memory_is_no_amount():
-    """`mem: 59%` (Meta's Lingua prints the peak share of the device's memory so) is no 59 GB."""
-    r = one("step: 3  acc: 0  loss: 12.1798  grad: 1.00e+01  wps: 1.82e+04  lr: 1.20e-06  mem: 59%  pow: 391.807 W")
+def test_a_share_of_memory_is_no_amount_and_a_level_no_key():
+    """`mem: 59%` (Meta's Lingua prints the peak share of the device's memory so) is no 59 GB;
+    its logger's level before the time (`INFO    24-10-19`) is no `info: 24`."""
+    r = one("INFO    24-10-19 18:47:39.823625 - 0:00:51 - step: 3  acc: 0  loss: 12.1798  grad: 1.00e+01  "
+            "wps: 1.82e+04  lr: 1.20e-06  mem: 59%  pow: 391.807 W")
     assert (r["step"], r["loss"], r.get("mem_gb"), r["metrics"]["mem_pct"]) == (3, 12.1798, None, 59.0)
+    assert "info" not in r["metrics"] and r["metrics"]["acc"] == 0
 
 
 def test_accelerate_epoch_metrics():
