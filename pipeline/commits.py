@@ -209,6 +209,7 @@ class SafeCommitConsumer(aiokafka_driver.Consumer):
             if committed > 0:
                 self._read_offset[tp] = committed - 1
 
+
 def in_order(due: int | None, offset: int, gone_on_from: int | None = None
              ) -> tuple[bool, int | None, int | None]:
     """Whether an agent takes the event at ``offset`` of a partition whose next event due is
