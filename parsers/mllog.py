@@ -6,9 +6,10 @@ whatever its framework: one JSON object a line behind `:::MLLOG `, with the Unix
               "lineno": 562, "epoch_num": 1}}
 
 Read: `eval_start` (an evaluation begins), `eval_accuracy` (its result, the benchmark's quality
-metric), and `tracked_stats` (since v3.0, every few steps: `throughput`, and in some benchmarks
-`loss` and `lr`).  The rest (configuration, `init_*`, `run_*`, `block_*`, `epoch_*`) gives no
-record.  An evaluation comes after the step the stream's other lines had reached (its
+metric), `tracked_stats` (since v3.0, every few steps: `throughput`, and in some benchmarks
+`loss` and `lr`), and `run_stop`, whose `status` says whether the run reached its quality target
+(`success`) or gave up (`aborted`): an evaluation's end.  The rest (configuration, `init_*`,
+`run_start`, `block_*`, `epoch_*`) gives no record.  An evaluation comes after the step the stream's other lines had reached (its
 metadata's counts ride along, its `step` as `logged_step`); where they give none, and for `tracked_stats`, the step is the
 metadata's `step` (or the library's constant, `step_num`), else `samples_count`, else
 `epoch_num` (`step_from` says which, where not a step: benchmarks count in samples or epochs,
@@ -38,7 +39,7 @@ def read(line: str, rank, stream_step) -> list[dict] | None:
     if obj is None:
         return None
     key = obj.get("key")
-    if key not in ("eval_start", "eval_accuracy", "tracked_stats"):
+    if key not in ("eval_start", "eval_accuracy", "tracked_stats", "run_stop"):
         return []
     meta = obj.get("metadata")
     meta = meta if isinstance(meta, dict) else {}
@@ -57,6 +58,10 @@ def read(line: str, rank, stream_step) -> list[dict] | None:
     value = obj.get("value")
     if key == "eval_start":
         return [record("eval", "mlperf", rank, step, phase="start", **fields)]
+    if key == "run_stop":     # the benchmark's verdict: its quality target reached, or not
+        status = meta.get("status")
+        return [record("eval", "mlperf", rank, step, phase="end", status=status, **fields)] \
+            if isinstance(status, str) else []
     if key == "eval_accuracy":
         return [record("eval", "mlperf", rank, step, phase="result",
                        metrics={"accuracy": num(value) if _number(value) else None}, **fields)]

@@ -293,11 +293,12 @@ def test_mlperf_logger_tracked_stats_and_evaluations():
     assert (first["framework"], first["loss"], first["lr"], first["log_time_s"]) == (
         "mlperf", 1.6054456233978271, 0.01, 1796246628.13)
     assert first["metrics"] == {"throughput": 20479.053703165606}
-    evals = [(r["step"], r["phase"], r["epoch_num"], (r.get("metrics") or {}).get("accuracy"))
+    evals = [(r["step"], r["phase"], r.get("epoch_num"), (r.get("metrics") or {}).get("accuracy") or r.get("status"))
              for r in recs if r["kind"] == "eval"]
     assert evals == [(20, "start", 1, None), (20, "result", 1, 0.46860490877781746),
-                     (40, "start", 2, None), (40, "result", 2, 0.48578830523362476)]
-    assert len(recs) == 12
+                     (40, "start", 2, None), (40, "result", 2, 0.48578830523362476),
+                     (40, "end", None, "success")]      # `run_stop`: the target reached
+    assert len(recs) == 13
 
 
 def test_rendezvous_store_timeout_says_how_many_joined():

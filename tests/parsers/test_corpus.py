@@ -427,6 +427,8 @@ def test_mlperf_gnmt_srun_prefix(parse_log):
     assert [(r["step"], r["epoch_num"], r["metrics"]["accuracy"]) for r in results[:2]] == [
         (1291, 1, 0.1949), (2582, 2, 0.2189)]
     assert results[0]["log_time_s"] == 1593112761.379
+    (end,) = [r for r in recs if r["kind"] == "eval" and r["phase"] == "end"]
+    assert (end["step"], end["status"]) == (6455, "success")        # the BLEU target reached
 
 
 @covers("multirank_prefixed/mlperf-v0.7_nvidia_bert_32node-512gpu_srun-labelled.log")
@@ -455,8 +457,9 @@ def test_mlperf_resnet_mxnet(parse_log):
     second = next(r for r in prog if r["epoch"] == 1)
     assert (second["iter_in_epoch"], second["step"], second["step_inferred"]) == (20, 400, True)
     assert [r["step"] for r in prog] == sorted({r["step"] for r in prog})     # unique, rising
-    evals = [(r["step"], r["phase"], r["epoch_num"]) for r in recs if r["framework"] == "mlperf"]
+    evals = [(r["step"], r["phase"], r.get("epoch_num")) for r in recs if r["framework"] == "mlperf"]
     assert evals[:3] == [(380, "start", 1), (380, "result", 1), (1900, "start", 5)]
+    assert evals[-1] == (prog[-1]["step"], "end", None)
 
 
 # ------------------------------------------------------------------ other frameworks

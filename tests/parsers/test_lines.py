@@ -1390,6 +1390,18 @@ def test_mlperf_logger_lines_behind_a_label_and_their_counts():
         (0, 799502, "epoch_num", 14214.65962521748), (None, 3072, None, 1.9257918929116467)]
 
 
+def test_mlperf_run_stop_says_whether_the_target_was_reached():
+    """`run_stop`'s status (`success`: the quality target reached; `aborted`: not) ends the
+    evaluations, after the step reached; one without a status gives nothing."""
+    lines = [':::MLLOG {"time_ms": 1, "key": "tracked_stats", "value": {"throughput": 2.5}, "metadata": {"step": 300}}',
+             ':::MLLOG {"namespace": "", "time_ms": 1593113039764, "event_type": "INTERVAL_END", "key": "run_stop", '
+             '"value": null, "metadata": {"file": "train.py", "lineno": 595, "status": "aborted"}}',
+             ':::MLLOG {"time_ms": 3, "key": "run_stop", "value": null, "metadata": {}}']
+    recs, _ = feed_all(lines)
+    (end,) = [r for r in recs if r["kind"] == "eval"]
+    assert (end["step"], end["phase"], end["status"], end["log_time_s"]) == (300, "end", "aborted", 1593113039.764)
+
+
 def test_mlperf_evaluation_with_its_own_step_after_the_streams():
     """An evaluation whose metadata names a step, after lines that gave the stream's: the
     record's step is the stream's, the logger's own rides along; a value that is no number

@@ -28,10 +28,11 @@ def test_record_time():
 
 def test_bert_steps_are_timed_by_their_printed_timestamps():
     result = read_file(str(BERT), None)
-    assert result.timestamps == "printed" and result.records == 668
-    # 661 steps, and 7 evaluations of MLPerf's logger, each at the time its line prints
+    assert result.timestamps == "printed" and result.records == 669
+    # 661 steps, 7 evaluations of MLPerf's logger and its `run_stop`, each at the time its line prints
     evals = [it for it in result.items if it.record["kind"] == "eval"]
-    assert len(evals) == 7 and evals[0].ts == 1593108716129 * 10**6 and evals[0].source == "log"
+    assert len(evals) == 8 and evals[0].ts == 1593108716129 * 10**6 and evals[0].source == "log"
+    assert (evals[-1].record["status"], evals[-1].ts) == ("success", 1593108835997 * 10**6)
     by_step = {it.record["step"]: it for it in result.items if it.record["kind"] == "progress"}
     assert by_step[1].source == "log" and by_step[1].ts == approx(1593108596878098500, abs=1000)
     assert "step_time_ms" not in by_step[1].record           # nothing earlier to time it by
