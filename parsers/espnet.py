@@ -70,8 +70,9 @@ class EspnetParser(Parser):
         """rank -> the checkpoint a resumed run loaded, until its first epoch's steps are known"""
 
     def detect(self, line: str) -> bool:
-        return ("batch:" in line and "epoch:" in line and INTERVAL.search(line) is not None) or (
-            "epoch results: [" in line or RESUMED in line)
+        if "epoch" in line:
+            return ("batch:" in line and INTERVAL.search(line) is not None) or "epoch results: [" in line
+        return RESUMED in line
 
     def parse(self, line: str, rank: int | None) -> list[dict]:
         if "epoch results: " in line:

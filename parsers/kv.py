@@ -193,8 +193,6 @@ def normalise(items, fields: dict | None = None) -> tuple[dict, dict]:
                 fields.setdefault("mem_gb", to_gb(v, unit + "b") if unit != "T" else v * 1024)
                 continue
             v *= SCALE[unit]
-        if tag == "level":
-            continue
         if unit in ("tok/s", "tokens/s") and tag in (None, "samples_per_s"):    # throughput (tokens/s)
             fields.setdefault("tokens_per_s", v)
         elif tag is None:
@@ -235,6 +233,8 @@ def normalise(items, fields: dict | None = None) -> tuple[dict, dict]:
                 fields.setdefault("log_time_s", t)
             elif len(extra) < 32:       # a number named so, but no time (a counter, say)
                 extra[name] = v
+        elif tag == "level":    # (last: rare, and no other key pays for the test)
+            continue
         elif v == int(v):   # total_steps
             fields.setdefault("total_steps", int(v))
     return fields, extra
