@@ -33,12 +33,11 @@ RESULTS = Pattern(r"(\d{1,6}+)epoch results: (\[.{1,8000}+)")
 _SECTION = Pattern(r"\[([\w.-]{1,40}+)\] ")
 _TIMERS = {"iter_time": "data", "forward_time": "forward", "backward_time": "backward",
            "optim_step_time": "optimizer"}
-_FIELDS = {"loss": "loss", "grad_norm": "grad_norm", "loss_scale": "loss_scale"}
+_FIELDS = frozenset(("loss", "grad_norm", "loss_scale"))
+"""Values that are record fields under their own names."""
 _NOT_METRICS = {"time", "total_count", "train_time", *_TIMERS}
 _METRICS = 32
 RESUMED = "The training was resumed using "
-
-
 _PAIR = Pattern(r"([A-Za-z_][\w./-]{0,80}+)=([-+]?+(?:\d++(?:\.\d*+)?+(?:[eE][-+]?+\d++)?+|nan|inf))")
 """One `name=value`.  Its number is the reporter's (`%.3f`, `%.3e`): the next name may follow it
 straight, with no `, ` between (the reporter leaves it out before the Nth value of a line whose
@@ -144,9 +143,8 @@ class EspnetParser(Parser):
             fields["step_time_ms"] = seconds_to_ms(values["train_time"])
         metrics: dict = {}
         for key, v in values.items():
-            field = _FIELDS.get(key)
-            if field is not None:
-                fields[field] = v
+            if key in _FIELDS:
+                fields[key] = v
             elif key == "lr" or (key.startswith(("optim0_lr", "lr_")) and key[-1:].isdigit()):
                 fields.setdefault("lr", v)
             elif key not in _NOT_METRICS and len(metrics) < _METRICS:
