@@ -21,7 +21,7 @@ _COLUMNS = ("kind", "rank", "step", "framework")
 _SHOWN = ("total_steps", "step_time_ms", "loss", "lr", "grad_norm", "it_per_s", "tokens_per_s",
           "tokens_per_s_per_gpu", "samples_per_s", "tflops", "mfu", "mem_gb", "epoch", "action", "path",
           "duration_ms", "error", "op", "opCount", "count", "datatype", "nranks", "comm_rank", "version",
-          "lanes_ms", "phase", "status", "exception", "signal", "message")
+          "lanes_ms", "phase", "subset", "status", "exception", "signal", "message")
 
 
 def register(parser: argparse.ArgumentParser) -> None:

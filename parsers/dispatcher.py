@@ -14,6 +14,7 @@ from .events import EventParser
 from .generic import GenericParser
 from .glued import glued_at, glued_pieces
 from .hf import AccelerateParser, HFTrainerParser
+from .ignite import IgniteParser
 from .keras import KerasParser
 from .lightning import LightningParser, NemoParser
 from .litgpt import LitGPTParser
@@ -37,6 +38,7 @@ PARSERS = {
     "megatron": MegatronParser,
     "torchtitan": TorchtitanParser,
     "nemo": NemoParser,
+    "ignite": IgniteParser,
     "lightning": LightningParser,
     "hf_trainer": HFTrainerParser,
     "accelerate": AccelerateParser,

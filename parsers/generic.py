@@ -172,6 +172,7 @@ class GenericParser(Parser):
         """rank -> [epoch, its first step - 1, the last batch it printed]: MXNet counts its
         batches from 0 in each epoch."""
         self.mnist_positions: dict = {}     # rank -> (epoch, sample) -> step: see `printers.mnist`
+        self.epoch_length: dict = {}        # rank -> iterations an epoch: see `printers.ignite_example`
         self.clu_steps: dict = {}
         """rank -> the step of its last CLU progress record"""
         self.d2_start: dict = {}
@@ -274,6 +275,8 @@ class GenericParser(Parser):
             recs = printers.word_lm(s, rank, self.last_step)
         elif "Train Epoch: " in s or "Test set: " in s:
             recs = printers.mnist(s, rank, self.last_step, self.mnist_positions)
+        elif "] Iteration[" in s or " Results - Epoch: " in s:
+            recs = printers.ignite_example(s, rank, self.last_step, self.epoch_length)
         if recs is not None:
             return recs
         if self.d2_printed and "Total training time" in s:    # Detectron2's last evaluation comes after

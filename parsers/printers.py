@@ -38,6 +38,11 @@
   (not the batch: the batch size is not printed, so the step counts the positions printed,
   `step_inferred`); each epoch ends with `Test set: Average loss: 0.0468, Accuracy: 9842/10000
   (98%)`.
+- The MNIST examples of PyTorch-Ignite, and the handlers copied from them: `Epoch[2]
+  Iteration[60/469] Loss: 0.31` every `log_interval` iterations, the engine's iteration (counted
+  over the run, from 1; the `/469` is an epoch's); each epoch ends with `Training Results -
+  Epoch: 2  Avg accuracy: 0.95 Avg loss: 0.16` and `Validation Results - ...` (an evaluation
+  over each set, at the epoch's last iteration).
 """
 from __future__ import annotations
 
@@ -56,6 +61,9 @@ WORD_LM = Pattern(r"\| epoch +(\d++) \| +(\d++)/ *+(\d++) batches \|(.{0,400}+)"
 WORD_LM_END = Pattern(r"\| (?:end of epoch +(\d++)|End of training) \|(.{0,400}+)")
 MNIST = Pattern(r"Train Epoch: (\d{1,9}+) \[(\d{1,15}+)/(\d{1,15}+) \((\d{1,4}+)%\)\]\s++(?:Loss: |loss=)([-\d.eE+]++|nan|inf)")
 MNIST_TEST = Pattern(r"Test set: Average loss: ([-\d.eE+]++|nan|inf), Accuracy: (\d{1,15}+)/(\d{1,15}+)")
+IGNITE_ITERATION = Pattern(r"Epoch\[(\d{1,9}+)\] Iteration\[(\d{1,15}+)/(\d{1,15}+)\] Loss: ([-\d.eE+]++|nan|inf)")
+IGNITE_RESULTS = Pattern(r"(Training|Validation) Results - Epoch: (\d{1,9}+) +Avg accuracy: ([-\d.eE+]++|nan) +"
+                         r"Avg loss: ([-\d.eE+]++|nan|inf)")
 _BAR_ITEM = Pattern(r" ([A-Za-z][\w/ ]{0,30}?):? ++(-?[\d.]++(?:e[-+]?\d++)?+)s? *+(?:\||$)")
 PADDLE_DETECTION = Pattern(r"Epoch: \[(\d++)\] \[ *+(\d++)/(\d++)\] (.{0,4000}+)")
 _PADDLE_ETA = Pattern(r"eta: (?:\d{1,6}+ days?, )?\d{1,4}+:\d\d:\d\d")
@@ -224,3 +232,26 @@ def mnist(s: str, rank, last_step: dict, positions: dict) -> list[dict] | None:
     return [record("eval", "generic", rank, last_step.get(rank), phase="result", loss=num(m.group(1)),
                    metrics={"accuracy": round(correct / total, 6) if total else None, "correct": correct,
                             "total": total})]
+
+
+def ignite_example(s: str, rank, last_step: dict, epoch_length: dict) -> list[dict] | None:
+    """Ignite's MNIST examples' training line or an epoch's results; None for another line.
+    An epoch's results are at its last iteration, where a training line gave the epoch's length
+    (`epoch_length`: rank -> iterations an epoch); else at the last iteration printed."""
+    m = IGNITE_ITERATION.search(s)
+    if m is not None:
+        epoch, step, per_epoch = int(m.group(1)), int(m.group(2)), int(m.group(3))
+        last_step[rank] = step
+        if per_epoch:
+            epoch_length[rank] = per_epoch
+        return [record("progress", "ignite", rank, step, epoch=epoch, iters_per_epoch=per_epoch or None,
+                       loss=num(m.group(4)))]
+    m = IGNITE_RESULTS.search(s)
+    if m is None:
+        return None
+    ended = int(m.group(2))
+    length = epoch_length.get(rank)
+    return [record("eval", "ignite", rank, ended * length if length else last_step.get(rank), phase="result",
+                   epoch=ended,
+                   subset="train" if m.group(1) == "Training" else "validation",
+                   metrics={"accuracy": num(m.group(3)), "loss": num(m.group(4))})]

@@ -1635,3 +1635,69 @@ def test_espnet_resumed_run_counts_the_epochs_before_it():
     assert recs[0]["path"] == "/job/exp/asr/checkpoint.pth"
     assert all(r.get("step_inferred") for r in recs[:5]) and not any(r.get("step_inferred") for r in recs[6:])
     assert recs[1]["lanes_ms"]["input"] == 252.0 and recs[1]["epoch"] == 4
+
+
+_IGNITE = "ignite-0.5.5_torch-2.11_"
+
+
+def test_ignite_example_prints_and_its_engines_logger():
+    """Ignite's MNIST example's prints: the engine's iteration over the run every 10, each
+    epoch's results over the training and the validation set at its last iteration (47 an
+    epoch).  The evaluator's runs, logged inside the trainer's, are evaluations with their
+    time; the epochs' `Time taken` and the trainer's own start give nothing."""
+    recs = parse_file(_IGNITE + "mnist-example-prints_engine-logger_cpu.log")
+    assert {r["framework"] for r in recs} == {"ignite"}
+    progress = [r for r in recs if r["kind"] == "progress"]
+    assert [r["step"] for r in progress] == list(range(10, 141, 10))
+    assert [(r["epoch"], r["loss"]) for r in progress[:1] + progress[4:5] + progress[-1:]] == [
+        (1, 2.29), (2, 2.19), (3, 1.96)]
+    results = [(r["step"], r["epoch"], r["subset"], r["metrics"]) for r in recs if r.get("phase") == "result"]
+    assert results[:2] == [(47, 1, "train", {"accuracy": 0.34, "loss": 2.15}),
+                           (47, 1, "validation", {"accuracy": 0.09, "loss": 2.32})]
+    assert [s for s, *_ in results] == [47, 47, 94, 94, 141, 141]
+    runs = [(r["phase"], r["step"], r.get("duration_ms")) for r in recs if r.get("phase") in ("start", "end")]
+    assert runs == [("start", 40, None), ("end", 40, 541.0), ("start", 40, None), ("end", 40, 3.0),
+                    ("start", 90, None), ("end", 90, 520.0), ("start", 90, None), ("end", 90, 3.0),
+                    ("start", 140, None), ("end", 140, 519.0), ("start", 140, None), ("end", 140, 3.0)]
+
+
+def test_ignite_resumed_run_restarts_at_the_checkpoints_iteration():
+    recs = parse_file(_IGNITE + "mnist-example-prints_engine-logger_resumed-at-94_cpu.log")
+    assert (recs[0]["kind"], recs[0]["step"]) == ("restart", 94)
+    assert [r["step"] for r in recs if r["kind"] == "progress"] == list(range(100, 231, 10))
+    assert [r["step"] for r in recs if r.get("phase") == "result"] == [141, 141, 188, 188, 235, 235]
+
+
+def test_ignite_progress_bar_one_record_per_step_drawn():
+    """Ignite's ProgressBar into a pipe: a record per step it drew (its count an epoch's, after
+    the epochs before), with the loss of the step's last redraw, in order, each once: the
+    example's prints that run on after a redraw add none.  The bar closes at each epoch's end
+    without drawing its last iteration (47, 94, 141): those have no record."""
+    recs = parse_file(_IGNITE + "progressbar_3-epochs_pipe.log")
+    assert {r["framework"] for r in recs} == {"ignite"}
+    progress = [r for r in recs if r["kind"] == "progress"]
+    steps = [r["step"] for r in progress]
+    assert steps == sorted(set(steps)) and set(range(1, 141)) - set(steps) == {47, 94}
+    by_step = {r["step"]: r for r in progress}
+    assert (by_step[1]["loss"], by_step[1]["epoch"], by_step[1]["iters_per_epoch"]) == (2.33, 1, 47)
+    assert (by_step[48]["epoch"], by_step[48]["iter_in_epoch"], by_step[48]["loss"]) == (2, 1, 2.15)
+    assert by_step[140]["loss"] == 1.83
+    kinds = [(r["kind"], r["step"]) for r in recs]
+    assert kinds.index(("progress", 46)) < kinds.index(("eval", 47)) < kinds.index(("progress", 48))
+
+    recs = parse_file(_IGNITE + "progressbar_1-epoch_pipe.log")
+    assert [r["step"] for r in recs if r["kind"] == "progress"] == list(range(1, 47))
+
+
+def test_ignite_two_ranks_bars_and_prints_on_two_pipes():
+    """Under torchrun each rank's bar and prints reach the log on two pipes: rank 0's print of
+    iteration 10 comes before its bar's redraws of 3-18, which still give their steps.  Rank 0
+    alone logs the evaluator's runs."""
+    recs = parse_file(_IGNITE + "idist-gloo_torchrun-tee3_progressbar_engine-logger_2rank.log")
+    for rank in (0, 1):
+        steps = [r["step"] for r in recs if r["kind"] == "progress" and r["rank"] == rank]
+        assert steps == [s for s in range(1, 94) if s != 47]
+    ends = [(r["rank"], r["duration_ms"]) for r in recs if r.get("phase") == "end"]
+    assert ends == [(0, 20.0), (0, 5.0), (0, 24.0), (0, 8.0)]
+    assert {(r["rank"], r["step"]) for r in recs if r.get("phase") == "result"} == {
+        (0, 47), (1, 47), (0, 94), (1, 94)}

@@ -1463,3 +1463,42 @@ def test_espnet_and_funasr_intervals():
         ("progress", 10, False), ("progress", 20, False), ("progress", 30, True), ("eval", 45, False),
         ("progress", 55, False)]
     assert recs[3]["metrics"] == {"loss": 1.5, "acc": 0.9} and d.stats["garbage"] == 0
+
+
+def _ignite_bar(epoch: int | None, n: int, total: int = 10, loss: float = 2.0) -> str:
+    desc = f"Epoch [{epoch}/3]: " if epoch else "Iteration: "
+    return f"{desc}[{n}/{total}]  {n * 10}%|\u2588         , loss={loss} [00:01<00:02]"
+
+
+def test_ignite_example_prints_alone_and_the_bars_of_other_engines():
+    """The example's prints alone (no bar, no engine logger) are read by the generic parser; the
+    results' single space (Ignite's current examples) too.  Once a trainer's bar counts epochs,
+    a bar without them is another engine's (an evaluator's) and gives nothing; a bar whose
+    description names an evaluation neither."""
+    recs, d = feed_all(["Epoch[1] Iteration[10/20] Loss: 0.54", "Epoch[1] Iteration[20/20] Loss: 0.31",
+                        "Validation Results - Epoch: 1 Avg accuracy: 0.95 Avg loss: 0.16"])
+    assert [(r["kind"], r["step"], r["framework"]) for r in recs] == [
+        ("progress", 10, "ignite"), ("progress", 20, "ignite"), ("eval", 20, "ignite")]
+    assert recs[2]["metrics"] == {"accuracy": 0.95, "loss": 0.16} and recs[2]["subset"] == "validation"
+
+    lines = [_ignite_bar(1, 1), _ignite_bar(1, 2), _ignite_bar(None, 3, 5), _ignite_bar(None, 4, 5),
+             "Validation: [2/5]  40%|\u2588  , acc=0.5 [00:01<00:02]", _ignite_bar(1, 3), _ignite_bar(1, 4)]
+    recs, d = feed_all(lines)
+    assert [r["step"] for r in recs] == [1, 2, 3, 4] and d.stats["garbage"] == 0
+
+
+def test_ignite_single_epoch_bar_and_a_restart_in_the_same_stream():
+    """A run of one epoch draws `Iteration: [n/T]`: the first such bar's length is the trainer's,
+    an evaluator's of another length gives nothing.  A run resumed in the same stream gives its
+    steps again from the iteration it resumed at, after the last step the bar drew before."""
+    lines = [_ignite_bar(None, 1), _ignite_bar(None, 2), _ignite_bar(None, 1, 4), _ignite_bar(None, 2, 4),
+             _ignite_bar(None, 3)]
+    recs, _ = feed_all(lines)
+    assert [r["step"] for r in recs] == [1, 2, 3]
+    lines = [_ignite_bar(1, 5), _ignite_bar(1, 6), _ignite_bar(1, 7),
+             "2026-12-03 05:28:05,049 trainer INFO: Engine run resuming from iteration 4, epoch 0 until 3 epochs",
+             _ignite_bar(1, 5, loss=1.5), _ignite_bar(1, 6, loss=1.4)]
+    recs, _ = feed_all(lines)
+    assert [(r["kind"], r["step"]) for r in recs] == [
+        ("progress", 5), ("progress", 6), ("progress", 7), ("restart", 4), ("progress", 5), ("progress", 6)]
+    assert recs[-1]["loss"] == 1.4

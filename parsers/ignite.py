@@ -1,0 +1,180 @@
+"""PyTorch-Ignite's own output: its `ProgressBar` (tqdm, with its own bar format) and its
+engines' logger, plus the lines its MNIST examples print (`printers.ignite_example`).
+
+The bar of a trainer of more than one epoch, redrawn with `\\r`:
+
+    Epoch [2/3]: [10/469]   2%|▏         , loss=0.31 [00:01<01:02]
+
+its count an epoch's iteration (a run of one epoch, or the bar of another engine, says
+`Iteration: [10/469]`), its postfix what `output_transform` or the metrics give.  Each epoch's
+bar first draws `[1/469]   2%|...` before its description is set: skipped.  The bar is
+rate-limited (tqdm draws at most every 0.1 s), so a record is a step the bar showed, given once
+the bar moves on.  Where a rank draws a bar, its prints of steps give none: the bar shows more,
+and the prints come on another pipe, early or late.
+
+An engine given a logger (`ignite.utils.setup_logger`) logs `Engine run starting with
+max_epochs=3.` (or `resuming from iteration 940, epoch 2 until 5 epochs`), `Epoch[1] Complete.
+Time taken: 00:00:05.123` and `Engine run finished. Time taken: 00:00:15.456`.  An engine whose
+run starts and finishes inside another's is an evaluator run by the trainer's handlers (it
+starts, then finishes before the trainer's epoch does): an evaluation, with its time.  A run's
+restart is the event parser's (`resuming from iteration`).
+"""
+from __future__ import annotations
+
+from . import printers
+from .base import EVAL_WORDS, BarTracker, Parser, Pattern, drawn, hms_to_s, record, seconds_to_ms
+from .lightning import postfix_fields
+
+BAR = Pattern(r"(?:([^\[\]]{0,80}?) \[(\d{1,9}+)/(\d{1,9}+)\]: |([^\[\]]{1,80}?): )?\[(\d{1,15}+)/(\d{1,15}+|\?)\]"
+              r" {1,4}+\d{1,3}+%\|[^,\[]{0,400}+(?:, ([^\[]{0,2000}+))?+\[([\d:]{1,12}+)<[\d:?]{1,12}+\]")
+_POST_ITEM = Pattern(r"\s*+([A-Za-z_][\w/ .-]{0,60}?)=\s*+([^,]{1,40}+)")
+_TOOK = Pattern(r"Time taken: (\d{1,6}+):(\d\d):(\d\d(?:\.\d{1,6}+)?+)")
+STARTED = ("Engine run starting with max_", "Engine run resuming from iteration ")
+_ENDED = ("Engine run finished. Time taken: ", "Engine run is terminating due to exception")
+_HELD_STEPS = 4096
+
+
+class IgniteParser(Parser):
+    name = "ignite"
+
+    def __init__(self) -> None:
+        self.bars = BarTracker()
+        self.given: dict = {}
+        """rank -> the last step given: a bar's step may come after a print gave a later one"""
+        self.last_step: dict = {}
+        self.epoch_length: dict = {}
+        self.epochs_seen: set = set()
+        """the ranks whose trainer's bar counts epochs: a bar without one is another engine's"""
+        self.single: dict = {}
+        """rank -> the length of the first single-epoch bar, the trainer's where none counts epochs"""
+        self.bar_ranks: set = set()
+        """the ranks whose trainer draws a bar: it shows more steps than the prints, which, on
+        another pipe (stdout; the bar's is stderr), may come before or after its redraws"""
+        self.depth: dict = {}
+        """rank -> how many engine runs are open (a logged one inside another is an evaluation)"""
+
+    def detect(self, line: str) -> bool:
+        if "]: [" in line or line.startswith("Iteration: ["):
+            return "%|" in line and BAR.search(line) is not None
+        return STARTED[0] in line or STARTED[1] in line
+
+    def owns(self, line: str) -> bool:
+        """Every redraw of its bar (most give no record), and the examples' lines and the
+        engines' it reads: a print of a step the bar gave already (prints to a pipe come late,
+        in blocks) is given by no other parser."""
+        if "%|" in line:
+            return ": [" in line or line.lstrip().startswith("[")
+        return "] Iteration[" in line or " Results - Epoch: " in line or "Engine run " in line
+
+    def parse(self, line: str, rank: int | None) -> list[dict]:
+        out: list = []
+        rest = line
+        if "%|" in line:
+            m = BAR.search(line)
+            if m is not None:
+                self._bar(m, rank, out)
+                rest = line[m.end():]
+                if not rest.strip():
+                    return out
+        if "Engine run " in rest:
+            self._engine(rest, rank, out)
+            return out
+        recs = printers.ignite_example(rest, rank, self.last_step, self.epoch_length)
+        for rec in recs or ():
+            if rec["step"] is not None:
+                self._ahead_of(rank, rec["step"], out)
+            if rec["kind"] == "progress":
+                if rank not in self.bar_ranks:
+                    self._give(rec, out)
+            else:
+                out.append(rec)
+        return out
+
+    def flush(self) -> list[dict]:
+        out: list = []
+        for (rank, _), bar in list(self.bars.held.items()):
+            if bar["n"] > 0:
+                self._give(self._bar_record(rank, bar), out)
+        self.bars.held.clear()
+        return out
+
+    def place_events(self, recs: list[dict], rank) -> list[dict]:
+        """A restart comes after the step its bar last drew before it (the run it ends)."""
+        if any(r["kind"] == "restart" for r in recs):
+            held = self.bars.held.pop((rank, "train"), None)
+            if held is not None and held["n"] > 0:
+                out: list = []
+                self._give(self._bar_record(rank, held), out)
+                return out + recs
+        return recs
+
+    def note_restart(self, rank, step: int) -> None:
+        """The resumed run's steps are given again from `step` on."""
+        self.given[rank] = step
+
+    def _bar(self, m, rank, out: list) -> None:
+        desc = (m.group(1) or m.group(4) or "").strip()
+        if not desc or any(w in desc for w in EVAL_WORDS):
+            return      # an epoch's first draw, before its description; an evaluator's bar
+        n, total = int(m.group(5)), m.group(6)
+        bar = {"n": n, "total": int(total) if total != "?" else None, "elapsed_s": hms_to_s(m.group(8)),
+               "post": _postfix(m.group(7) or "")}
+        if m.group(2) is not None:
+            self.epochs_seen.add(rank)
+            bar["epoch"] = int(m.group(2))
+            bar["max_epochs"] = int(m.group(3))
+        elif rank in self.epochs_seen or self.single.setdefault(rank, bar["total"]) != bar["total"]:
+            return      # another engine's bar (an evaluator's run is one epoch)
+        self.bar_ranks.add(rank)
+        done = self.bars.update((rank, "train"), bar)
+        if done is not None:
+            self._give(self._bar_record(rank, done), out)
+
+    def _bar_record(self, rank, bar: dict) -> dict:
+        epoch, total = bar.get("epoch"), bar["total"]
+        step = (epoch - 1) * total + bar["n"] if epoch and total else bar["n"]
+        fields = postfix_fields(bar["post"])
+        return record("progress", self.name, rank, step, epoch=epoch, iter_in_epoch=bar["n"],
+                      iters_per_epoch=total, elapsed_s=bar["elapsed_s"], **fields, **drawn(bar))
+
+    def _ahead_of(self, rank, step: int, out: list) -> None:
+        """A print at `step`: the bar's held step, if not later, is given first, so that steps
+        (and an epoch's results after its steps) stay in order."""
+        held = self.bars.peek((rank, "train"))
+        if held is not None and held["n"] > 0:
+            rec = self._bar_record(rank, held)
+            if rec["step"] <= step:
+                self._give(rec, out)
+
+    def _give(self, rec: dict, out: list) -> None:
+        rank, step = rec["rank"], rec["step"]
+        if step <= self.given.get(rank, 0):
+            return      # given already, by the bar or by a print
+        self.given[rank] = self.last_step[rank] = step
+        out.append(rec)
+
+    def _engine(self, line: str, rank, out: list) -> None:
+        depth = self.depth.get(rank, 0)
+        if line.find(STARTED[0]) >= 0 or line.find(STARTED[1]) >= 0:
+            self.depth[rank] = depth + 1
+            if depth >= 1:
+                out.append(record("eval", self.name, rank, self.last_step.get(rank), phase="start"))
+            return
+        if not any(e in line for e in _ENDED):
+            return
+        self.depth[rank] = max(depth - 1, 0)
+        if depth >= 2 and "finished" in line:
+            m = _TOOK.search(line)
+            took = None
+            if m is not None:
+                took = seconds_to_ms(int(m.group(1)) * 3600 + int(m.group(2)) * 60 + float(m.group(3)))
+            out.append(record("eval", self.name, rank, self.last_step.get(rank), phase="end", duration_ms=took))
+
+
+def _postfix(text: str) -> dict:
+    post = {}
+    for item in text.split(",")[:40]:
+        pm = _POST_ITEM.match(item)
+        if pm:
+            post[pm.group(1).strip()] = pm.group(2).strip()
+    return post
