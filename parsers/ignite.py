@@ -7,10 +7,17 @@ The bar of a trainer of more than one epoch, redrawn with `\\r`:
 
 its count an epoch's iteration (a run of one epoch, or the bar of another engine, says
 `Iteration: [10/469]`), its postfix what `output_transform` or the metrics give.  Each epoch's
-bar first draws `[1/469]   2%|...` before its description is set: skipped.  The bar is
-rate-limited (tqdm draws at most every 0.1 s), so a record is a step the bar showed, given once
-the bar moves on.  Where a rank draws a bar, its prints of steps give none: the bar shows more,
-and the prints come on another pipe, early or late.
+bar first draws `[1/469]   2%|...` before its description is set: skipped.
+
+The count lags the iterations by one.  As iteration k ends, the bar redraws with the count
+still at k-1: once for its description, once for its postfix (iteration k's loss); only then
+does the count move to k, drawn at once only where 0.1 s have passed since tqdm last drew (a
+slow iteration), else with the next redraws, as iteration k+1 ends.  So a count's last redraw
+is the end of the iteration after it, with that iteration's loss: the record of a count m is
+step m+1 (the epoch's last, m = the epoch's length, step m), at the time of that redraw.  The
+first iteration of each epoch (drawn under the count 1 that the bar starts at) has none.
+Where a rank draws a bar, its prints of steps give none: the bar shows more, and the prints
+come on another pipe, early or late.
 
 An engine given a logger (`ignite.utils.setup_logger`) logs `Engine run starting with
 max_epochs=3.` (or `resuming from iteration 940, epoch 2 until 5 epochs`), `Epoch[1] Complete.
@@ -22,7 +29,7 @@ restart is the event parser's (`resuming from iteration`).
 from __future__ import annotations
 
 from . import printers
-from .base import EVAL_WORDS, BarTracker, Parser, Pattern, drawn, hms_to_s, record, seconds_to_ms
+from .base import CLOCK, EVAL_WORDS, Parser, Pattern, drawn, hms_to_s, record, seconds_to_ms
 from .lightning import postfix_fields
 
 BAR = Pattern(r"(?:([^\[\]]{0,80}?) \[(\d{1,9}+)/(\d{1,9}+)\]: |([^\[\]]{1,80}?): )?\[(\d{1,15}+)/(\d{1,15}+|\?)\]"
@@ -31,14 +38,14 @@ _POST_ITEM = Pattern(r"\s*+([A-Za-z_][\w/ .-]{0,60}?)=\s*+([^,]{1,40}+)")
 _TOOK = Pattern(r"Time taken: (\d{1,6}+):(\d\d):(\d\d(?:\.\d{1,6}+)?+)")
 STARTED = ("Engine run starting with max_", "Engine run resuming from iteration ")
 _ENDED = ("Engine run finished. Time taken: ", "Engine run is terminating due to exception")
-_HELD_STEPS = 4096
 
 
 class IgniteParser(Parser):
     name = "ignite"
 
     def __init__(self) -> None:
-        self.bars = BarTracker()
+        self.held: dict = {}
+        """rank -> the trainer's bar as last redrawn (its record is given when the count moves on)"""
         self.given: dict = {}
         """rank -> the last step given: a bar's step may come after a print gave a later one"""
         self.last_step: dict = {}
@@ -92,17 +99,16 @@ class IgniteParser(Parser):
 
     def flush(self) -> list[dict]:
         out: list = []
-        for (rank, _), bar in list(self.bars.held.items()):
-            if bar["n"] > 0:
-                self._give(self._bar_record(rank, bar), out)
-        self.bars.held.clear()
+        for rank, bar in list(self.held.items()):
+            self._give(self._bar_record(rank, bar), out)
+        self.held.clear()
         return out
 
     def place_events(self, recs: list[dict], rank) -> list[dict]:
         """A restart comes after the step its bar last drew before it (the run it ends)."""
         if any(r["kind"] == "restart" for r in recs):
-            held = self.bars.held.pop((rank, "train"), None)
-            if held is not None and held["n"] > 0:
+            held = self.held.pop(rank, None)
+            if held is not None:
                 out: list = []
                 self._give(self._bar_record(rank, held), out)
                 return out + recs
@@ -122,26 +128,31 @@ class IgniteParser(Parser):
         if m.group(2) is not None:
             self.epochs_seen.add(rank)
             bar["epoch"] = int(m.group(2))
-            bar["max_epochs"] = int(m.group(3))
+            if bar["total"]:
+                self.epoch_length[rank] = bar["total"]      # where an epoch's results are
         elif rank in self.epochs_seen or self.single.setdefault(rank, bar["total"]) != bar["total"]:
             return      # another engine's bar (an evaluator's run is one epoch)
         self.bar_ranks.add(rank)
-        done = self.bars.update((rank, "train"), bar)
-        if done is not None:
+        if CLOCK.now_ns is not None:
+            bar["drawn_ns"] = CLOCK.now_ns
+        done = self.held.get(rank)
+        self.held[rank] = bar
+        if done is not None and done["n"] != n:
             self._give(self._bar_record(rank, done), out)
 
     def _bar_record(self, rank, bar: dict) -> dict:
-        epoch, total = bar.get("epoch"), bar["total"]
-        step = (epoch - 1) * total + bar["n"] if epoch and total else bar["n"]
+        epoch, total, n = bar.get("epoch"), bar["total"], bar["n"]
+        in_epoch = n if n == total else n + 1
+        step = (epoch - 1) * total + in_epoch if epoch and total else in_epoch
         fields = postfix_fields(bar["post"])
-        return record("progress", self.name, rank, step, epoch=epoch, iter_in_epoch=bar["n"],
+        return record("progress", self.name, rank, step, epoch=epoch, iter_in_epoch=in_epoch,
                       iters_per_epoch=total, elapsed_s=bar["elapsed_s"], **fields, **drawn(bar))
 
     def _ahead_of(self, rank, step: int, out: list) -> None:
         """A print at `step`: the bar's held step, if not later, is given first, so that steps
         (and an epoch's results after its steps) stay in order."""
-        held = self.bars.peek((rank, "train"))
-        if held is not None and held["n"] > 0:
+        held = self.held.get(rank)
+        if held is not None:
             rec = self._bar_record(rank, held)
             if rec["step"] <= step:
                 self._give(rec, out)
@@ -157,7 +168,10 @@ class IgniteParser(Parser):
         depth = self.depth.get(rank, 0)
         if line.find(STARTED[0]) >= 0 or line.find(STARTED[1]) >= 0:
             self.depth[rank] = depth + 1
-            if depth >= 1:
+            if depth >= 1:      # run by a handler of the trainer's, after the bar's redraws of the step
+                held = self.held.pop(rank, None)
+                if held is not None:
+                    self._give(self._bar_record(rank, held), out)
                 out.append(record("eval", self.name, rank, self.last_step.get(rank), phase="start"))
             return
         if not any(e in line for e in _ENDED):

@@ -181,6 +181,8 @@ def correlate(state: dict, msg: dict) -> tuple[dict, list[dict]]:
             return state, []
         if _note_slowest_ranks(state, record):
             return state, []
+        if msg["p"].get("timed_elsewhere"):
+            return state, []    # the rank's other pipe times its steps (probes/step_streams.py)
         window, source = progress_as_window(msg, state), "log"
         if window is not None:
             # a save that printed its time, too, is timed: its lane, not untimed work

@@ -24,6 +24,7 @@ from ridgescope.probes.ranks import (Learnt, LocalRanks, base_from_cmd, base_fro
                                      nproc_per_node, task_of_launcher, tasks_from_cmd,
                                      tee_prefix_from_cmd, world_from_workers)
 from ridgescope.probes.relay import Relay
+from ridgescope.probes.step_streams import StepStreams
 from ridgescope.schemas import envelope
 from ridgescope.schemas.kinds import TOPIC_FOR_KIND
 
@@ -130,8 +131,11 @@ def run(cmd: list[str], job: str, broker: str | None, data_dir: Path, *, hooks: 
     # The world size lets the aggregate wait for every rank's stdout record of a step; where
     # the command line does not tell it (a script that starts torchrun), the workers' do.
     world_size = Learnt(lambda: world_from_workers(gpu_probe_mod.job_processes(proc.pid, seen_procs)))
+    # a rank's steps printed on both pipes are timed from one (step_streams.py)
+    step_streams = StepStreams()
     log_event = lambda rank, payload, ts: publish(  # noqa: E731
-        "progress", rank, {**payload, "world_size": world or world_size.get() or 0}, ts)
+        "progress", rank, {**step_streams.mark(rank, payload), "world_size": world or world_size.get() or 0},
+        ts)
     # torchrun's `--tee` prefixes name local ranks: the job's, on a node past the first, come
     # from the workers' environment
     local_ranks = LocalRanks(

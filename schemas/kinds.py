@@ -31,6 +31,8 @@ PAYLOAD_SPECS: dict[str, dict[str, tuple[tuple[type, ...], bool]]] = {
     "progress": {
         "record": ((dict,), True),
         "stream": ((str,), False),
+        # the rank's steps are timed from its other pipe (probes/step_streams.py)
+        "timed_elsewhere": ((bool,), False),
     },
     # Per-process-tree CPU and I/O counters of one rank (cumulative), from /proc.
     "host_sample": {

@@ -1668,35 +1668,51 @@ def test_ignite_resumed_run_restarts_at_the_checkpoints_iteration():
     assert [r["step"] for r in recs if r.get("phase") == "result"] == [141, 141, 188, 188, 235, 235]
 
 
+def _ignite_prints(name: str) -> dict:
+    """(rank, iteration) -> the loss that the example's print of it says."""
+    text = (CAPTURED / name).read_text()
+    return {(int(r) if r else None, int(i)): float(loss) for r, i, loss in re.findall(
+        r"(?:\[default(\d)\]:)?[^\n\[]*?(?:\])?Epoch\[\d+\] Iteration\[(\d+)/47\] Loss: ([\d.]+)", text)}
+
+
 def test_ignite_progress_bar_one_record_per_step_drawn():
-    """Ignite's ProgressBar into a pipe: a record per step it drew (its count an epoch's, after
-    the epochs before), with the loss of the step's last redraw, in order, each once: the
-    example's prints that run on after a redraw add none.  The bar closes at each epoch's end
-    without drawing its last iteration (47, 94, 141): those have no record."""
-    recs = parse_file(_IGNITE + "progressbar_3-epochs_pipe.log")
+    """Ignite's ProgressBar into a pipe: its count lags the iterations by one (a count's last
+    redraw is the end of the next iteration, with its loss), so each step's record holds the
+    loss the example's print of the same iteration says.  Steps in order, each once: the prints
+    that run on after a redraw add none.  Each epoch's first iteration, drawn under the count
+    the bar starts at, has no record."""
+    name = _IGNITE + "progressbar_3-epochs_pipe.log"
+    recs = parse_file(name)
     assert {r["framework"] for r in recs} == {"ignite"}
     progress = [r for r in recs if r["kind"] == "progress"]
     steps = [r["step"] for r in progress]
-    assert steps == sorted(set(steps)) and set(range(1, 141)) - set(steps) == {47, 94}
+    assert steps == sorted(set(steps)) and set(range(1, 142)) - set(steps) == {1, 48, 95}
     by_step = {r["step"]: r for r in progress}
-    assert (by_step[1]["loss"], by_step[1]["epoch"], by_step[1]["iters_per_epoch"]) == (2.33, 1, 47)
-    assert (by_step[48]["epoch"], by_step[48]["iter_in_epoch"], by_step[48]["loss"]) == (2, 1, 2.15)
-    assert by_step[140]["loss"] == 1.83
+    prints = _ignite_prints(name)
+    assert len(prints) == 14 and all(by_step[i]["loss"] == loss for (_, i), loss in prints.items())
+    assert (by_step[2]["loss"], by_step[2]["epoch"], by_step[2]["iters_per_epoch"]) == (2.33, 1, 47)
+    assert (by_step[49]["epoch"], by_step[49]["iter_in_epoch"], by_step[49]["loss"]) == (2, 2, 2.15)
+    assert (by_step[47]["iter_in_epoch"], by_step[141]["loss"]) == (47, 1.83)
     kinds = [(r["kind"], r["step"]) for r in recs]
-    assert kinds.index(("progress", 46)) < kinds.index(("eval", 47)) < kinds.index(("progress", 48))
+    assert kinds.index(("progress", 47)) < kinds.index(("eval", 47)) < kinds.index(("progress", 49))
 
     recs = parse_file(_IGNITE + "progressbar_1-epoch_pipe.log")
-    assert [r["step"] for r in recs if r["kind"] == "progress"] == list(range(1, 47))
+    assert [r["step"] for r in recs if r["kind"] == "progress"] == list(range(2, 48))
 
 
 def test_ignite_two_ranks_bars_and_prints_on_two_pipes():
     """Under torchrun each rank's bar and prints reach the log on two pipes: rank 0's print of
-    iteration 10 comes before its bar's redraws of 3-18, which still give their steps.  Rank 0
-    alone logs the evaluator's runs."""
-    recs = parse_file(_IGNITE + "idist-gloo_torchrun-tee3_progressbar_engine-logger_2rank.log")
+    iteration 10 comes before its bar's redraws of 3-18, which still give their steps, with the
+    losses each rank's prints say.  Rank 0 alone logs the evaluator's runs."""
+    name = _IGNITE + "idist-gloo_torchrun-tee3_progressbar_engine-logger_2rank.log"
+    recs = parse_file(name)
+    prints = _ignite_prints(name)
+    assert {r for r, _ in prints} == {0, 1} and len(prints) == 18
     for rank in (0, 1):
-        steps = [r["step"] for r in recs if r["kind"] == "progress" and r["rank"] == rank]
-        assert steps == [s for s in range(1, 94) if s != 47]
+        progress = [r for r in recs if r["kind"] == "progress" and r["rank"] == rank]
+        assert [r["step"] for r in progress] == [s for s in range(2, 95) if s != 48]
+        by_step = {r["step"]: r["loss"] for r in progress}
+        assert all(by_step[i] == loss for (r, i), loss in prints.items() if r == rank)
     ends = [(r["rank"], r["duration_ms"]) for r in recs if r.get("phase") == "end"]
     assert ends == [(0, 20.0), (0, 5.0), (0, 24.0), (0, 8.0)]
     assert {(r["rank"], r["step"]) for r in recs if r.get("phase") == "result"} == {

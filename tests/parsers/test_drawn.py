@@ -63,7 +63,8 @@ def test_a_loops_own_bar_gives_the_read_that_first_drew_each_step(per_read):
 @pytest.mark.parametrize("name", ["keras-3.15.1_fit-325-step-epochs_pipe.log",
                                   "transformers-5.24.0_trainer_tqdm_pipe.log",
                                   "lightning-2.6.6_tqdmprogressbar_pipe.log",
-                                  "accelerate-1.15.0_own-loop_tqdm-epoch-iteration-bars_pipe.log"])
+                                  "accelerate-1.15.0_own-loop_tqdm-epoch-iteration-bars_pipe.log",
+                                  "ignite-0.5.5_torch-2.11_progressbar_3-epochs_pipe.log"])
 def test_each_frameworks_bar_says_when_it_drew_each_step(name):
     """Every step of the training bar carries the read that first drew it: later steps were
     drawn later, and the records are those of the bar read without a clock."""
@@ -174,3 +175,18 @@ def test_a_torchtitan_step_says_when_it_was_read():
     recs, _ = read_redraw_by_redraw(lines)
     prog = [r for r in recs if r["kind"] == "progress"]
     assert len(at) == 20 and [(r["step"], r["drawn_ns"]) for r in prog] == sorted(at.items())
+
+
+def test_ignites_bar_gives_the_redraw_that_ended_each_step():
+    """Ignite's count lags by one: a count's last redraw is drawn as the next iteration ends
+    (`ignite.py`), and that redraw's read is the step's time, so that a slow iteration's time
+    falls in its own step's window."""
+    data = (CAPTURED / "ignite-0.5.5_torch-2.11_progressbar_3-epochs_pipe.log").read_bytes()
+    recs, reads = read_redraw_by_redraw(data)
+    last: dict[int, int] = {}
+    for i, piece in enumerate(reads):
+        for m in re.finditer(rb"Epoch \[(\d)/3\]: \[(\d+)/47\]", piece):
+            count = int(m.group(2))
+            last[(int(m.group(1)) - 1) * 47 + (count if count == 47 else count + 1)] = i
+    progress = [r for r in recs if r["kind"] == "progress"]
+    assert len(progress) == 138 and all(r["drawn_ns"] == last[r["step"]] for r in progress)

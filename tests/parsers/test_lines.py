@@ -1484,21 +1484,31 @@ def test_ignite_example_prints_alone_and_the_bars_of_other_engines():
     lines = [_ignite_bar(1, 1), _ignite_bar(1, 2), _ignite_bar(None, 3, 5), _ignite_bar(None, 4, 5),
              "Validation: [2/5]  40%|\u2588  , acc=0.5 [00:01<00:02]", _ignite_bar(1, 3), _ignite_bar(1, 4)]
     recs, d = feed_all(lines)
-    assert [r["step"] for r in recs] == [1, 2, 3, 4] and d.stats["garbage"] == 0
+    assert [r["step"] for r in recs] == [2, 3, 4, 5] and d.stats["garbage"] == 0
+
+    # the bar alone gives an epoch's length: its results come at its last step; an evaluator's
+    # run inside the trainer's, after the bar's last redraw of the step, too
+    recs, _ = feed_all(["2026-12-03 05:31:50,001 trainer INFO: Engine run starting with max_epochs=3.",
+                        _ignite_bar(1, 8), _ignite_bar(1, 9),
+                        "2026-12-03 05:31:51,424 evaluator INFO: Engine run starting with max_epochs=1.",
+                        "Training Results - Epoch: 1  Avg accuracy: 0.34 Avg loss: 2.15"])
+    assert [(r["kind"], r["step"], r.get("phase")) for r in recs] == [
+        ("progress", 9, None), ("progress", 10, None), ("eval", 10, "start"), ("eval", 10, "result")]
 
 
 def test_ignite_single_epoch_bar_and_a_restart_in_the_same_stream():
-    """A run of one epoch draws `Iteration: [n/T]`: the first such bar's length is the trainer's,
+    """A run of one epoch draws `Iteration: [n/T]` (a count's record is the next step's, see
+    `ignite.py`): the first such bar's length is the trainer's,
     an evaluator's of another length gives nothing.  A run resumed in the same stream gives its
     steps again from the iteration it resumed at, after the last step the bar drew before."""
     lines = [_ignite_bar(None, 1), _ignite_bar(None, 2), _ignite_bar(None, 1, 4), _ignite_bar(None, 2, 4),
              _ignite_bar(None, 3)]
     recs, _ = feed_all(lines)
-    assert [r["step"] for r in recs] == [1, 2, 3]
+    assert [r["step"] for r in recs] == [2, 3, 4]
     lines = [_ignite_bar(1, 5), _ignite_bar(1, 6), _ignite_bar(1, 7),
              "2026-12-03 05:28:05,049 trainer INFO: Engine run resuming from iteration 4, epoch 0 until 3 epochs",
              _ignite_bar(1, 5, loss=1.5), _ignite_bar(1, 6, loss=1.4)]
     recs, _ = feed_all(lines)
     assert [(r["kind"], r["step"]) for r in recs] == [
-        ("progress", 5), ("progress", 6), ("progress", 7), ("restart", 4), ("progress", 5), ("progress", 6)]
+        ("progress", 6), ("progress", 7), ("progress", 8), ("restart", 4), ("progress", 6), ("progress", 7)]
     assert recs[-1]["loss"] == 1.4
