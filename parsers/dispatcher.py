@@ -14,6 +14,7 @@ from .events import EventParser
 from .generic import GenericParser
 from .glued import glued_at, glued_pieces
 from .hf import AccelerateParser, HFTrainerParser
+from .icefall import IcefallParser
 from .ignite import IgniteParser
 from .keras import KerasParser
 from .lightning import LightningParser, NemoParser
@@ -48,6 +49,7 @@ PARSERS = {
     "verl": VerlParser,
     "maxtext": MaxTextParser,
     "espnet": EspnetParser,
+    "icefall": IcefallParser,
     "keras": KerasParser,
     "litgpt": LitGPTParser,
     "tensorflow": TensorflowParser,

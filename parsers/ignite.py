@@ -61,9 +61,9 @@ class IgniteParser(Parser):
         """rank -> how many engine runs are open (a logged one inside another is an evaluation)"""
 
     def detect(self, line: str) -> bool:
-        if "]: [" in line or line.startswith("Iteration: ["):
-            return "%|" in line and BAR.search(line) is not None
-        return STARTED[0] in line or STARTED[1] in line
+        if "%|" in line:
+            return ("]: [" in line or line.startswith("Iteration: [")) and BAR.search(line) is not None
+        return "Engine run " in line and (STARTED[0] in line or STARTED[1] in line)
 
     def owns(self, line: str) -> bool:
         """Every redraw of its bar (most give no record), and the examples' lines and the

@@ -582,3 +582,40 @@ def test_espnet_tutorial_lines_from_epoch_2_on():
     assert recs[1]["lanes_ms"] == {"input": approx(0.0428), "compute": 129.0}
     assert recs[1]["timers_ms"] == {"data": approx(0.0428), "forward": 68.0, "backward": 55.0, "optimizer": 6.0}
     assert recs[0]["metrics"] == {"loss_att": 35.801, "loss_ctc": 65.945, "acc": 0.471}
+
+
+def test_icefall_zipformer_line_names_its_rank():
+    """Every rank logs to the console behind `(R/W)`: the rank of a line no launcher labels.
+    Zipformer's `ScheduledFloat: ..., batch_count=152746.67, ans=0.2` lines are no steps."""
+    recs = read("icefall_zipformer_grad-scale-small_8gpu.log")
+    (r,) = recs
+    assert (r["framework"], r["rank"], r["step"], r["epoch"], r["iter_in_epoch"]) == ("icefall", 7, 14301, 1, 14300)
+    assert (r["loss"], r["lr"], r["loss_scale"]) == (0.6675, 0.0273, 6.103515625e-05)
+    assert r["metrics"] == {"simple_loss": 0.6511, "pruned_loss": 0.2501, "ctc_loss": 0.4594, "frames": 19153.0,
+                            "tot_loss": 0.6085, "batch_size": 130}
+    assert "step_inferred" not in r
+
+
+def test_icefall_2022_recipes_count_batches_from_the_first_epoch():
+    """April 2022's lines count epochs from 0 and print no lr; June's from 1, with lr: the
+    step is the batch + 1 of the log's first epoch, exact."""
+    recs = read("icefall_conformer-ctc_2022.log")
+    assert [(r["step"], r["epoch"], r["loss"]) for r in recs] == [
+        (501, 0, 0.7423), (551, 0, 1.007), (601, 0, 1.043), (651, 0, 1.027), (701, 0, 0.8798)]
+    assert recs[0]["metrics"]["att_loss"] == 0.7367 and "lr" not in recs[0]
+    recs = read("icefall_pruned-transducer-stateless5_aishell4.log")
+    assert [(r["step"], r["lr"], r["metrics"]["batch_size"]) for r in recs] == [
+        (6, 0.003, 18), (7, 0.003, 22), (8, 0.003, 29), (9, 0.003, 18), (10, 0.003, 25)]
+
+
+def test_zipvoice_prints_its_global_batch_index():
+    recs = read("zipvoice_train_wrapper-clocks.log")
+    assert [(r["step"], r["iter_in_epoch"], r["loss"], r["lr"], r["loss_scale"]) for r in recs] == [
+        (50, 49, 0.06789, 0.0001, 65536.0), (100, 99, 0.07778, 0.0001, 65536.0), (150, 149, 0.07169, 0.0001, 65536.0)]
+
+
+def test_icefall_validation_lines_are_evaluations_of_rank_0():
+    recs = read("icefall_zipformer_validation-lines_grep.log")
+    assert [(r["kind"], r["rank"], r["epoch"]) for r in recs] == [
+        ("eval", 0, e) for e in (23, 24, 24, 25, 25, 26, 26, 27)]
+    assert recs[0]["metrics"] == {"loss": 0.1505, "simple_loss": 0.2502, "pruned_loss": 0.02537, "frames": 944034.0}

@@ -1512,3 +1512,31 @@ def test_ignite_single_epoch_bar_and_a_restart_in_the_same_stream():
     assert [(r["kind"], r["step"]) for r in recs] == [
         ("progress", 6), ("progress", 7), ("progress", 8), ("restart", 4), ("progress", 6), ("progress", 7)]
     assert recs[-1]["loss"] == 1.4
+
+
+_ICEFALL = ("2024-05-17 01:{:02d}:00,000 INFO [train.py:1056] ({}/2) Epoch {}, batch {}, loss[loss=0.5, "
+            "simple_loss=0.6, over 19153.00 frames. ], tot_loss[loss=0.55, over 37589436.30 frames. ], "
+            "batch size: 130, lr: 4.50e-02, grad_scale: 2.0")
+
+
+def test_icefall_ranks_epochs_and_validations():
+    """Two ranks' lines, interleaved, each named by its `(R/W)`; a new epoch goes on after the
+    last batch printed of the one before (`step_inferred`: up to `log_interval` - 1 short); a
+    validation is an evaluation from its start to the memory line after its result.  A log that
+    begins in a later epoch counts from its own start, inferred."""
+    lines = [_ICEFALL.format(0, 0, 1, 0), _ICEFALL.format(0, 1, 1, 0), _ICEFALL.format(1, 1, 1, 50),
+             _ICEFALL.format(1, 0, 1, 50),
+             "2024-05-17 01:02:00,000 INFO [train.py:1088] (0/2) Computing validation loss",
+             "2024-05-17 01:03:00,000 INFO [train.py:1097] (0/2) Epoch 1, validation: loss=0.2, over 944034.00 frames.",
+             "2024-05-17 01:03:00,001 INFO [train.py:1098] (0/2) Maximum memory allocated so far is 17215MB",
+             _ICEFALL.format(4, 0, 2, 0), _ICEFALL.format(5, 0, 2, 50)]
+    recs, d = feed_all(lines)
+    assert [(r["kind"], r["rank"], r["step"], r.get("phase"), r.get("step_inferred", False)) for r in recs] == [
+        ("progress", 0, 1, None, False), ("progress", 1, 1, None, False), ("progress", 1, 51, None, False),
+        ("progress", 0, 51, None, False), ("eval", 0, 51, "start", False), ("eval", 0, 51, "result", False),
+        ("eval", 0, 51, "end", False), ("progress", 0, 52, None, True), ("progress", 0, 102, None, True)]
+    assert recs[5]["metrics"] == {"loss": 0.2, "frames": 944034.0} and recs[6]["mem_gb"] == approx(16.81, abs=0.01)
+    assert d.stats["garbage"] == 0
+
+    recs, _ = feed_all([_ICEFALL.format(0, 0, 5, 100), _ICEFALL.format(1, 0, 5, 150)])
+    assert [(r["step"], r["epoch"], r["step_inferred"]) for r in recs] == [(101, 5, True), (151, 5, True)]
