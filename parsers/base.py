@@ -370,13 +370,18 @@ def parse_bar(segment: str) -> dict | None:
     rate = num(m.group("rate"))
     if rate:
         bar["it_per_s"] = rate if m.group("unit") == "it/s" else round(1.0 / rate, 6)
+    bar["post"] = postfix_items(m.group("post"))
+    return bar
+
+
+def postfix_items(text: str) -> dict:
+    """A tqdm postfix's `name=value` items (`, loss=2.31, lr=0.1`), the values as printed."""
     post = {}
-    for item in m.group("post").split(",")[:40]:
+    for item in text.split(",")[:40]:
         pm = _POST_ITEM.match(item)
         if pm:
             post[pm.group(1).strip()] = pm.group(2).strip()
-    bar["post"] = post
-    return bar
+    return post
 
 
 # Ultralytics' own bar (8.4 on; before, tqdm's): `  2/5  0G  6.04  4.152  4.327  4  128: 50%

@@ -29,12 +29,12 @@ restart is the event parser's (`resuming from iteration`).
 from __future__ import annotations
 
 from . import printers
-from .base import CLOCK, EVAL_WORDS, Parser, Pattern, drawn, hms_to_s, record, seconds_to_ms
+from .base import (CLOCK, EVAL_WORDS, Parser, Pattern, drawn, hms_to_s, postfix_items, record,
+                   seconds_to_ms)
 from .lightning import postfix_fields
 
 BAR = Pattern(r"(?:([^\[\]]{0,80}?) \[(\d{1,9}+)/(\d{1,9}+)\]: |([^\[\]]{1,80}?): )?\[(\d{1,15}+)/(\d{1,15}+|\?)\]"
               r" {1,4}+\d{1,3}+%\|[^,\[]{0,400}+(?:, ([^\[]{0,2000}+))?+\[([\d:]{1,12}+)<[\d:?]{1,12}+\]")
-_POST_ITEM = Pattern(r"\s*+([A-Za-z_][\w/ .-]{0,60}?)=\s*+([^,]{1,40}+)")
 _TOOK = Pattern(r"Time taken: (\d{1,6}+):(\d\d):(\d\d(?:\.\d{1,6}+)?+)")
 STARTED = ("Engine run starting with max_", "Engine run resuming from iteration ")
 _ENDED = ("Engine run finished. Time taken: ", "Engine run is terminating due to exception")
@@ -124,7 +124,7 @@ class IgniteParser(Parser):
             return      # an epoch's first draw, before its description; an evaluator's bar
         n, total = int(m.group(5)), m.group(6)
         bar = {"n": n, "total": int(total) if total != "?" else None, "elapsed_s": hms_to_s(m.group(8)),
-               "post": _postfix(m.group(7) or "")}
+               "post": postfix_items(m.group(7) or "")}
         if m.group(2) is not None:
             self.epochs_seen.add(rank)
             bar["epoch"] = int(m.group(2))
@@ -183,12 +183,3 @@ class IgniteParser(Parser):
             if m is not None:
                 took = seconds_to_ms(int(m.group(1)) * 3600 + int(m.group(2)) * 60 + float(m.group(3)))
             out.append(record("eval", self.name, rank, self.last_step.get(rank), phase="end", duration_ms=took))
-
-
-def _postfix(text: str) -> dict:
-    post = {}
-    for item in text.split(",")[:40]:
-        pm = _POST_ITEM.match(item)
-        if pm:
-            post[pm.group(1).strip()] = pm.group(2).strip()
-    return post
