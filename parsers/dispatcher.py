@@ -27,6 +27,7 @@ from .structured import message_of
 from .olmo import OlmoParser
 from .prefix import RayWorkers, split_rank_prefix
 from .scan import candidate_lines, interesting
+from .speechbrain import SpeechBrainParser
 from .srun import PIECE, SrunPieces, cut_after_word, cut_inside, flatten, labelled, widest_node
 from .tee import TeeParts, per_write_prefix, split_inside
 from .template import TeePrefix
@@ -50,6 +51,7 @@ PARSERS = {
     "maxtext": MaxTextParser,
     "espnet": EspnetParser,
     "icefall": IcefallParser,
+    "speechbrain": SpeechBrainParser,
     "keras": KerasParser,
     "litgpt": LitGPTParser,
     "tensorflow": TensorflowParser,

@@ -131,7 +131,7 @@ _EVAL_BEGINS = ("Eval iter: 0", "Evaluate in main process...")
 """How PaddleDetection's and YOLOX's evaluations begin (the end of their line)."""
 _CKPT_NOT = ("%|", "not found", "Unable to find", "No checkpoint", "no existing checkpoint",
              "if checkpoint", "will be saved", "will be loaded", "Defaulting", "_checkpoint=",
-             "metadata loaded from")
+             "metadata loaded from", "none found")
 
 
 class EventParser:

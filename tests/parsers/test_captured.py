@@ -1717,3 +1717,40 @@ def test_ignite_two_ranks_bars_and_prints_on_two_pipes():
     assert ends == [(0, 20.0), (0, 5.0), (0, 24.0), (0, 8.0)]
     assert {(r["rank"], r["step"]) for r in recs if r.get("phase") == "result"} == {
         (0, 47), (1, 47), (0, 94), (1, 94)}
+
+
+_SPEECHBRAIN = "speechbrain-1.1.2_torch-2.11_"
+
+
+def test_speechbrain_fit_bars_summaries_and_checkpoints():
+    """SpeechBrain's training bar: a step per count it drew (10 and 20 of each epoch of 20, after
+    the epochs before), with the epoch's mean loss at that count's first redraw (the postfix is
+    redrawn after every batch with the count tqdm drew last).  Each end-of-epoch summary is an
+    evaluation at the optimizer's `steps`, its checkpoint after it; the test pass at the end.
+    The validations' bars, with no `train_loss`, give no steps; `Would load a checkpoint here,
+    but none found yet` loads none."""
+    recs = parse_file(_SPEECHBRAIN + "brain-fit_slow-batch_cpu.log")
+    assert {r["framework"] for r in recs} == {"speechbrain"}
+    assert [(r["kind"], r["step"], r.get("subset") or r.get("action")) for r in recs] == [
+        ("progress", 10, None), ("progress", 20, None), ("eval", 20, "validation"), ("checkpoint", 20, "save"),
+        ("progress", 30, None), ("progress", 40, None), ("eval", 40, "validation"), ("checkpoint", 40, "save"),
+        ("progress", 50, None), ("progress", 60, None), ("eval", 60, "validation"), ("checkpoint", 60, "save"),
+        ("checkpoint", 60, "load"), ("eval", 60, "test")]
+    first = recs[0]
+    assert (first["epoch"], first["iter_in_epoch"], first["total_steps"], first["loss"], first["it_per_s"]) == (
+        1, 10, 20, 2.33, 18.7)
+    assert recs[2]["metrics"] == {"loss": 2.29, "ACC": 0.119, "train_loss": 2.33, "lr": 0.1}
+    assert (recs[-1]["epoch"], recs[-1]["metrics"]) == (1, {"loss": 2.33, "ACC": 0.106})
+
+
+def test_speechbrain_resumed_run_and_its_train_log_txt():
+    """The resumed run's bar counts from `Going into epoch 4`: steps 80 and 100, as its
+    summaries' `steps` say.  `train_log.txt` holds the summaries alone: evaluations at their
+    `steps`, a test pass at the last."""
+    recs = parse_file(_SPEECHBRAIN + "brain-fit_resumed-to-epoch-5_cpu.log")
+    assert [(r["kind"], r["step"]) for r in recs if r["kind"] in ("progress", "eval")] == [
+        ("progress", 80), ("eval", 80), ("progress", 100), ("eval", 100), ("eval", 100)]
+    recs = parse_file(_SPEECHBRAIN + "filetrainlogger_train-log-txt_both-runs.log")
+    assert [(r["step"], r["epoch"], r["subset"]) for r in recs] == [
+        (20, 1, "validation"), (40, 2, "validation"), (60, 3, "validation"), (60, 1, "test"),
+        (80, 4, "validation"), (100, 5, "validation"), (100, 1, "test")]
