@@ -54,6 +54,8 @@ class SpeechBrainParser(Parser):
         """rank -> the first redraw of the training bar's count (its step's record, when it moves on)"""
         self.length: dict = {}
         """rank -> the training bar's batches an epoch"""
+        self.given: dict = {}
+        """rank -> the training bar's last step given, this epoch (a count's later redraws give none)"""
         self.last_step: dict = {}
 
     def detect(self, line: str) -> bool:
@@ -71,6 +73,7 @@ class SpeechBrainParser(Parser):
             if m is not None:
                 out = self._given(rank)
                 self.epoch[rank] = int(m.group(1))
+                self.given.pop(rank, None)
                 return out
             return []
         if " - train " in line or " - test " in line or " - valid " in line:
@@ -88,9 +91,9 @@ class SpeechBrainParser(Parser):
     def place_events(self, recs: list[dict], rank) -> list[dict]:
         """A checkpoint saved after the epoch comes after its last step drawn."""
         given = self._given(rank)
-        for r in recs:
-            if given and r["step"] is not None:
-                r["step"] = max(r["step"], given[-1]["step"])
+        if given:
+            for r in recs:
+                r["step"] = given[-1]["step"] if r["step"] is None else max(r["step"], given[-1]["step"])
         return given + recs
 
     def _bar(self, line: str, rank) -> list[dict]:
@@ -99,7 +102,7 @@ class SpeechBrainParser(Parser):
             return []       # an evaluation's bar, or the first draw, before a batch ended
         self.length[rank] = bar["total"]
         held = self.first.get(rank)
-        if held is not None and held["n"] == bar["n"]:
+        if (held is not None and held["n"] == bar["n"]) or self._step(rank, bar) <= self.given.get(rank, 0):
             return []       # the mean of a later batch, redrawn with the count tqdm drew last
         if CLOCK.now_ns is not None:
             bar["drawn_ns"] = CLOCK.now_ns
@@ -113,9 +116,8 @@ class SpeechBrainParser(Parser):
         bar = self.first.pop(rank, None)
         if bar is None:
             return []
-        epoch, total = self.epoch.get(rank), bar["total"]
-        step = (epoch - 1) * total + bar["n"] if epoch else bar["n"]
-        self.last_step[rank] = step
+        epoch, total, step = self.epoch.get(rank), bar["total"], self._step(rank, bar)
+        self.last_step[rank] = self.given[rank] = step
         fields = postfix_fields(bar["post"])
         if "train_loss" in fields.get("metrics", {}):
             fields["loss"] = fields["metrics"].pop("train_loss")
@@ -124,6 +126,11 @@ class SpeechBrainParser(Parser):
         drawn = {"drawn_ns": bar["drawn_ns"]} if "drawn_ns" in bar else {}
         return [record("progress", self.name, rank, step, total_steps=total, epoch=epoch, iter_in_epoch=bar["n"],
                        it_per_s=bar.get("it_per_s"), **fields, **drawn)]
+
+    def _step(self, rank, bar: dict) -> int:
+        """The batch the bar counts, after the epochs before."""
+        epoch = self.epoch.get(rank)
+        return (epoch - 1) * bar["total"] + bar["n"] if epoch else bar["n"]
 
     def _summary(self, meta_text: str, parts: list, rank) -> list[dict]:
         meta = _items(meta_text)

@@ -1540,3 +1540,15 @@ def test_icefall_ranks_epochs_and_validations():
 
     recs, _ = feed_all([_ICEFALL.format(0, 0, 5, 100), _ICEFALL.format(1, 0, 5, 150)])
     assert [(r["step"], r["epoch"], r["step_inferred"]) for r in recs] == [(101, 5, True), (151, 5, True)]
+
+
+def test_speechbrain_a_checkpoint_between_a_counts_redraws_gives_its_step_once():
+    """A mid-epoch checkpoint's line comes between redraws of the same count: the count's step is
+    given before the checkpoint, at its step, and its later redraws give it no second time."""
+    bar = " 50%|\u2588\u2588\u2588\u2588\u2588     | {}/20 [00:01<00:01,  9.50it/s, train_loss={}]"
+    lines = ["speechbrain.utils.epoch_loop - Going into epoch 2", bar.format(10, 2.31),
+             "speechbrain.utils.checkpoints - Saved an intra-epoch checkpoint in results/save/CKPT+2026",
+             bar.format(10, 2.30), bar.format(20, 2.29)]
+    recs, d = feed_all(lines)
+    assert [(r["kind"], r["step"]) for r in recs] == [("progress", 30), ("checkpoint", 30), ("progress", 40)]
+    assert (recs[0]["loss"], recs[0]["epoch"]) == (2.31, 2) and d.stats["garbage"] == 0
