@@ -251,7 +251,7 @@ def ignite_example(s: str, rank, last_step: dict, epoch_length: dict) -> list[di
         return None
     ended = int(m.group(2))
     length = epoch_length.get(rank)
-    step = ended * length if length else last_step.get(rank)
-    return [record("eval", "ignite", rank, step, phase="result", epoch=ended,
+    at = ended * length if length else last_step.get(rank)
+    return [record("eval", "ignite", rank, at, phase="result", epoch=ended,
                    subset="train" if m.group(1) == "Training" else "validation",
                    metrics={"accuracy": num(m.group(3)), "loss": num(m.group(4))})]
