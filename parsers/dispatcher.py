@@ -182,6 +182,9 @@ class Dispatcher:
         self._readers = tuple(readers) if self.FAST else ()
         self._runs = {first: getattr(reading, name) for first, name in reading.runs} if self.FAST else {}
         self._yields = parser.yields_to if parser else None
+        self._line_rank = getattr(parser, "line_rank", None)
+        """The rank a line of the framework's own names where no launcher prefix does (icefall's
+        `(R/W)`): every record of the line is that rank's, events too."""
 
     def _claimed(self, line: str) -> bool:
         """Would `feed` give this line, with no framework active, to another parser than the
@@ -788,6 +791,8 @@ class Dispatcher:
     def _line(self, line: str, rank, checked: bool = False) -> list[dict]:
         """The records of one line, its launcher prefix gone (`checked`: `feed` found a keyword
         in it, with no traceback or multi-line record open)."""
+        if rank is None and self._line_rank is not None:
+            rank = self._line_rank(line)
         if "%|" in line and line[-1:] != "]" and self.active is None:
             # a training loop's bar (a framework's parser reads its own bars' lines whole)
             end = _bar_end(line)

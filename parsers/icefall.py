@@ -18,7 +18,8 @@ the batch + 1 after the epochs before, counted from the first epoch (0 in the 20
 1).  An epoch is taken to end at its last batch printed, up to `log_interval` - 1 short: the
 steps of later epochs say `step_inferred`, as do those of a log that begins in a later epoch
 (`--start-epoch`), counted from its own first epoch.  The line's `(R/W)` names its rank where
-no launcher prefix does: every rank logs to the console.
+no launcher prefix does (`line_rank`: for the events of the line too): every rank logs to the
+console.
 """
 from __future__ import annotations
 
@@ -55,11 +56,14 @@ class IcefallParser(Parser):
         return ("tot_loss[" in line and TRAIN.search(line) is not None) or (
             ", validation: " in line and RANK.search(line) is not None and VALID.search(line) is not None)
 
+    def line_rank(self, line: str) -> int | None:
+        """The rank of the line's `(R/W)`, where it has one."""
+        m = RANK.search(line) if ") " in line else None
+        return int(m.group(1)) if m is not None else None
+
     def parse(self, line: str, rank: int | None) -> list[dict]:
-        if rank is None and ") " in line:
-            m = RANK.search(line)
-            if m is not None:
-                rank = int(m.group(1))
+        if rank is None:        # (the line that made icefall the stream's framework)
+            rank = self.line_rank(line)
         if "tot_loss[" in line:
             m = TRAIN.search(line)
             return [self._train(m, rank)] if m is not None else []

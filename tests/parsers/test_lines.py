@@ -1552,3 +1552,14 @@ def test_speechbrain_a_checkpoint_between_a_counts_redraws_gives_its_step_once()
     recs, d = feed_all(lines)
     assert [(r["kind"], r["step"]) for r in recs] == [("progress", 30), ("checkpoint", 30), ("progress", 40)]
     assert (recs[0]["loss"], recs[0]["epoch"]) == (2.31, 2) and d.stats["garbage"] == 0
+
+
+def test_icefall_a_ranks_checkpoint_is_that_ranks():
+    """The events of an icefall line (a checkpoint's save) are the rank its `(R/W)` names, at
+    that rank's step."""
+    lines = [_ICEFALL.format(0, 0, 1, 50), _ICEFALL.format(0, 1, 1, 0),
+             "2024-01-14 01:03:00,826 INFO [checkpoint.py:75] (0/2) Saving checkpoint to zipformer/exp/epoch-1.pt"]
+    recs, _ = feed_all(lines)
+    assert [(r["kind"], r["rank"], r["step"]) for r in recs] == [
+        ("progress", 0, 51), ("progress", 1, 1), ("checkpoint", 0, 51)]
+    assert recs[2]["path"] == "zipformer/exp/epoch-1.pt"
