@@ -99,20 +99,17 @@ class IgniteParser(Parser):
 
     def flush(self) -> list[dict]:
         out: list = []
-        for rank, bar in list(self.held.items()):
-            self._give(self._bar_record(rank, bar), out)
-        self.held.clear()
+        for rank in list(self.held):
+            self._give_held(rank, out)
         return out
 
     def place_events(self, recs: list[dict], rank) -> list[dict]:
         """A restart comes after the step its bar last drew before it (the run it ends)."""
-        if any(r["kind"] == "restart" for r in recs):
-            held = self.held.pop(rank, None)
-            if held is not None:
-                out: list = []
-                self._give(self._bar_record(rank, held), out)
-                return out + recs
-        return recs
+        if not any(r["kind"] == "restart" for r in recs):
+            return recs
+        out: list = []
+        self._give_held(rank, out)
+        return out + recs
 
     def note_restart(self, rank, step: int) -> None:
         """The resumed run's steps are given again from `step` on."""
@@ -157,6 +154,12 @@ class IgniteParser(Parser):
             if rec["step"] <= step:
                 self._give(rec, out)
 
+    def _give_held(self, rank, out: list) -> None:
+        """Give the record of the rank's held bar now: no redraw of its count comes after."""
+        held = self.held.pop(rank, None)
+        if held is not None:
+            self._give(self._bar_record(rank, held), out)
+
     def _give(self, rec: dict, out: list) -> None:
         rank, step = rec["rank"], rec["step"]
         if step <= self.given.get(rank, 0):
@@ -166,12 +169,10 @@ class IgniteParser(Parser):
 
     def _engine(self, line: str, rank, out: list) -> None:
         depth = self.depth.get(rank, 0)
-        if line.find(STARTED[0]) >= 0 or line.find(STARTED[1]) >= 0:
+        if any(s in line for s in STARTED):
             self.depth[rank] = depth + 1
             if depth >= 1:      # run by a handler of the trainer's, after the bar's redraws of the step
-                held = self.held.pop(rank, None)
-                if held is not None:
-                    self._give(self._bar_record(rank, held), out)
+                self._give_held(rank, out)
                 out.append(record("eval", self.name, rank, self.last_step.get(rank), phase="start"))
             return
         if not any(e in line for e in _ENDED):
