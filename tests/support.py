@@ -75,7 +75,30 @@ class Stack:
             if len(steps) >= count:
                 return steps
             time.sleep(1)
-        raise AssertionError(f"only {len(steps)} of {count} steps of {job} after {timeout_s} s")
+        raise AssertionError(f"only {len(steps)} of {count} steps of {job} after {timeout_s} s"
+                             f"\n{self.why_steps_missing(job, steps)}")
+
+    def why_steps_missing(self, job: str, steps: list[dict]) -> str:
+        """What a test that waited in vain needs to tell a lost step from a slow pipeline:
+        the steps judged, the rank rows and raw records the store holds, and the worker's
+        warnings (dead letters among them)."""
+        judged = sorted(s["step"] for s in steps)
+        parts = [f"judged steps: {judged}"]
+        for label, query in (
+                ("step_rank rows (step, rank)",
+                 f"SELECT step, rank FROM step_rank WHERE job = '{job}' ORDER BY step, rank"),
+                ("raw records (kind, rank, count, last step)",
+                 f"SELECT kind, rank, count() AS n, max(step) AS last FROM progress"
+                 f" WHERE job = '{job}' GROUP BY kind, rank ORDER BY kind, rank")):
+            try:
+                parts.append(f"{label}: {[tuple(r.values()) for r in self.sql(query)]}")
+            except AssertionError as exc:
+                parts.append(f"{label}: query failed: {str(exc)[-300:]}")
+        log = self.data_dir / "worker.log"
+        noted = [line for line in log.read_text(errors="replace").splitlines()
+                 if "WARN" in line or "ERROR" in line] if log.exists() else ["(no worker.log)"]
+        parts.append("worker warnings (last 40):\n" + "\n".join(noted[-40:]))
+        return "\n".join(parts)
 
 
 def make_stack(tmp_path: Path, broker: str) -> Stack:
