@@ -11,8 +11,11 @@ epoch's training and of each evaluation, and its recipes' end-of-epoch summary, 
 The training bar counts the epoch's batches; its postfix, the epoch's mean loss so far, is set
 after every batch and redrawn with the count tqdm last drew (the count moves at most every
 0.1 s): a count's first redraw is the end of its batch, with its mean.  Its step is the batch
-after the epochs before (`Going into epoch N`; an epoch has the bar's length of batches).  An
-evaluation's bar has no `train_loss`: no step.  The summary's meta keys are the recipe's: where
+after the epochs before (an epoch has the bar's length of batches).  The bar itself says when
+an epoch begins (its count starts again); `Going into epoch N` names the epoch.  Under
+torchrun's `--tee` the logger's lines (stdout) and the bar (stderr) come on one prefix, read
+from two files, and the next epoch's announcement can come before this epoch's last redraws.
+An evaluation's bar has no `train_loss`: no step.  The summary's meta keys are the recipe's: where
 it logs `steps` (the optimizer's), that is the evaluation's step; else the epoch's last batch.
 """
 from __future__ import annotations
@@ -49,7 +52,11 @@ class SpeechBrainParser(Parser):
 
     def __init__(self) -> None:
         self.epoch: dict = {}
-        """rank -> the epoch `Going into epoch` began"""
+        """rank -> the epoch the training bar counts"""
+        self.announced: dict = {}
+        """rank -> the epoch `Going into epoch` last named"""
+        self.counted: dict = {}
+        """rank -> the training bar's last count (a lower one: the next epoch's bar)"""
         self.first: dict = {}
         """rank -> the first redraw of the training bar's count (its step's record, when it moves on)"""
         self.length: dict = {}
@@ -57,6 +64,8 @@ class SpeechBrainParser(Parser):
         self.given: dict = {}
         """rank -> the training bar's last step given, this epoch (a count's later redraws give none)"""
         self.last_step: dict = {}
+        self.summarized: dict = {}
+        """rank -> the step the epoch's validation summary named (its training ended there)"""
 
     def detect(self, line: str) -> bool:
         return line.startswith("speechbrain.") or (" - train " in line and summary(line) is not None)
@@ -71,10 +80,7 @@ class SpeechBrainParser(Parser):
         if "Going into epoch " in line:
             m = _EPOCH.search(line)
             if m is not None:
-                out = self._given(rank)
-                self.epoch[rank] = int(m.group(1))
-                self.given.pop(rank, None)
-                return out
+                self.announced[rank] = int(m.group(1))
             return []
         if " - train " in line or " - test " in line or " - valid " in line:
             found = summary(line)
@@ -89,11 +95,14 @@ class SpeechBrainParser(Parser):
         return out
 
     def place_events(self, recs: list[dict], rank) -> list[dict]:
-        """A checkpoint saved after the epoch comes after its last step drawn."""
+        """A checkpoint saved after the epoch comes after its last step drawn, and after the
+        step its summary named: under torchrun's `--tee` the summary and the save (stdout) can
+        come before the bar's last redraws (stderr)."""
         given = self._given(rank)
-        if given:
+        floor = max([g["step"] for g in given[-1:]] + [self.summarized.get(rank, 0)])
+        if floor:
             for r in recs:
-                r["step"] = given[-1]["step"] if r["step"] is None else max(r["step"], given[-1]["step"])
+                r["step"] = floor if r["step"] is None else max(r["step"], floor)
         return given + recs
 
     def _bar(self, line: str, rank) -> list[dict]:
@@ -101,14 +110,31 @@ class SpeechBrainParser(Parser):
         if bar is None or bar["total"] is None or "train_loss" not in bar["post"]:
             return []       # an evaluation's bar, or the first draw, before a batch ended
         self.length[rank] = bar["total"]
+        out = self._new_epoch(rank) if bar["n"] < self.counted.get(rank, bar["n"] + 1) else []
+        self.counted[rank] = bar["n"]
         held = self.first.get(rank)
         if (held is not None and held["n"] == bar["n"]) or self._step(rank, bar) <= self.given.get(rank, 0):
-            return []       # the mean of a later batch, redrawn with the count tqdm drew last
+            return out      # the mean of a later batch, redrawn with the count tqdm drew last
         if CLOCK.now_ns is not None:
             bar["drawn_ns"] = CLOCK.now_ns
-        out = self._given(rank)
+        out += self._given(rank)
         if bar["n"] > 0:
             self.first[rank] = bar
+        return out
+
+    def _new_epoch(self, rank) -> list[dict]:
+        """The training bar started again (or for the first time): the last epoch's held count,
+        then the epoch this bar counts: the one announced, unless that is the one before (its
+        announcement came first, or none came: the next), or an earlier one (a restart)."""
+        out = self._given(rank)
+        epoch, announced = self.epoch.get(rank), self.announced.get(rank)
+        if announced is not None and announced != epoch:
+            self.epoch[rank] = announced
+        elif epoch is not None:
+            self.epoch[rank] = epoch + 1
+        self.announced[rank] = self.epoch.get(rank)
+        self.given.pop(rank, None)
+        self.summarized.pop(rank, None)
         return out
 
     def _given(self, rank) -> list[dict]:
@@ -144,7 +170,7 @@ class SpeechBrainParser(Parser):
         if step is None:
             step = self.last_step.get(rank)
         elif "valid" in sections:
-            self.last_step[rank] = step
+            self.last_step[rank] = self.summarized[rank] = step
         out: list = []
         for subset, stats in sections.items():
             if subset not in _SUBSETS:

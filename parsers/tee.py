@@ -28,6 +28,12 @@ _PREFIX = re.compile(rb"\[default[0-9]{1,7}\]:|" + _MPIRUN.pattern)
 """A prefix that a launcher writes before each write of a rank's output, not only at lines'
 starts; the prefix itself is the key of the rank's held part (stdout and stderr apart)."""
 
+_REDRAW_END = re.compile(rb"(?:it/s|s/it)[^\[\]\n]*+\] *$")
+"""The end of a tqdm redraw: its rate, the postfix, the closing bracket, the padding that blanks
+a longer redraw before it."""
+REDRAW_TAIL = 400
+"""How far from a held part's end its redraw's end is looked for."""
+
 
 def split_inside(data: bytes) -> bool:
     """Does a launcher's per-write prefix begin anywhere but at the start of a line?  Where
@@ -80,7 +86,10 @@ class TeeParts:
             parts = _parts(line, first)
             first = None
             for prefix, text in parts[:-1]:
-                text = held.pop(prefix, b"") + text
+                text, redraw = self._after_held(prefix, text)
+                if redraw is not None:
+                    out.append(redraw)
+                    extra += 1
                 if len(text) > MAX_LINE:
                     # a bar behind a prefix on every redraw, `\r` kept, draws a whole epoch on
                     # one line: its whole redraws go on as a line, the last may not be whole yet
@@ -95,12 +104,31 @@ class TeeParts:
                 else:
                     self.since.pop(prefix, None)
             prefix, text = parts[-1]
-            out.append(_prefixed(prefix, held.pop(prefix, b"") + text))
+            text, redraw = self._after_held(prefix, text)
+            if redraw is not None:
+                out.append(redraw)
+                extra += 1
+            out.append(_prefixed(prefix, text))
             self.since.pop(prefix, None)
         if not out:
             return b"", extra
         out.append(b"")
         return b"\n".join(out), extra
+
+    def _after_held(self, prefix: bytes | None, text: bytes) -> tuple[bytes, bytes | None]:
+        """`prefix`'s next part with its held part in front, and None; or, where the held part
+        is a bar's whole redraw and the next part brings text of its own, that text alone and
+        the redraw as a line of its own (a part that begins with `\r` is the bar's next
+        redraw, where the launcher kept the `\r`: the line goes on).  torchrun gives a rank's stdout and stderr one prefix:
+        a line logged to stdout while the bar's last redraw waits for its newline (the next
+        `\r`) came glued to it, and neither was read (SpeechBrain's epoch summary after its
+        bar, under `--tee`).  tqdm writes a redraw in one write, so one that ends as a redraw
+        ends (`, 6.11it/s, train_loss=2.3]`) is whole."""
+        held = self.held.pop(prefix, b"")
+        if held and text and text[:1] != b"\r" and _REDRAW_END.search(held, max(0, len(held) - REDRAW_TAIL)):
+            self.since.pop(prefix, None)
+            return text, _prefixed(prefix, held)
+        return held + text, None
 
     def redraws(self, data: bytes, now: int | None) -> list[tuple[bytes | None, bytes, int | None]]:
         """The live path: `data`, read up to a `\r` inside a line (a bar's redraws, mpirun

@@ -1743,6 +1743,28 @@ def test_speechbrain_fit_bars_summaries_and_checkpoints():
     assert (recs[-1]["epoch"], recs[-1]["metrics"]) == (1, {"loss": 2.33, "ACC": 0.106})
 
 
+def test_speechbrain_ddp_under_torchrun_tee():
+    """`Brain.fit` with DDP on 2 ranks (gloo) under `torchrun --tee 3`: the main process alone
+    draws the bar and logs; each rank trains 10 batches an epoch.  torchrun turns each redraw's
+    `\r` into a newline and reads the rank's stdout and stderr from two files: a summary comes
+    glued behind a redraw on one prefix, and `Going into epoch 3` before epoch 2's last
+    redraws.  Every step 1-30 is read once, in order, at its epoch; each summary an evaluation at
+    its `steps`, its save there too.  The sample that loads 0.5 s slower falls in batch 2, 8 and
+    4 of the epochs (the sampler shuffles by epoch): the bar's rate drops at steps 2, 18, 24."""
+    recs = parse_file(_SPEECHBRAIN + "brain-fit_ddp-gloo_torchrun-tee3_2rank.log")
+    steps = [r for r in recs if r["kind"] == "progress"]
+    assert [(r["rank"], r["step"], r["epoch"]) for r in steps] == [
+        (0, step, (step - 1) // 10 + 1) for step in range(1, 31)]
+    assert [steps[i]["loss"] for i in (0, 9, 19, 29)] == [2.3, 2.32, 2.3, 2.29]
+    slow = [r["step"] for prev, r in zip(steps, steps[1:]) if r["it_per_s"] < 0.8 * prev["it_per_s"]]
+    assert slow == [2, 18, 24]
+    assert [(r["kind"], r["step"], r.get("subset") or r.get("action")) for r in recs if r["kind"] != "progress"] == [
+        ("eval", 10, "validation"), ("checkpoint", 10, "save"), ("eval", 20, "validation"),
+        ("checkpoint", 20, "save"), ("eval", 30, "validation"), ("checkpoint", 30, "save"),
+        ("checkpoint", 30, "load"), ("eval", 30, "test")]
+    assert [r["metrics"]["train_loss"] for r in recs if r.get("subset") == "validation"] == [2.32, 2.3, 2.29]
+
+
 def test_speechbrain_resumed_run_and_its_train_log_txt():
     """The resumed run's bar counts from `Going into epoch 4`: steps 80 and 100, as its
     summaries' `steps` say.  `train_log.txt` holds the summaries alone: evaluations at their

@@ -7,6 +7,7 @@ import pytest
 from pytest import approx
 
 from ridgescope.parsers import Dispatcher, split_rank_prefix
+from ridgescope.parsers.tee import TeeParts
 
 from .conftest import feed_all
 
@@ -1552,6 +1553,44 @@ def test_speechbrain_a_checkpoint_between_a_counts_redraws_gives_its_step_once()
     recs, d = feed_all(lines)
     assert [(r["kind"], r["step"]) for r in recs] == [("progress", 30), ("checkpoint", 30), ("progress", 40)]
     assert (recs[0]["loss"], recs[0]["epoch"]) == (2.31, 2) and d.stats["garbage"] == 0
+
+
+def test_speechbrain_the_next_epochs_announcement_before_this_epochs_last_redraws():
+    """Under torchrun's `--tee` the logger's lines and the bar come from two files: `Going into
+    epoch 3` and the summary of epoch 2 can come before epoch 2's last redraws.  The bar's count
+    starting again begins the epoch; its last count is epoch 2's step 20, and the save after
+    the summary is at the step the summary named, not the bar's count drawn before it."""
+    bar = " 90%|\u2588\u2588\u2588\u2588\u2588\u2588\u2588\u2588\u2588 | {}/10 [00:01<00:00,  4.2it/s, train_loss={}]"
+    lines = ["speechbrain.utils.epoch_loop - Going into epoch 2", bar.format(8, 2.31), bar.format(9, 2.30),
+             "speechbrain.utils.train_logger - epoch: 2, lr: 1.00e-01, steps: 20, optimizer: SGD - train "
+             "loss: 2.30 - valid loss: 2.29, valid ACC: 1.19e-01",
+             "speechbrain.utils.checkpoints - Saved an end-of-epoch checkpoint in out1/save/CKPT+2026",
+             "speechbrain.utils.epoch_loop - Going into epoch 3", bar.format(9, 2.30), bar.format(10, 2.29),
+             bar.format(0, 2.26), bar.format(1, 2.26)]
+    recs, d = feed_all(lines)
+    assert [(r["kind"], r["step"]) for r in recs] == [
+        ("progress", 18), ("progress", 19), ("eval", 20), ("checkpoint", 20), ("progress", 20),
+        ("progress", 21)]
+    assert [r.get("epoch") for r in recs if r["kind"] == "progress"] == [2, 2, 2, 3]
+    assert d.stats["garbage"] == 0
+
+
+def test_a_redraw_and_the_other_pipes_line_behind_one_torchrun_prefix():
+    """torchrun's `--tee` gives a rank's stdout and stderr one prefix.  A bar's redraw waits for
+    its newline (the next `\r`) when a line logged to stdout comes: the two are two lines, and
+    the summary is read (before, it was glued to the redraw and neither read).  A redraw's part
+    that begins with `\r` (a launcher that keeps it) goes on the bar's line."""
+    data = (b"[default0]:speechbrain.utils.epoch_loop - Going into epoch 1\n"
+            b"[default0]: 90%|\xe2\x96\x88\xe2\x96\x88 | 9/10 [00:01<00:00,  3.76it/s, train_loss=2.3]"
+            b"[default0]:speechbrain.utils.train_logger - epoch: 1, lr: 1.00e-01, steps: 10, optimizer: SGD "
+            b"- train loss: 2.30 - valid loss: 2.29, valid ACC: 1.19e-01\n")
+    d = Dispatcher()
+    recs = d.feed_chunk(data) + d.flush()
+    assert [(r["kind"], r["rank"], r["step"]) for r in recs] == [("progress", 0, 9), ("eval", 0, 10)]
+    assert recs[1]["metrics"]["loss"] == 2.29 and recs[0]["loss"] == 2.3
+    kept = TeeParts()
+    joined, _ = kept.join(b"[default0]:\r 10%| 1/10 [00:00<00:01, 6.1it/s][default0]:\r 20%| 2/10 [00:00<00:01, 6.1it/s]\n")
+    assert joined == b"[default0]:\r 10%| 1/10 [00:00<00:01, 6.1it/s]\r 20%| 2/10 [00:00<00:01, 6.1it/s]\n"
 
 
 def test_icefall_a_ranks_checkpoint_is_that_ranks():

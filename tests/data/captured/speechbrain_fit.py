@@ -4,7 +4,9 @@ summary with the recipes' meta keys (`epoch`, `lr`, `steps`, `optimizer`), a che
 each epoch, a test pass at the end.  Logging as `create_experiment_directory` sets it up (the
 console: `%(name)s - %(message)s`).
 
-Run: python speechbrain_fit.py OUT [--epochs N] [--slow-index I] [--resume]
+Run: python speechbrain_fit.py OUT [--epochs N] [--slow-index I] [--batch-ms MS] [--ddp]
+(`--ddp`: under torchrun, DDP on gloo as SpeechBrain's recipes start it: `ddp_init_group`, each
+rank a shard of the batches through `DistributedSampler`.)
 """
 import argparse
 import time
@@ -33,6 +35,8 @@ class Frames(torch.utils.data.Dataset):
 
 class Classifier(sb.Brain):
     def compute_forward(self, batch, stage):
+        if stage == sb.Stage.TRAIN:
+            time.sleep(self.hparams.batch_ms / 1000)
         return self.modules.model(batch[0].to(self.device))
 
     def compute_objectives(self, predictions, batch, stage):
@@ -66,15 +70,21 @@ def main():
     parser.add_argument("out")
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--slow-index", type=int)
+    parser.add_argument("--batch-ms", type=float, default=0.0, help="each training batch's sleep")
+    parser.add_argument("--ddp", action="store_true")
     args = parser.parse_args()
+    run_opts = {"distributed_backend": "gloo", "device": "cpu"} if args.ddp else {}
+    if args.ddp:
+        sb.utils.distributed.ddp_init_group(run_opts)
     sb.create_experiment_directory(experiment_directory=args.out)
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(40, 64), torch.nn.ReLU(), torch.nn.Linear(64, 10))
     counter = sb.utils.epoch_loop.EpochCounter(limit=args.epochs)
-    hparams = {"train_logger": FileTrainLogger(f"{args.out}/train_log.txt"), "epoch_counter": counter}
+    hparams = {"train_logger": FileTrainLogger(f"{args.out}/train_log.txt"), "epoch_counter": counter,
+               "batch_ms": args.batch_ms}
     checkpointer = Checkpointer(f"{args.out}/save", recoverables={"model": model, "counter": counter})
     brain = Classifier(modules={"model": model}, opt_class=lambda p: torch.optim.SGD(p, lr=0.1),
-                       hparams=hparams, checkpointer=checkpointer)
+                       hparams=hparams, checkpointer=checkpointer, run_opts=run_opts)
     loader = {"batch_size": 32}
     brain.fit(counter, Frames(640, 0, args.slow_index), Frames(160, 1), train_loader_kwargs=loader,
               valid_loader_kwargs=loader)
