@@ -57,8 +57,6 @@ class SpeechBrainParser(Parser):
         """rank -> the epoch `Going into epoch` last named"""
         self.counted: dict = {}
         """rank -> the training bar's last count (a lower one: the next epoch's bar)"""
-        self.first: dict = {}
-        """rank -> the first redraw of the training bar's count (its step's record, when it moves on)"""
         self.length: dict = {}
         """rank -> the training bar's batches an epoch"""
         self.given: dict = {}
@@ -85,48 +83,44 @@ class SpeechBrainParser(Parser):
         if " - train " in line or " - test " in line or " - valid " in line:
             found = summary(line)
             if found is not None:
-                return self._given(rank) + self._summary(*found, rank)
+                return self._summary(*found, rank)
         return []
-
-    def flush(self) -> list[dict]:
-        out: list = []
-        for rank in list(self.first):
-            out += self._given(rank)
-        return out
 
     def place_events(self, recs: list[dict], rank) -> list[dict]:
         """A checkpoint saved after the epoch comes after its last step drawn, and after the
         step its summary named: under torchrun's `--tee` the summary and the save (stdout) can
         come before the bar's last redraws (stderr)."""
-        given = self._given(rank)
-        floor = max([g["step"] for g in given[-1:]] + [self.summarized.get(rank, 0)])
+        floor = max(self.given.get(rank, 0), self.summarized.get(rank, 0))
         if floor:
             for r in recs:
                 r["step"] = floor if r["step"] is None else max(r["step"], floor)
-        return given + recs
+        return recs
 
     def _bar(self, line: str, rank) -> list[dict]:
         bar = parse_bar(line)
         if bar is None or bar["total"] is None or "train_loss" not in bar["post"]:
             return []       # an evaluation's bar, or the first draw, before a batch ended
         self.length[rank] = bar["total"]
-        out = self._new_epoch(rank) if bar["n"] < self.counted.get(rank, bar["n"] + 1) else []
+        if bar["n"] < self.counted.get(rank, bar["n"] + 1):
+            self._new_epoch(rank)
         self.counted[rank] = bar["n"]
-        held = self.first.get(rank)
-        if (held is not None and held["n"] == bar["n"]) or self._step(rank, bar) <= self.given.get(rank, 0):
-            return out      # the mean of a later batch, redrawn with the count tqdm drew last
-        if CLOCK.now_ns is not None:
-            bar["drawn_ns"] = CLOCK.now_ns
-        out += self._given(rank)
-        if bar["n"] > 0:
-            self.first[rank] = bar
-        return out
+        epoch, total, step = self.epoch.get(rank), bar["total"], self._step(rank, bar)
+        if bar["n"] == 0 or step <= self.given.get(rank, 0):
+            return []       # the mean of a later batch, redrawn with the count tqdm drew last
+        self.last_step[rank] = self.given[rank] = step
+        fields = postfix_fields(bar["post"])
+        if "train_loss" in fields.get("metrics", {}):
+            fields["loss"] = fields["metrics"].pop("train_loss")
+            if not fields["metrics"]:
+                del fields["metrics"]
+        drawn = {"drawn_ns": CLOCK.now_ns} if CLOCK.now_ns is not None else {}
+        return [record("progress", self.name, rank, step, total_steps=total, epoch=epoch, iter_in_epoch=bar["n"],
+                       it_per_s=bar.get("it_per_s"), **fields, **drawn)]
 
-    def _new_epoch(self, rank) -> list[dict]:
-        """The training bar started again (or for the first time): the last epoch's held count,
-        then the epoch this bar counts: the one announced, unless that is the one before (its
-        announcement came first, or none came: the next), or an earlier one (a restart)."""
-        out = self._given(rank)
+    def _new_epoch(self, rank) -> None:
+        """The training bar started again (or for the first time): the epoch it counts is the
+        one announced, unless that is the one before (its announcement came first, or none
+        came: the next), or an earlier one (a restart)."""
         epoch, announced = self.epoch.get(rank), self.announced.get(rank)
         if announced is not None and announced != epoch:
             self.epoch[rank] = announced
@@ -135,23 +129,6 @@ class SpeechBrainParser(Parser):
         self.announced[rank] = self.epoch.get(rank)
         self.given.pop(rank, None)
         self.summarized.pop(rank, None)
-        return out
-
-    def _given(self, rank) -> list[dict]:
-        """The record of the training bar's count held for the rank, if any."""
-        bar = self.first.pop(rank, None)
-        if bar is None:
-            return []
-        epoch, total, step = self.epoch.get(rank), bar["total"], self._step(rank, bar)
-        self.last_step[rank] = self.given[rank] = step
-        fields = postfix_fields(bar["post"])
-        if "train_loss" in fields.get("metrics", {}):
-            fields["loss"] = fields["metrics"].pop("train_loss")
-            if not fields["metrics"]:
-                del fields["metrics"]
-        drawn = {"drawn_ns": bar["drawn_ns"]} if "drawn_ns" in bar else {}
-        return [record("progress", self.name, rank, step, total_steps=total, epoch=epoch, iter_in_epoch=bar["n"],
-                       it_per_s=bar.get("it_per_s"), **fields, **drawn)]
 
     def _step(self, rank, bar: dict) -> int:
         """The batch the bar counts, after the epochs before."""
