@@ -250,7 +250,8 @@ def test_a_rank_that_ended_keeps_only_what_drops_replays_of_its_steps():
     state, rows = windows.correlate(state, envelope("job_end", 0, {"exit_code": 0}))
     assert [r["step"] for r in rows] == [12]
     assert state == {"open": {}, "closed_through": 12, "hook_seen": True, "lane_history": {},
-                     "drawn": None, "ended": True, "saved_ms": 0.0, "untimed_work": []}
+                     "drawn": None, "ended": True, "saved_ms": 0.0, "untimed_work": [],
+                     "untimed_after": -1}
     state, rows = windows.correlate(state, envelope("step_spans", 0, p))
     assert rows == [] and state["open"] == {}, "a replayed step after the end is dropped"
 
@@ -397,8 +398,9 @@ def test_the_last_records_read_after_their_ranks_end_still_make_their_windows():
     assert emitted == [], "a replayed record after the end is dropped"
 
 
-def printed(record: dict, rank: int = 0) -> dict:
-    return envelope("progress", rank, {"record": {"rank": rank, "step": 10, **record},
+def printed(record: dict, rank: int = 0, step: int | None = None) -> dict:
+    """An event line's record; `step`: the step it ran after, where the line's parser knew it."""
+    return envelope("progress", rank, {"record": {"rank": rank, "step": step, **record},
                                        "stream": "stdout", "world_size": 1})
 
 
@@ -513,3 +515,31 @@ def test_a_row_sent_twice_counts_once_and_an_earlier_versions_state_carries_on()
            "ended_ranks": [], "history": state["history"]}
     state, verdicts, _ = windows.aggregate(old, dict(row, rank=1), CFG, 0, rows)
     assert [(v["step"], v["rank_count"]) for v in verdicts] == [(1, 2)]
+
+
+def test_a_save_and_an_evaluation_that_come_before_the_step_they_ran_after():
+    """A bar on stderr and a logger on stdout come on two pipes: the epoch's evaluation and
+    save, logged after step 20, arrived before step 20's record (seen under torchrun's `--tee`
+    with SpeechBrain).  Their work is step 21's window, which held them, not step 20's."""
+    state, rows = windows.new_rank_state(), []
+    for msg in (bar_progress(18, 1000), bar_progress(19, 1200),
+                printed(EVALUATED["p"]["record"], step=20), saved(), bar_progress(20, 1400),
+                bar_progress(21, 2400), bar_progress(22, 2600)):
+        if msg["p"]["record"]["kind"] == "checkpoint":
+            msg["p"]["record"]["step"] = 20
+        state, emitted = windows.correlate(state, msg)
+        rows += emitted
+    assert [(r["step"], r["duration_ms"], r.get("untimed_work")) for r in rows] == [
+        (19, 200.0, None), (20, 200.0, None), (21, 1000.0, ["checkpoint", "eval"])]
+
+
+def test_an_events_step_far_ahead_of_the_ranks_steps_holds_nothing_back():
+    """An event whose step the rank's steps are far from reaching (a restart, another count)
+    goes with the next window, as an event with no step does."""
+    state, rows = windows.new_rank_state(), []
+    for msg in (bar_progress(18, 1000), bar_progress(19, 1200),
+                printed(EVALUATED["p"]["record"], step=5000), bar_progress(20, 1400)):
+        state, emitted = windows.correlate(state, msg)
+        rows += emitted
+    state, emitted = windows.correlate(state, envelope("job_end", 0, {"exit_code": 0}))
+    assert [(r["step"], r.get("untimed_work")) for r in rows + emitted] == [(19, None), (20, ["eval"])]
