@@ -41,6 +41,12 @@ def slow_threshold_ms(median: float, mad: float, cfg: VerdictConfig) -> float:
     return max(cfg.mad_k * 1.4826 * mad, cfg.rel_threshold * median, cfg.abs_threshold_ms)
 
 
+def read_slack_ms(rows: list[dict]) -> float:
+    """How far a step's time may be off where read times bound it (torchrun's `--tee` passes
+    lines on up to 0.1 s late): an excess within it is no evidence of a slow step."""
+    return max((r.get("read_late_ms", 0) for r in rows), default=0)
+
+
 def step_phase(step: int, rows: list[dict], cfg: VerdictConfig) -> str:
     if step <= cfg.warmup_steps:
         return "warmup"
@@ -165,7 +171,8 @@ def judge(step: int, rows: list[dict], history: dict, cfg: VerdictConfig) -> tup
     durations = history["durations"]
     baseline, mad = robust_baseline(durations) if len(durations) >= cfg.min_history else (0.0, 0.0)
     excess = duration - baseline if baseline else 0.0
-    slow = bool(baseline) and phase != "warmup" and excess > slow_threshold_ms(baseline, mad, cfg)
+    threshold = slow_threshold_ms(baseline, mad, cfg) + read_slack_ms(rows)
+    slow = bool(baseline) and phase != "warmup" and excess > threshold
     culprit, cause, skew_ms = -1, "none", 0.0
     if slow:
         culprit, cause, skew_ms = pick_culprit(rows, excess, cfg)

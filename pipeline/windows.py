@@ -39,7 +39,8 @@ def step_rank_row(payload: dict, source: str) -> dict:
         "lanes_ms": breakdown.to_ms(charges), "arrival_ns": arrival,
         "world_size": payload.get("world_size", 0), "source": source,
     }
-    for key in ("slowest_ranks", "untimed_work", "lanes_across_ranks", "rank_from_print_order"):
+    for key in ("slowest_ranks", "untimed_work", "lanes_across_ranks", "rank_from_print_order",
+                "read_late_ms"):
         if payload.get(key):
             row[key] = payload[key]
     return row
@@ -97,7 +98,11 @@ def progress_as_window(msg: dict, state: dict) -> dict | None:
     after_batch = len(before or ()) > 2 and before[2]     # states kept before hold two items
     if before is None or before[0] >= step or before[1] >= t1 or after_batch:
         return None      # the first step drawn, or one drawn with another, or the one after
-    return dict(window, t0_ns=t1 - (t1 - before[1]) // (step - before[0]), t1_ns=t1)
+    window = dict(window, t0_ns=t1 - (t1 - before[1]) // (step - before[0]), t1_ns=t1)
+    late = msg["p"].get("read_late_ms")
+    if isinstance(late, int) and late > 0:      # its ends are read times, each up to this late
+        window["read_late_ms"] = late // (step - before[0])
+    return window
 
 
 def printed_save_ms(msg: dict) -> float:

@@ -177,6 +177,22 @@ def tee_prefix_from_cmd(cmd: list[str], env: dict[str, str], hostname: str | Non
     return TeePrefix(template or "[${role_name}${local_rank}]:", role or "default", hostname)
 
 
+TORCHRUN_MODULES = ("torch.distributed.run", "torch.distributed.launch")
+TORCHRUN_TAIL_MS = 100
+"""torchrun's `--tee` passes each worker's output on from a file that it reads to its end and
+then again 0.1 s later (torch.distributed.elastic's `TailLog`): a line reaches the pipe up to
+that long after it was written."""
+
+
+def read_late_ms(cmd: list[str], env: dict[str, str]) -> int:
+    """How late a worker's line can reach the command's pipes, after it was written: torchrun's
+    poll where it tees (`--tee`, or PET_TEE), anywhere on the command line (under srun too);
+    0 where the lines come as written."""
+    torchrun = any(os.path.basename(arg) == "torchrun" or arg in TORCHRUN_MODULES for arg in cmd)
+    tee = flag_value(cmd, "--tee") or env.get("PET_TEE")
+    return TORCHRUN_TAIL_MS if torchrun and tee not in (None, "", "0") else 0
+
+
 def base_from_workers(procs: Iterable[dict]) -> int | None:
     """RANK - LOCAL_RANK of the node's workers (``{"rank", "local_rank"}`` read from their
     environment, rank -1 and local_rank None where unknown), when they agree on one."""

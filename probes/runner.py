@@ -21,7 +21,7 @@ from ridgescope.probes.host import HostProbe
 from ridgescope.probes.logprobe import StreamPump
 from ridgescope.probes.publisher import Publisher, PublishStats
 from ridgescope.probes.ranks import (Learnt, LocalRanks, base_from_cmd, base_from_workers, nnodes,
-                                     nproc_per_node, task_of_launcher, tasks_from_cmd,
+                                     nproc_per_node, read_late_ms, task_of_launcher, tasks_from_cmd,
                                      tee_prefix_from_cmd, world_from_workers)
 from ridgescope.probes.relay import Relay
 from ridgescope.probes.step_streams import StepStreams
@@ -133,9 +133,11 @@ def run(cmd: list[str], job: str, broker: str | None, data_dir: Path, *, hooks: 
     world_size = Learnt(lambda: world_from_workers(gpu_probe_mod.job_processes(proc.pid, seen_procs)))
     # a rank's steps printed on both pipes are timed from one (step_streams.py)
     step_streams = StepStreams()
+    # the windows that read times bound are that much less certain (windows.progress_as_window)
+    late = {"read_late_ms": ms} if (ms := read_late_ms(cmd, dict(os.environ))) else {}
     log_event = lambda rank, payload, ts: publish(  # noqa: E731
-        "progress", rank, {**step_streams.mark(rank, payload), "world_size": world or world_size.get() or 0},
-        ts)
+        "progress", rank, {**step_streams.mark(rank, payload), "world_size": world or world_size.get() or 0,
+                           **late}, ts)
     # torchrun's `--tee` prefixes name local ranks: the job's, on a node past the first, come
     # from the workers' environment
     local_ranks = LocalRanks(

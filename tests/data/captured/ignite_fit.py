@@ -7,7 +7,7 @@ after each epoch.
 Options: `--logger` gives the trainer's and the evaluator's engines Ignite's own logger
 (`setup_logger`: `Engine run starting ...`, `Epoch[E] Complete. Time taken: ...`); `--bar`
 attaches Ignite's `ProgressBar` with the loss; `--resume-from FILE` loads a checkpoint first;
-`--slow-index I` makes sample I 0.5 s slow to load.  Under torchrun it runs through
+`--slow-index I` makes sample I 0.5 s slow to load; `--batch-ms MS` adds MS to each iteration.  Under torchrun it runs through
 `idist.Parallel` (gloo), every rank printing."""
 import argparse
 import os
@@ -57,6 +57,9 @@ def training(local_rank, args):
     if args.bar:
         ProgressBar().attach(trainer, output_transform=lambda loss: {"loss": loss})
 
+    if args.batch_ms:
+        trainer.add_event_handler(Events.ITERATION_STARTED, lambda _: time.sleep(args.batch_ms / 1000))
+
     @trainer.on(Events.ITERATION_COMPLETED(every=10))
     def log_training_loss(engine):
         print(f"Epoch[{engine.state.epoch}] Iteration[{engine.state.iteration}/{len(train_loader)}] "
@@ -85,6 +88,7 @@ if __name__ == "__main__":
     parser.add_argument("--bar", action="store_true")
     parser.add_argument("--resume-from")
     parser.add_argument("--slow-index", type=int)
+    parser.add_argument("--batch-ms", type=float, default=0.0)
     args = parser.parse_args()
     with idist.Parallel(backend="gloo" if "WORLD_SIZE" in os.environ else None) as parallel:
         parallel.run(training, args)
