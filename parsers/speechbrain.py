@@ -101,7 +101,7 @@ class SpeechBrainParser(Parser):
         if bar is None or bar["total"] is None or "train_loss" not in bar["post"]:
             return []       # an evaluation's bar, or the first draw, before a batch ended
         self.length[rank] = bar["total"]
-        if bar["n"] < self.counted.get(rank, bar["n"] + 1):
+        if bar["n"] < self.counted.get(rank, bar["n"] + 1):     # (the rank's first bar too)
             self._new_epoch(rank)
         self.counted[rank] = bar["n"]
         epoch, total, step = self.epoch.get(rank), bar["total"], self._step(rank, bar)

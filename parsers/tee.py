@@ -118,14 +118,15 @@ class TeeParts:
     def _after_held(self, prefix: bytes | None, text: bytes) -> tuple[bytes, bytes | None]:
         """`prefix`'s next part with its held part in front, and None; or, where the held part
         is a bar's whole redraw and the next part brings text of its own, that text alone and
-        the redraw as a line of its own (a part that begins with `\r` is the bar's next
-        redraw, where the launcher kept the `\r`: the line goes on).  torchrun gives a rank's stdout and stderr one prefix:
+        the redraw as a line of its own.  torchrun gives a rank's stdout and stderr one prefix:
         a line logged to stdout while the bar's last redraw waits for its newline (the next
         `\r`) came glued to it, and neither was read (SpeechBrain's epoch summary after its
         bar, under `--tee`).  tqdm writes a redraw in one write, so one that ends as a redraw
-        ends (`, 6.11it/s, train_loss=2.3]`) is whole."""
+        ends (`, 6.11it/s, train_loss=2.3]`) is whole.  A part that begins with `\r` is the
+        bar's next redraw, where the launcher kept the `\r`: the line goes on."""
         held = self.held.pop(prefix, b"")
-        if held and text and text[:1] != b"\r" and _REDRAW_END.search(held, max(0, len(held) - REDRAW_TAIL)):
+        if held and text and text[:1] != b"\r" \
+                and _REDRAW_END.search(held, max(0, len(held) - REDRAW_TAIL)):
             self.since.pop(prefix, None)
             return text, _prefixed(prefix, held)
         return held + text, None
