@@ -13,7 +13,9 @@ each epoch's validation: `1epoch results: [train] iter_time=..., total_count=402
 The times are seconds a batch: `iter_time` its wait for the data loader (the input lane),
 `forward_time`, `backward_time` and `optim_step_time` its compute (under DDP the backward also
 waits for the gradients' all-reduce, which ESPnet does not time apart), `train_time` the whole
-step.  The batch numbers count within the epoch: a record's step is the interval's last batch
+step.  Under DDP (the prefix names the rank of the world, `[host:0/2]`) every batch begins with
+an all-reduce that no timer holds (whether any rank's data ran out): there a rank waits for the
+others' data loaders, and the step's time beyond its timers is that wait (communication).  The batch numbers count within the epoch: a record's step is the interval's last batch
 after the batches of the epochs before, which the results line counts (`total_count`, all the
 batches trained so far).  FunASR's update count is the step where it prints one.
 
@@ -37,6 +39,8 @@ _FIELDS = frozenset(("loss", "grad_norm", "loss_scale"))
 """Values that are record fields under their own names."""
 _NOT_METRICS = {"time", "total_count", "train_time", *_TIMERS}
 _METRICS = 32
+_WORLD = Pattern(r"\[[^\]\s:]{0,255}+:\d{1,7}+/(\d{1,7}+)\] ")
+"""ESPnet's logger prefix under DDP: `[host:rank/world] `."""
 RESUMED = "The training was resumed using "
 _PAIR = Pattern(r"([A-Za-z_][\w./-]{0,80}+)=([-+]?+(?:\d++(?:\.\d*+)?+(?:[eE][-+]?+\d++)?+|nan|inf))")
 """One `name=value`.  Its number is the reporter's (`%.3f`, `%.3e`): the next name may follow it
@@ -52,6 +56,12 @@ def _values(text: str) -> dict[str, float]:
         if v is not None:
             out[m.group(1)] = v
     return out
+
+
+def _distributed(line: str) -> bool:
+    """Does the line's logger prefix name a world of more than one rank?"""
+    m = _WORLD.match(line) if line[:1] == "[" else None
+    return m is not None and int(m.group(1)) > 1
 
 
 class EspnetParser(Parser):
@@ -86,7 +96,7 @@ class EspnetParser(Parser):
         if m is None or m.group(2) != "train":
             return []
         epoch, end = int(m.group(1)), int(m.group(4))
-        rec = self._interval(m.group(6), rank, epoch, end)
+        rec = self._interval(m.group(6), rank, epoch, end, _distributed(line))
         if rec is None:
             return []
         if m.group(5) is not None:      # FunASR's count of updates
@@ -123,7 +133,7 @@ class EspnetParser(Parser):
             out += self._release(rank, None)
         return out
 
-    def _interval(self, text: str, rank, epoch: int, end: int) -> dict | None:
+    def _interval(self, text: str, rank, epoch: int, end: int, distributed: bool) -> dict | None:
         """The record of an interval's line, its step not yet set."""
         values = _values(text)
         if not values:
@@ -141,6 +151,9 @@ class EspnetParser(Parser):
             fields["lanes_ms"] = lanes
         if "train_time" in values:
             fields["step_time_ms"] = seconds_to_ms(values["train_time"])
+            waited = fields["step_time_ms"] - sum(timers.values())
+            if distributed and timers and waited > 0:
+                fields["lanes_ms"]["communication"] = round(waited, 3)
         metrics: dict = {}
         for key, v in values.items():
             if key in _FIELDS:

@@ -216,6 +216,21 @@ def test_ingest_a_timm_run(tansu_stack):
     assert by_step[12]["cause"] == "input" and by_step[12]["lanes_ms"]["input"] == pytest.approx(2003.0)
 
 
+def test_ingest_an_espnet_ddp_run_whose_slow_steps_wait_for_a_rank_that_logs_nothing(tansu_stack):
+    """ESPnet2 with DDP on 2 ranks: rank 0 alone logs, and rank 1's data loader held steps 6
+    and 20 up (0.5 s for one utterance; the log's records are a step each 2 batches).  Rank 0's own data wait is normal; its time went to
+    the all-reduce that waited for rank 1: the cause is communication, and the culprit is not
+    rank 0 (a rank that printed nothing held it up)."""
+    job = f"ingest-espnet-ddp-{uuid.uuid4().hex[:6]}"
+    log = "espnet-202511_torch-2.11_asr-train-tiny_ddp-gloo_torchrun-tee3_slow-load-on-rank1_2rank.log"
+    report = ingest(tansu_stack, job, str(CAPTURED / log)).stderr
+    assert "of 1 rank(s) of 2;" in report and "NOT delivered" not in report
+    steps = tansu_stack.wait_for_steps(job, 12)
+    assert [s["step"] for s in steps] == list(range(2, 25, 2))
+    slow = [(s["step"], s["cause"], s["culprit_rank"]) for s in steps if s["slow"]]
+    assert slow == [(20, "communication", -1)]      # (step 6 is before the baseline has its steps)
+
+
 def test_ingest_an_ms_swift_run(tansu_stack):
     """ms-swift prints only the run's mean step time: the steps' own times come from it.  The
     sleep in step 5 is 513 ms (before the baseline has its steps).  The steps after the

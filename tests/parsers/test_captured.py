@@ -1624,6 +1624,26 @@ def test_espnet_trainer_intervals_lanes_and_epoch_results():
         (8, 1, 0.116, 24.755), (16, 2, 0.116, 23.707), (24, 3, 0.116, 23.29)]
 
 
+def test_espnet_under_ddp_a_wait_for_another_ranks_data_is_communication():
+    """ESPnet2 under `torchrun --tee 3` with DDP on gloo: rank 0 alone logs (`[vm:0/2]`).  The
+    utterance that loads 0.5 s slower is rank 1's: rank 0's own data wait stays ~2 ms, and its
+    step's time beyond its timers is the wait in the all-reduce that begins each batch
+    (communication), ~270 ms (the mean of the interval's two batches) at steps 6 and 20; ~15-20
+    ms at the others.  Without DDP (the single-process capture) there is no such lane."""
+    recs = parse_file("espnet-202511_torch-2.11_asr-train-tiny_ddp-gloo_torchrun-tee3_slow-load-on-rank1_2rank.log")
+    progress = [r for r in recs if r["kind"] == "progress"]
+    assert [(r["rank"], r["step"]) for r in progress] == [(0, s) for s in range(2, 25, 2)]
+    assert progress[2]["lanes_ms"] == {"input": 2.0, "compute": 23.0, "communication": 269.0}
+    assert progress[2]["step_time_ms"] == 294.0
+    waits = {r["step"]: r["lanes_ms"]["communication"] for r in progress}
+    assert [s for s, ms in waits.items() if ms > 100] == [6, 20]
+    assert all(10 < ms < 30 for s, ms in waits.items() if s not in (6, 20)), waits
+    assert all(r["lanes_ms"]["input"] < 5 for r in progress)
+    assert [r["step"] for r in recs if r["kind"] == "eval"] == [8, 16, 24]
+    alone = parse_file("espnet-202511_torch-2.11_asr-train-tiny_slow-load_cpu.log")
+    assert not any("communication" in r.get("lanes_ms", {}) for r in alone)
+
+
 def test_espnet_resumed_run_counts_the_epochs_before_it():
     """A run resumed at epoch 4 prints no count of epochs 1-3: its first epoch's records wait
     for that epoch's results line (`total_count=32`, 8 batches an epoch), and come after a
