@@ -15,8 +15,9 @@ The times are seconds a batch: `iter_time` its wait for the data loader (the inp
 waits for the gradients' all-reduce, which ESPnet does not time apart), `train_time` the whole
 step.  Under DDP (the prefix names the rank of the world, `[host:0/2]`) every batch begins with
 an all-reduce that no timer holds (whether any rank's data ran out): there a rank waits for the
-others' data loaders, and the step's time beyond its timers is that wait (communication).  The batch numbers count within the epoch: a record's step is the interval's last batch
-after the batches of the epochs before, which the results line counts (`total_count`, all the
+others' data loaders, and the step's time beyond its timers is that wait (communication).
+The batch numbers count within the epoch: a record's step is the interval's last batch after
+the batches of the epochs before, which the results line counts (`total_count`, all the
 batches trained so far).  FunASR's update count is the step where it prints one.
 
 A log that begins in a later epoch (`--resume`: `The training was resumed using .../checkpoint.pth`)
@@ -151,8 +152,8 @@ class EspnetParser(Parser):
             fields["lanes_ms"] = lanes
         if "train_time" in values:
             fields["step_time_ms"] = seconds_to_ms(values["train_time"])
-            waited = fields["step_time_ms"] - sum(timers.values())
-            if distributed and timers and waited > 0:
+            waited = fields["step_time_ms"] - sum(timers.values()) if distributed and timers else 0
+            if waited > 0:
                 fields["lanes_ms"]["communication"] = round(waited, 3)
         metrics: dict = {}
         for key, v in values.items():
