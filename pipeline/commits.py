@@ -20,6 +20,11 @@ aggregate judges steps in order).  A partition whose commit is still held back a
 while is read again from its committed offset.  At least once: the agents and the store
 drop the duplicates.
 
+A lost event is seen from the one after it.  The last events of a partition have none after
+them: where the broker holds events past the committed position and the commits have not moved
+for a while, the partition is read again from there too (CI lost the last record and the end
+of an ingested rank that way, once in a run: its last steps were never judged).
+
 In order up to the consumer is not yet in order at the agent: Faust can lose an event
 between the two without acking it (seen around a rebalance: offset 104 handed to the stream,
 103 and 105 reached the agent).  The commit holds there and the event is read again, but by
@@ -48,6 +53,8 @@ RESYNC_CHECK_S = 3.0
 still come this long after the seek may have been fetched before it (they can take seconds to
 pass a busy stream), or the broker no longer holds the awaited one: the broker is asked.
 Where retention deleted it, reading goes on from the first offset the broker holds."""
+TAIL_CHECK_S = 2.0
+"""How often the broker is asked where each partition ends (one ListOffsets request)."""
 RESYNC_GIVE_UP_S = 30.0
 """An awaited offset that the broker holds but never sends (a topic someone compacted): after
 this long, reading goes on from what comes.  Going on after RESYNC_CHECK_S alone lost events
@@ -79,6 +86,8 @@ class SafeCommitConsumer(aiokafka_driver.Consumer):
         self._resync_until: dict = {}
         self._read_offset = _ReadOffsets(self._resyncing)
         self.gone_on_from: dict = {}    # partition -> the offset reading went on from
+        self._stuck_since: dict = {}    # partition -> (committed offset, since when unmoved)
+        self._tail_check_at = 0.0
         self._deliver, self.callback = self.callback, self._deliver_in_order
 
     async def _deliver_in_order(self, message) -> None:
@@ -170,7 +179,28 @@ class SafeCommitConsumer(aiokafka_driver.Consumer):
     async def commit(self, *args, **kwargs) -> bool:
         committed = await super().commit(*args, **kwargs)
         await self._reread_held_partitions()
+        await self._reread_stuck_tails()
         return committed
+
+    async def _reread_stuck_tails(self) -> None:
+        now = time.monotonic()
+        if now < self._tail_check_at or not self.app.flow_control.is_active():
+            return
+        self._tail_check_at = now + TAIL_CHECK_S
+        streamed = self.app.topics.acks_enabled_for
+        ours = [tp for tp in self.assignment() if streamed(tp.topic) and tp not in self._resyncing]
+        if not ours:
+            return
+        try:
+            ends = await self.highwaters(*ours)
+        except Exception:  # noqa: BLE001 - unanswered: ask again at the next check
+            return
+        for tp in stuck_tails(self._committed_offset, ends, self._stuck_since, now):
+            offset = self._committed_offset[tp]
+            log.warning("reading %s[%d] again from offset %d: the broker holds events up to %d "
+                        "and none past %d was done in %.0f s", tp.topic, tp.partition, offset,
+                        ends[tp] - 1, offset - 1, REREAD_AFTER_S)
+            await self._read_again(tp, offset)
 
     async def _reread_held_partitions(self) -> None:
         now, assigned = time.monotonic(), self.assignment()
@@ -208,6 +238,25 @@ class SafeCommitConsumer(aiokafka_driver.Consumer):
             committed = self._committed_offset[tp]
             if committed > 0:
                 self._read_offset[tp] = committed - 1
+
+
+def stuck_tails(committed: dict, ends: dict, since: dict, now: float) -> list:
+    """The partitions to read again from their committed offset: the broker holds events past
+    it (``ends``: the offset after each partition's last), and it has not moved for
+    REREAD_AFTER_S (``since``, kept here: partition -> (offset, when first seen there))."""
+    stuck = []
+    for tp, end in ends.items():
+        offset = committed.get(tp)
+        if offset is None or end is None or end <= offset:
+            since.pop(tp, None)
+            continue
+        seen = since.get(tp)
+        if seen is None or seen[0] != offset:
+            since[tp] = (offset, now)
+        elif now - seen[1] >= REREAD_AFTER_S:
+            del since[tp]
+            stuck.append(tp)
+    return stuck
 
 
 def in_order(due: int | None, offset: int, gone_on_from: int | None = None

@@ -130,6 +130,31 @@ def test_a_partition_held_back_too_long_is_read_again_from_its_committed_offset(
     assert consumer._resyncing == {TP0: 10}
 
 
+def test_a_partitions_last_events_never_done_are_read_again(consumer, seeks, monkeypatch):
+    """The broker holds offsets 10-11 (an ingested rank's last record and its end), the
+    committed position stays at 10, and no later event comes to show that they were lost
+    between the consumer and the agent: after REREAD_AFTER_S unmoved, the partition is read
+    again from 10.  (CI lost an ingested job's last steps this way.)"""
+    async def highwaters(*tps):
+        return {tp: 12 for tp in tps}
+    monkeypatch.setattr(consumer, "highwaters", highwaters)
+    asyncio.run(consumer._reread_stuck_tails())
+    assert seeks == []                               # the events may still be on their way
+    consumer._stuck_since[TP0] = (10, consumer._stuck_since[TP0][1] - commits.REREAD_AFTER_S)
+    consumer._tail_check_at = 0.0
+    asyncio.run(consumer._reread_stuck_tails())
+    assert seeks == [(TP0, 10)] and consumer._resyncing == {TP0: 10}
+
+
+def test_a_tail_is_stuck_only_while_the_committed_offset_does_not_move():
+    since: dict = {}
+    assert commits.stuck_tails({TP0: 10}, {TP0: 12}, since, 0.0) == []
+    assert commits.stuck_tails({TP0: 11}, {TP0: 12}, since, 4.0) == []       # it moved: anew
+    assert commits.stuck_tails({TP0: 11}, {TP0: 12}, since, 4.0 + commits.REREAD_AFTER_S) == [TP0]
+    assert commits.stuck_tails({TP0: 12}, {TP0: 12}, since, 100.0) == [] and since == {}  # all done
+    assert commits.stuck_tails({TP0: None}, {TP0: 12}, since, 200.0) == []   # not read yet
+
+
 def test_a_never_committed_partition_is_read_from_its_first_offset(consumer, seeks, monkeypatch):
     """A worker that starts as a job's first event arrives: the fetcher had handed out offset 0
     of a partition nobody committed (its position is 1) before the rebalance's seek.  Reading
