@@ -58,8 +58,9 @@ TASK_VARS = (("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"), ("PMI_RANK", "PMI
 PMI-2) and srun name the process they start.  The MPI launchers' first: inside a Slurm
 allocation they start their daemons with srun, one task a node, and every process of a node
 inherits its daemon's SLURM_PROCID."""
+TORCHRUN_MODULES = ("torch.distributed.run", "torch.distributed.launch")
 LAUNCHERS = frozenset(("torchrun", "deepspeed", "accelerate", "mpirun", "mpiexec", "srun",
-                       "horovodrun", "torch.distributed.run", "torch.distributed.launch"))
+                       "horovodrun", *TORCHRUN_MODULES))
 """Programs (or `python -m` modules) that start a job's ranks themselves."""
 
 
@@ -177,7 +178,6 @@ def tee_prefix_from_cmd(cmd: list[str], env: dict[str, str], hostname: str | Non
     return TeePrefix(template or "[${role_name}${local_rank}]:", role or "default", hostname)
 
 
-TORCHRUN_MODULES = ("torch.distributed.run", "torch.distributed.launch")
 TORCHRUN_TAIL_MS = 100
 """torchrun's `--tee` passes each worker's output on from a file that it reads to its end and
 then again 0.1 s later (torch.distributed.elastic's `TailLog`): a line reaches the pipe up to

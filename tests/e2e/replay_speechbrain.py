@@ -46,10 +46,11 @@ for part in rank0_writes(CAPTURE.read_bytes()):
     count = COUNT.search(part)
     if count is not None and b"train_loss" in part:
         n = int(count.group(1))
-        if last_count is not None and n < last_count:
-            time.sleep(EVAL_S)      # the epoch's validation and save ran before this bar
+        if last_count is None or n < last_count:       # the bar starts again: an epoch begins
+            epoch += 1
+            if last_count is not None:
+                time.sleep(EVAL_S)      # the epoch's validation and save ran before this bar
         if n != last_count and n > 0:
-            epoch += n == 1
             step = (epoch - 1) * int(count.group(2)) + n
             time.sleep(SLOW_S if step == SLOW_STEP else STEP_S)
         last_count = n
