@@ -26,11 +26,16 @@ for a while, the partition is read again from there too (CI lost the last record
 of an ingested rank that way, once in a run: its last steps were never judged).
 
 In order up to the consumer is not yet in order at the agent: Faust can lose an event
-between the two without acking it (seen around a rebalance: offset 104 handed to the stream,
-103 and 105 reached the agent).  The commit holds there and the event is read again, but by
-then the correlate agent's state had passed its step and dropped it as a duplicate: a
+between the two without acking it.  The commit holds there and the event is read again, but
+by then the correlate agent's state had passed its step and dropped it as a duplicate: a
 rank's step lost for good.  `InOrder` makes an agent take each partition's events in offset
 order, so that a lost one is read again before any after it is used.
+
+The loss itself, traced event by event: table recovery resumes flow control when it starts
+reading the changelogs, the stream partitions are resumed and sought while it stays on, and
+recovery then resumes it again; every resume empties the stream queues.  An event delivered
+in between (a worker's first after it starts or rebalances) was dropped from its queue
+unseen.  `KeepQueuedOnResume` empties them only when flow was off.
 """
 from __future__ import annotations
 
@@ -43,6 +48,8 @@ import faust
 from faust.transport.drivers import aiokafka as aiokafka_driver
 from faust.types.tuples import ack_lock
 from mode.utils.futures import notify
+from mode.utils.objects import cached_property
+from mode.utils.queues import FlowControlEvent
 
 log = logging.getLogger("ridgescope.pipeline")
 REREAD_AFTER_S = 5.0
@@ -300,8 +307,25 @@ class SafeCommitTransport(aiokafka_driver.Transport):
     Consumer = SafeCommitConsumer
 
 
+class KeepQueuedOnResume(FlowControlEvent):
+    """Flow control whose resume empties the stream queues only when flow was off (their
+    events then belong to a generation that ended).  A resume while flow is on leaves the
+    events delivered since in place."""
+
+    def resume(self) -> None:
+        if self.is_active():
+            self._resume.set()
+            return
+        super().resume()
+
+
 class App(faust.App):
-    """faust.App whose stream consumer commits with SafeCommitConsumer."""
+    """faust.App whose stream consumer commits with SafeCommitConsumer, and whose flow
+    control keeps queued events on a resume while flow is on."""
 
     def _new_transport(self):
         return SafeCommitTransport(self.conf.broker_consumer, self)
+
+    @cached_property
+    def flow_control(self) -> FlowControlEvent:
+        return KeepQueuedOnResume(loop=self.loop)

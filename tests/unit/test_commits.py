@@ -10,6 +10,7 @@ import asyncio
 import pytest
 from faust.transport.drivers.aiokafka import Consumer as FaustConsumer
 from faust.types import TP, Message
+from mode.utils.queues import FlowControlEvent
 
 from ridgescope.pipeline import commits
 from ridgescope.pipeline.app import build_app
@@ -58,6 +59,24 @@ def test_an_event_acked_while_flow_control_is_off_is_not_counted(consumer):
     consumer.app.flow_control.resume()
     consumer.ack(message(11))
     assert consumer._new_offset(TP0) is None
+
+
+def test_a_resume_while_flow_is_on_keeps_the_events_queued():
+    """Table recovery resumes flow as it starts and again as it ends, and the stream
+    partitions are read in between: an event delivered then stays in its stream's queue."""
+    app = build_app(Settings(broker="127.0.0.1:9"))
+    queue = app.FlowControlQueue(maxsize=10, clear_on_resume=True)   # as a channel's
+    app.flow_control.resume()
+    queue.put_nowait("the first event after recovery")
+    app.flow_control.resume()
+    assert queue.qsize() == 1
+    FlowControlEvent.resume(app.flow_control)    # Faust's own: the event is gone unseen
+    assert queue.qsize() == 0
+
+    queue.put_nowait("an event of the generation a rebalance ends")
+    app.flow_control.suspend()
+    app.flow_control.resume()
+    assert queue.qsize() == 0 and app.flow_control.is_active()
 
 
 def test_an_unbroken_run_from_the_committed_position_commits(consumer):
