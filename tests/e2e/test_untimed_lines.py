@@ -16,10 +16,15 @@ pytestmark = [pytest.mark.slow]
 
 
 @pytest.mark.tansu
-def test_a_loop_that_prints_no_time_has_its_slow_step_found(tansu_stack):
+@pytest.mark.parametrize("prints", ["flushed", "plain"])
+def test_a_loop_that_prints_no_time_has_its_slow_step_found(tansu_stack, prints):
+    """`plain`: `print` without flush, and PYTHONUNBUFFERED off: a pipe's buffer would hold
+    every line until the loop exits; `ridgescope run` makes the job's stdout line-buffered."""
     job = f"untimed-{uuid.uuid4().hex[:6]}"
+    plain = prints == "plain"
     result = cli("run", *tansu_stack.flags, "--job", job, "--no-hooks", "--", sys.executable,
-                 str(JOB), timeout=120)
+                 str(JOB), *(["--no-flush"] if plain else []), timeout=120,
+                 env={"PYTHONUNBUFFERED": ""} if plain else None)
     assert "NOT delivered" not in result.stderr and f"step {STEPS}/{STEPS}" in result.stdout
 
     # Step 1 has no step read before it; every later one is timed by the lines' read times.

@@ -3,7 +3,8 @@ hand-written loop often does): `step N/T loss X`, flushed, 200 ms a step, step 1
 
 `--every N`: a line every N steps only (a loop that logs every log interval), 48 steps, and
 step 30 stalls 2 s.  `--save-after N`: no slow step; after step N the loop says it saves a
-checkpoint, with no time, and the save takes 1.5 s."""
+checkpoint, with no time, and the save takes 1.5 s.  `--no-flush`: plain `print`s, as most
+loops write them."""
 import sys
 import time
 
@@ -13,6 +14,7 @@ def option(name: str) -> int:
 
 
 every, save_after = option("--every") or 1, option("--save-after")
+flush = "--no-flush" not in sys.argv
 STEPS, SLOW_STEP, SLOW_S = (24, 12, 0.9) if every == 1 else (48, 30, 2.0)
 if save_after:
     SLOW_STEP = 0
@@ -20,8 +22,8 @@ if save_after:
 for step in range(1, STEPS + 1):
     time.sleep(SLOW_S if step == SLOW_STEP else 0.2)
     if step % every == 0:
-        print(f"step {step}/{STEPS} loss {2.5 - step / 100:.4f}", flush=True)
+        print(f"step {step}/{STEPS} loss {2.5 - step / 100:.4f}", flush=flush)
     if step == save_after:
-        print(f"Saving checkpoint to /tmp/untimed-loop/step-{step}", flush=True)
+        print(f"Saving checkpoint to /tmp/untimed-loop/step-{step}", flush=flush)
         time.sleep(1.5)
 sys.exit(0)
