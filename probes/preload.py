@@ -1,8 +1,7 @@
 """What the bootstrap runs in every Python process of a job started by `ridgescope run`.
 
-It makes stdout line-buffered, then does nothing until ``torch`` is imported: then it arms the
-hook probe.  Every step sits in one guard; ``loaded`` tells whether it armed.  It never raises
-into the job.
+It does nothing until ``torch`` is imported: then it arms the hook probe.  Every step sits in
+one guard; ``loaded`` tells whether it armed.  It never raises into the job.
 """
 from __future__ import annotations
 
@@ -106,25 +105,9 @@ def _on_dcp_imported() -> None:
         debug(f"checkpoint hooks not armed: {exc}")
 
 
-def line_buffered_stdout() -> None:
-    """Python block-buffers stdout into a pipe or a file (torchrun's `--tee`): a loop's plain
-    `print`s reached the log probe 8 KiB at a time, a short job's all at its exit, and steps
-    timed by when their line was read were timed by the buffer (none was judged).  As on a
-    terminal, each line is now passed on as it is printed, in one write.  Hooks on or off:
-    the log probe reads stdout either way."""
-    try:
-        if sys.stdout is not None and not sys.stdout.line_buffering:
-            sys.stdout.reconfigure(line_buffering=True)
-    except Exception as exc:  # noqa: BLE001 - a replaced stdout: leave it as it is
-        debug(f"stdout left as it is: {exc}")
-
-
 def start() -> None:
     """Arm the probes that apply to this process."""
-    if not os.environ.get(env.SOCKET):
-        return
-    line_buffered_stdout()
-    if os.environ.get(env.HOOKS) == "0":
+    if not os.environ.get(env.SOCKET) or os.environ.get(env.HOOKS) == "0":
         return
     if "torch" in sys.modules:
         _on_torch_imported()

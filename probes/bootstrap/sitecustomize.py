@@ -1,12 +1,27 @@
 """RidgeScope bootstrap: `ridgescope run` puts this folder first on PYTHONPATH.
 
-It stays tiny: arm the probes, then run the user's own sitecustomize, if any.
+It stays tiny: make stdout line-buffered, arm the probes, then run the user's own
+sitecustomize, if any.
 """
 import os
 import sys
 
 
+def _line_buffered_stdout():
+    """Python block-buffers stdout into a pipe or a file (torchrun's `--tee`): a loop's plain
+    `print`s reached the log probe 8 KiB at a time, a short job's all at its exit, and steps
+    timed by when their line was read were timed by the buffer.  As on a terminal, each line
+    is passed on as it is printed, in one write.  Here, not in the probes: an environment
+    without ridgescope installed (no hook probe) still has its stdout read."""
+    try:
+        if sys.stdout is not None and not sys.stdout.line_buffering:
+            sys.stdout.reconfigure(line_buffering=True)
+    except Exception:  # noqa: BLE001 - a replaced stdout: leave it as it is
+        pass
+
+
 def _ridgescope_bootstrap():
+    _line_buffered_stdout()
     try:
         from ridgescope.probes import preload
         preload.start()
@@ -26,4 +41,4 @@ def _ridgescope_bootstrap():
 
 
 _ridgescope_bootstrap()
-del _ridgescope_bootstrap
+del _ridgescope_bootstrap, _line_buffered_stdout
