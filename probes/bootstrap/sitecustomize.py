@@ -21,7 +21,6 @@ def _line_buffered_stdout():
 
 
 def _ridgescope_bootstrap():
-    _line_buffered_stdout()
     try:
         from ridgescope.probes import preload
         preload.start()
@@ -40,5 +39,6 @@ def _ridgescope_bootstrap():
         pass
 
 
+_line_buffered_stdout()
 _ridgescope_bootstrap()
-del _ridgescope_bootstrap, _line_buffered_stdout
+del _line_buffered_stdout, _ridgescope_bootstrap
