@@ -313,10 +313,8 @@ class KeepQueuedOnResume(FlowControlEvent):
     events delivered since in place."""
 
     def resume(self) -> None:
-        if self.is_active():
-            self._resume.set()
-            return
-        super().resume()
+        if not self.is_active():
+            super().resume()
 
 
 class App(faust.App):

@@ -45,7 +45,6 @@ def test_an_environment_without_ridgescope_gets_it_too(tmp_path):
 
 def test_a_process_whose_stdout_is_closed_runs_on(tmp_path):
     done = subprocess.run([sys.executable, "-c", "import sys; sys.stderr.write(repr(sys.stdout))"],
-                          env=job_env(tmp_path), stdout=subprocess.DEVNULL, capture_output=False,
-                          stderr=subprocess.PIPE, text=True, timeout=60,
+                          env=job_env(tmp_path), stderr=subprocess.PIPE, text=True, timeout=60,
                           preexec_fn=lambda: os.close(1))
     assert done.returncode == 0 and done.stderr == "None", done.stderr
