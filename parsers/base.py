@@ -490,6 +490,12 @@ class Parser:
         parser reads the stream then: one that counts from the run's start (ms-swift's mean
         step since training began) counts from there."""
 
+    def adopt(self) -> bool:
+        """Take a stream that shows no framework because the same process's other pipe showed
+        this one; True where this framework draws on one pipe what it prints on the other (the
+        Trainer's bar on stderr, unlabelled, and its log dicts on stdout)."""
+        return False
+
     def take_over(self, before: Parser) -> None:
         """Called as this parser takes the stream from `before`: a framework built on another
         (NeMo on Lightning) keeps what the other has read of the lines they share (a bar's step

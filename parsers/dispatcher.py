@@ -212,6 +212,15 @@ class Dispatcher:
             self._activate(parser)
             self.stats["switches"] += 1
 
+    def adopt(self, name: str) -> bool:
+        """Read this stream as `name`'s, where it shows no framework yet and the process's
+        other pipe showed that one, if the framework splits its output so (`Parser.adopt`)."""
+        parser = self.parsers.get(name)
+        if self.active is not None or parser is None or not parser.adopt():
+            return False
+        self._switch(parser)
+        return True
+
     @property
     def framework(self) -> str | None:
         return self.active.name if self.active else None

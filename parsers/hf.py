@@ -104,6 +104,12 @@ class HFTrainerParser(Parser):
         """rank -> the last step a dict gave a record of its own, before any bar of the stream
         was read (ms-swift prints its first dict before the bar's first step)"""
         self.means = RunMeans()
+        self.adopted = False
+        """Taken from the other pipe (`adopt`): this stream's bars are read from mid-run."""
+
+    def adopt(self) -> bool:
+        self.adopted = True
+        return True
 
     def detect(self, line: str) -> bool:
         return (_logged_dict(line, "{'loss':") or "{'train_runtime'" in line or "|trainer.py:" in line
@@ -118,11 +124,16 @@ class HFTrainerParser(Parser):
         desc = bar["desc"]
         if any(w in desc for w in EVAL_WORDS) or (desc[:6] == "Epoch " and desc[6:].isdigit()):
             return      # an evaluation bar, or Lightning's (`Epoch 0:`), which Lightning claims
-        total = bar["total"]
-        main = self.main_total.setdefault(rank, total)
+        total, n = bar["total"], bar["n"]
+        main = self.main_total.get(rank)
+        if main is None:
+            if self.adopted and (n == 0 or (total is not None and n >= total)):
+                # read from mid-run, the training bar shows up part way; an evaluation's,
+                # drawn as it starts (`0/2`) or as it ends, is not it
+                return
+            main = self.main_total[rank] = total
         if total != main:
             return   # an evaluation/prediction loop's own bar
-        n = bar["n"]
         held = self.held.get(rank)
         if held is not None and held["step"] != n:
             self._emit_held(rank, out)
@@ -245,6 +256,9 @@ class AccelerateParser(HFTrainerParser):
     """Accelerate scripts: tqdm bars, `epoch N: {...}` metric prints, accelerate logger lines."""
 
     name = "accelerate"
+
+    def adopt(self) -> bool:
+        return False    # a script's own bars: labelled, or read by the loop-bar rules
 
     def detect(self, line: str) -> bool:
         return ("launch" in line or "Accelerator" in line or "accelerate." in line) \

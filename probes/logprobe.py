@@ -110,6 +110,15 @@ class HeldHead:
             return None
 
 
+class PipeFrameworks:
+    """The frameworks that one process's pipes showed, shared by its two pumps: a pipe that
+    shows none may be read as one the other showed (`Dispatcher.adopt`; HF's Trainer prints its
+    log dicts on stdout and draws its bar, which names nothing, on stderr)."""
+
+    def __init__(self) -> None:
+        self.shown: list[str] = []
+
+
 class StreamPump:
     """One stream of the job: passed through, parsed, its records handed to `on_record(rank,
     payload, ts_ns)`.  `local_ranks` (see ranks.py) gives the job's rank of a local one, once
@@ -119,8 +128,9 @@ class StreamPump:
 
     def __init__(self, fd: int, out, stream: str, on_record, default_rank: int,
                  local_ranks: LocalRanks | None = None, nproc_per_node: int | None = None,
-                 tee_prefix: TeePrefix | None = None):
+                 tee_prefix: TeePrefix | None = None, pipes: PipeFrameworks | None = None):
         self.fd, self.out, self.stream = fd, out, stream
+        self.pipes = pipes
         self.on_record = on_record
         self.default_rank = default_rank
         self.local_ranks = local_ranks
@@ -241,6 +251,10 @@ class StreamPump:
         if args and not self.tee_prefixed and self.local_ranks is not None:
             self.tee_prefixed = tee_prefixed(args[0]) if self.tee_prefix is None else (
                 self.tee_prefix.local and self.tee_prefix.found(args[0]))
+        if self.pipes is not None and self.pipes.shown and self.dispatcher.active is None:
+            for name in self.pipes.shown:
+                if self.dispatcher.adopt(name):
+                    break
         try:
             records = getattr(self.dispatcher, method)(*args)
         except Exception:  # noqa: BLE001 - parsers count garbage; this is the last guard
@@ -270,6 +284,8 @@ class StreamPump:
                 record = dict(record, drawn_ns=drawn)
             if not self.framework and record.get("framework") not in (None, "", "generic"):
                 self.framework = str(record["framework"])
+                if self.pipes is not None:
+                    self.pipes.shown.append(self.framework)
             payload = {"record": record, "stream": self.stream}
             if self._first is not None and (self.tee_prefixed or not self._spreads):
                 self._send_first(placed=False)     # its lines name their ranks, or spread none

@@ -18,7 +18,7 @@ from pathlib import Path
 from ridgescope.probes import env
 from ridgescope.probes import gpu as gpu_probe_mod
 from ridgescope.probes.host import HostProbe
-from ridgescope.probes.logprobe import StreamPump
+from ridgescope.probes.logprobe import PipeFrameworks, StreamPump
 from ridgescope.probes.publisher import Publisher, PublishStats
 from ridgescope.probes.ranks import (Learnt, LocalRanks, base_from_cmd, base_from_workers, nnodes,
                                      nproc_per_node, read_late_ms, task_of_launcher, tasks_from_cmd,
@@ -147,10 +147,11 @@ def run(cmd: list[str], job: str, broker: str | None, data_dir: Path, *, hooks: 
     # every task of an srun or mpirun prints to its one stream (the world its options gave)
     launcher = (local_ranks, 1 if task else nproc_per_node(cmd) or world or None,
                 tee_prefix_from_cmd(cmd, dict(os.environ), host))
+    pipes = PipeFrameworks()    # a framework shown on one pipe reads the other (HF's bar)
     pumps = [StreamPump(proc.stdout.fileno(), sys.stdout.buffer, "stdout", log_event,
-                        default_rank, *launcher).start(),
+                        default_rank, *launcher, pipes=pipes).start(),
              StreamPump(proc.stderr.fileno(), sys.stderr.buffer, "stderr", log_event,
-                        default_rank, *launcher).start()]
+                        default_rank, *launcher, pipes=pipes).start()]
     host_probe = HostProbe(proc.pid, lambda rank, payload, ts: publish(
         "host_sample", rank, payload, ts), interval_s=host_interval_s).start()
     notes: list[str] = []

@@ -81,6 +81,35 @@ def test_hf_trainer_5_bar_and_string_valued_dicts():
     assert (summary["duration_ms"], summary["samples_per_s"], summary["loss"]) == (1290.0, 99.24, 1.56)
 
 
+def test_hf_trainer_pipes_read_apart():
+    """The same run's two pipes, as `ridgescope run` reads them.  Stdout: the log dicts, with
+    no step.  Stderr alone: the bar, unlabelled, gives no step; taken as HF's (`adopt`: stdout
+    showed HF) at any point of the run, it gives the steps the bar drew from there on, and
+    never one of an evaluation's bar (`0/2`, drawn as each evaluation starts)."""
+    out = parse_file("transformers-5.24.0_trainer_tqdm_two-pipes_stdout.log")
+    logged = [(r["loss"], r["epoch"]) for r in out if r["kind"] == "progress" and not r.get("summary")]
+    assert logged[:2] == [(0.5646, 0.25), (1.746, 0.5)] and len(logged) == 8
+    assert [(r["step"], r["loss"], r["duration_ms"]) for r in out if r["kind"] == "eval"] == [
+        (None, 1.002, 107.8), (None, 1.001, 105.5), (None, 1.001, 106.1), (None, 1.001, 107.2)]
+    assert all(r["step"] is None for r in out)
+
+    bar = (CAPTURED / "transformers-5.24.0_trainer_tqdm_two-pipes_stderr.log").read_bytes()
+    assert _by_kind(parse_file("transformers-5.24.0_trainer_tqdm_two-pipes_stderr.log"), "progress") == []
+    drawn = [2, 4, 5, 6, 8, 10, 12, 14, 15, 16]
+    evaluations = 0
+    for cut in [m.start() for m in re.finditer(rb"\r", bar)]:
+        d = Dispatcher()
+        assert _by_kind(d.feed_chunk(bar[:cut]), "progress") == []
+        assert d.adopt("hf_trainer") and d.framework == "hf_trainer"
+        steps = [(r["step"], r["total_steps"]) for r in _by_kind(d.feed_chunk(bar[cut:]) + d.flush(), "progress")]
+        shown = [n for n in drawn if f" {n}/16 ".encode() in bar[cut:]]
+        assert steps == [(n, 16) for n in shown[:len(steps)]] and len(steps) >= len(shown) - 1, (cut, steps)
+        evaluations += bar[cut:].startswith(b"\r  0%|          | 0/2 ")
+    assert evaluations == 4      # adopted just before each evaluation's bar, too
+    d = Dispatcher()
+    assert not d.adopt("accelerate") and not d.adopt("megatron") and d.framework is None
+
+
 def test_trl_sft_trainer_steps_with_trls_own_metrics():
     """TRL's `SFTTrainer` is the Trainer's loop: a record for each of its 24 steps, each with
     its dict's loss and TRL's own metrics; the step that slept 0.6 s (13) shows in the bar's

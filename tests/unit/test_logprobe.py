@@ -7,7 +7,7 @@ import queue
 import time
 from pathlib import Path
 
-from ridgescope.probes.logprobe import GUESS_WAIT_S, StreamPump, cut_pending
+from ridgescope.probes.logprobe import GUESS_WAIT_S, PipeFrameworks, StreamPump, cut_pending
 from ridgescope.probes.print_order import HOLD_S, HOLD_STEPS
 from ridgescope.probes.ranks import LocalRanks
 
@@ -246,3 +246,40 @@ def test_a_first_step_after_a_quiet_head_is_still_held_for_its_second_print():
     assert sorted(rank for rank, _ in got) == [0, 1]
     os.close(write_fd)
     pump.join(20)
+
+
+CAPTURED = Path(__file__).resolve().parents[1] / "data" / "captured"
+HF_TWO_PIPES = "transformers-5.24.0_trainer_tqdm_two-pipes_{}.log"
+
+
+def two_pipes(pipes) -> list:
+    """HF's Trainer, its pipes read apart as `ridgescope run` reads them: stdout's log dicts
+    first (the Trainer printed its first at step 2), then stderr's bar."""
+    got: queue.Queue = queue.Queue()
+    pumps = {}
+    for stream in ("stdout", "stderr"):
+        read_fd, write_fd = os.pipe()
+        pump = StreamPump(read_fd, io.BytesIO(), stream, lambda rank, payload, ts: got.put(payload), 0,
+                          pipes=pipes).start()
+        pumps[stream] = (pump, write_fd)
+    for stream in ("stdout", "stderr"):
+        pump, write_fd = pumps[stream]
+        os.write(write_fd, (CAPTURED / HF_TWO_PIPES.format(stream)).read_bytes())
+        if stream == "stdout":
+            first = got.get(timeout=20)
+            assert (first["stream"], first["record"]["framework"]) == ("stdout", "hf_trainer")
+        os.close(write_fd)
+        pump.join(20)
+    records = []
+    while not got.empty():
+        records.append(got.get())
+    return [(p["record"]["step"], p["record"].get("total_steps")) for p in records
+            if p["stream"] == "stderr" and p["record"]["kind"] == "progress"]
+
+
+def test_a_bar_on_stderr_is_read_as_the_framework_stdout_showed():
+    """Alone, the Trainer's bar names no framework, and an unlabelled bar is no training loop's
+    (with the hooks off, no step of the job was judged); read as HF's, its steps come, and its
+    evaluation bars (`0/2`) give none."""
+    assert two_pipes(None) == []
+    assert two_pipes(PipeFrameworks()) == [(n, 16) for n in (2, 4, 5, 6, 8, 10, 12, 14, 15, 16)]
