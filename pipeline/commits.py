@@ -23,7 +23,8 @@ drop the duplicates.
 A lost event is seen from the one after it.  The last events of a partition have none after
 them: where the broker holds events past the committed position and the commits have not moved
 for a while, the partition is read again from there too (CI lost the last record and the end
-of an ingested rank that way, once in a run: its last steps were never judged).
+of an ingested rank that way, once in a run: its last steps were never judged; the cause of
+that loss is told below, and fixed at its source).
 
 In order up to the consumer is not yet in order at the agent: Faust can lose an event
 between the two without acking it.  The commit holds there and the event is read again, but
