@@ -11,6 +11,9 @@ them: set by `ridgescope run` when srun or mpirun started it once per rank (prob
 `task_of_launcher`)."""
 HOOKS = "RIDGESCOPE_HOOKS"
 """Set to 0 to keep the framework hook probe out of the job (stdout-only mode)."""
+LINE_BUFFER = "RIDGESCOPE_LINE_BUFFER"
+"""Set to 0 to leave the job's stdout buffered as its programs buffer it (probes/line_buffering.py,
+bootstrap/sitecustomize.py)."""
 DATA_DIR = "RIDGESCOPE_DATA_DIR"
 BROKER = "RIDGESCOPE_BROKER"
 STORE = "RIDGESCOPE_STORE"

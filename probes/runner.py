@@ -18,6 +18,7 @@ from pathlib import Path
 from ridgescope.probes import env
 from ridgescope.probes import gpu as gpu_probe_mod
 from ridgescope.probes.host import HostProbe
+from ridgescope.probes.line_buffering import find_libstdbuf, line_buffered_c_stdio
 from ridgescope.probes.logprobe import PipeFrameworks, StreamPump
 from ridgescope.probes.publisher import Publisher, PublishStats
 from ridgescope.probes.ranks import (Learnt, LocalRanks, base_from_cmd, base_from_workers, nnodes,
@@ -76,7 +77,7 @@ def child_env(job: str, socket_path: Path, hooks: bool,
         child[env.HOOKS] = "0"
     if task is not None:
         child[env.TASK_RANK], child[env.TASK_WORLD] = str(task[0]), str(task[1])
-    return child
+    return line_buffered_c_stdio(child, find_libstdbuf())
 
 
 def run(cmd: list[str], job: str, broker: str | None, data_dir: Path, *, hooks: bool = True,

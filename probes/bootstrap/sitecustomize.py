@@ -13,6 +13,8 @@ def _line_buffered_stdout():
     timed by when their line was read were timed by the buffer.  As on a terminal, each line
     is passed on as it is printed, in one write.  Here, not in the probes: an environment
     without ridgescope installed (no hook probe) still has its stdout read."""
+    if os.environ.get("RIDGESCOPE_LINE_BUFFER") == "0":
+        return      # the user's choice (probes/env.py)
     try:
         if sys.stdout is not None and not sys.stdout.line_buffering:
             sys.stdout.reconfigure(line_buffering=True)

@@ -2,6 +2,8 @@
 log probe read its line (the step's end), and the slow one is found.  See untimed_loop.py."""
 from __future__ import annotations
 
+import shutil
+import subprocess
 import sys
 import uuid
 from pathlib import Path
@@ -10,21 +12,33 @@ import pytest
 from support import cli
 
 JOB = Path(__file__).with_name("untimed_loop.py")
+COMPILED_JOB = JOB.with_suffix(".c")
 STEPS, SLOW_STEP = 24, 12
 
 pytestmark = [pytest.mark.slow]
 
 
+def loop_command(prints: str, tmp_path: Path) -> list[str]:
+    if prints != "compiled":
+        return [sys.executable, str(JOB), *(["--no-flush"] if prints == "plain" else [])]
+    compiler = shutil.which("cc") or shutil.which("gcc")
+    if compiler is None:
+        pytest.skip("no C compiler on this machine to build the compiled loop")
+    binary = tmp_path / "untimed_loop"
+    subprocess.run([compiler, "-O2", "-o", str(binary), str(COMPILED_JOB)], check=True, timeout=120)
+    return [str(binary)]
+
+
 @pytest.mark.tansu
-@pytest.mark.parametrize("prints", ["flushed", "plain"])
-def test_a_loop_that_prints_no_time_has_its_slow_step_found(tansu_stack, prints):
-    """`plain`: `print` without flush, and PYTHONUNBUFFERED off: a pipe's buffer would hold
-    every line until the loop exits; `ridgescope run` makes the job's stdout line-buffered."""
+@pytest.mark.parametrize("prints", ["flushed", "plain", "compiled"])
+def test_a_loop_that_prints_no_time_has_its_slow_step_found(tansu_stack, prints, tmp_path):
+    """`plain`: `print` without flush, and PYTHONUNBUFFERED off; `compiled`: the loop in C,
+    `printf` without fflush.  A pipe's buffer would hold every line until the loop exits;
+    `ridgescope run` makes the job's stdout line-buffered, Python's and C stdio's."""
     job = f"untimed-{uuid.uuid4().hex[:6]}"
-    plain = prints == "plain"
-    result = cli("run", *tansu_stack.flags, "--job", job, "--no-hooks", "--", sys.executable,
-                 str(JOB), *(["--no-flush"] if plain else []), timeout=120,
-                 env={"PYTHONUNBUFFERED": ""} if plain else None)
+    result = cli("run", *tansu_stack.flags, "--job", job, "--no-hooks", "--",
+                 *loop_command(prints, tmp_path), timeout=120,
+                 env={"PYTHONUNBUFFERED": ""} if prints == "plain" else None)
     assert "NOT delivered" not in result.stderr and f"step {STEPS}/{STEPS}" in result.stdout
 
     # Step 1 has no step read before it; every later one is timed by the lines' read times.
