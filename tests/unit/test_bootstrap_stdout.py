@@ -32,6 +32,7 @@ def test_the_jobs_python_writes_each_line_as_it_is_printed(tmp_path):
     assert ask(sys.executable, job_env(tmp_path, hooks=True)) == "True\n"
     outside = {**job_env(tmp_path), "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
     assert ask(sys.executable, outside) == "False\n"     # a pipe, outside `ridgescope run`
+    assert ask(sys.executable, {**job_env(tmp_path), "RIDGESCOPE_LINE_BUFFER": "0"}) == "False\n"
 
 
 @pytest.mark.skipif(not BASE_PYTHON.exists(), reason="no base interpreter beside the venv")
