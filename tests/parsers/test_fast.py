@@ -335,6 +335,15 @@ def test_generic_readers_match_full(line):
 
 
 @SETTINGS
+@given(st.sampled_from(PREFIXES), st.lists(st.sampled_from(DICT_KEYS), min_size=1, max_size=4, unique=True),
+       st.lists(st.lists(value, min_size=4, max_size=4), min_size=2, max_size=5))
+def test_dicts_of_one_shape_are_claimed_as_each_alone_would_be(prefix, keys, rows):
+    """The generic reader asks once per shape of a dict of numbers whether another parser
+    claims it: a stream of one shape, its values changing, reads as the full path reads it."""
+    same([prefix + "{" + ", ".join(f"'{k}': {v}" for k, v in zip(keys, row)) + "}" for row in rows])
+
+
+@SETTINGS
 @given(st.lists(st.one_of(meter_lines, mxnet_lines, dict_lines, soup), max_size=8))
 def test_generic_readers_in_mixed_streams(lines):
     same(lines)
