@@ -73,6 +73,8 @@ def answers(step: dict, ranks: list[dict], baselines: dict[int, dict],
             # no culprit known, or one a framework's report named (`verdict._held_up_by_the_unseen`)
             probes += (f"; {len(ranks)} rank(s) printed it, so a rank named below is one that "
                        "printed, not necessarily the one whose time it was")
+        if step.get("phase") == "eval":
+            probes += "; the log shows an evaluation ran in this step, which it did not time"
         out.append(("Probes", probes))
 
     r = _worst(ranks, lambda r: _over(r, base(r), "input"))

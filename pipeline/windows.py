@@ -22,7 +22,8 @@ UNTIMED_HOLD_STEPS = 16
 
 def new_rank_state() -> dict:
     return {"open": {}, "closed_through": -1, "hook_seen": False, "lane_history": {},
-            "drawn": None, "ended": False, "saved_ms": 0.0, "untimed_work": [], "untimed_after": -1}
+            "drawn": None, "ended": False, "saved_ms": 0.0, "untimed_work": [], "untimed_after": -1,
+            "untimed_read_ns": 0, "untimed_read_at": -1}
 
 
 def step_rank_row(payload: dict, source: str) -> dict:
@@ -166,7 +167,9 @@ def correlate(state: dict, msg: dict) -> tuple[dict, list[dict]]:
              "drawn": state.get("drawn"), "ended": state.get("ended", False),
              "saved_ms": state.get("saved_ms", 0.0),
              "untimed_work": list(state.get("untimed_work", ())),
-             "untimed_after": state.get("untimed_after", -1)}
+             "untimed_after": state.get("untimed_after", -1),
+             "untimed_read_ns": state.get("untimed_read_ns", 0),
+             "untimed_read_at": state.get("untimed_read_at", -1)}
     if kind == "job_end":
         state, rows = _close(state, upto=None)
         # The lane baseline is ~400 numbers a rank, kept in the worker's memory and changelog
@@ -182,26 +185,27 @@ def correlate(state: dict, msg: dict) -> tuple[dict, list[dict]]:
         saved = printed_save_ms(msg)
         if saved:
             state["saved_ms"] += saved
-            _ran_after(state, record)
+            _ran_after(state, record, msg.get("ts_ns"))
             return state, []
         work = untimed_work(record)
         if work is not None:
             if work not in state["untimed_work"]:
                 state["untimed_work"] = sorted(state["untimed_work"] + [work])
-            _ran_after(state, record)
+            _ran_after(state, record, msg.get("ts_ns"))
             return state, []
         if _note_slowest_ranks(state, record):
             return state, []
         if msg["p"].get("timed_elsewhere"):
             return state, []    # the rank's other pipe times its steps (probes/step_streams.py)
         window, source = progress_as_window(msg, state), "log"
-        if window is not None and not _before_untimed(state, window["step"]):
+        if window is not None and not _before_untimed(state, window):
             # a save that printed its time, too, is timed: its lane, not untimed work
             work = [w for w in state["untimed_work"] if w != "checkpoint" or not state["saved_ms"]]
             window = with_save(window, record, state["saved_ms"])
             if work and spans_the_gap(record):
                 window = dict(window, untimed_work=work)
             state["saved_ms"], state["untimed_work"], state["untimed_after"] = 0.0, [], -1
+            state["untimed_read_ns"], state["untimed_read_at"] = 0, -1
     else:
         return state, []
     if window is None or window["step"] <= state["closed_through"]:
@@ -213,21 +217,32 @@ def correlate(state: dict, msg: dict) -> tuple[dict, list[dict]]:
     return _close(state, upto=None if state["ended"] else window["step"] - 1)
 
 
-def _ran_after(state: dict, record: dict) -> None:
+def _ran_after(state: dict, record: dict, read_ns: int | None) -> None:
     """Note the step a save or an evaluation ran after: its work is the window of a later step.
     A rank's steps and its events can come on two pipes (a bar on stderr, a logger on stdout,
     each read in its own thread, torchrun's `--tee` tailing two files): an evaluation logged
-    after step 20 can arrive before step 20's record, whose window it is not."""
+    after step 20 can arrive before step 20's record, whose window it is not.  An event that
+    names no step (HF's evaluation dict on stdout, its bar on stderr) ran after every step that
+    ended before it was read: its read time is noted, and the rank's last step then."""
     step = record.get("step")
     if isinstance(step, int) and not isinstance(step, bool):
         state["untimed_after"] = max(state["untimed_after"], step)
+    elif isinstance(read_ns, int) and read_ns > state["untimed_read_ns"]:
+        opened = [int(k) for k in state["open"]]
+        state["untimed_read_ns"] = read_ns
+        state["untimed_read_at"] = max(opened + [state["closed_through"]])
 
 
-def _before_untimed(state: dict, step: int) -> bool:
-    """Is this step's window one the noted save or evaluation ran after (see `_ran_after`)?
-    Not where the event's step is far ahead of the rank's steps: a restart, or an event that
-    counts in other units, must not hold the work back for good."""
-    return 0 <= state["untimed_after"] - step < UNTIMED_HOLD_STEPS
+def _before_untimed(state: dict, window: dict) -> bool:
+    """Is this window one the noted save or evaluation ran after (see `_ran_after`): a step up
+    to the one it named, or one that ended before it was read?  Not where the event's step is
+    far ahead of the rank's steps, nor the rank's steps far past the one it was read at: a
+    restart, or an event that counts in other units, must not hold the work back for good."""
+    step = window["step"]
+    if 0 <= state["untimed_after"] - step < UNTIMED_HOLD_STEPS:
+        return True
+    return (window["t1_ns"] < state["untimed_read_ns"]
+            and step - state["untimed_read_at"] <= UNTIMED_HOLD_STEPS)
 
 
 def _note_slowest_ranks(state: dict, record: dict) -> bool:

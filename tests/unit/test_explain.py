@@ -37,3 +37,10 @@ def test_a_step_whose_culprit_is_not_known_says_whose_rows_it_shows():
     # a culprit that a framework's report named, which printed no row of its own
     reported = dict(explain.answers(dict(slow, culprit_rank=1), [stdout_row(0.0)], {}, {}))["Probes"]
     assert reported == probes
+
+
+def test_an_evaluation_step_says_the_log_showed_an_evaluation():
+    step = {"skew_ms": 0.0, "phase": "eval", "slow": True, "culprit_rank": 0}
+    probes = dict(explain.answers(step, [stdout_row(0.0)], {}, {}))["Probes"]
+    assert probes == ("only stdout saw this step: its time cannot be split into lanes; the log "
+                      "shows an evaluation ran in this step, which it did not time")

@@ -1,7 +1,7 @@
 """Correlate and aggregate as pure state machines: a synthetic 4-rank DDP job, no Kafka."""
 from __future__ import annotations
 
-from ridgescope.pipeline import windows
+from ridgescope.pipeline import verdict, windows
 from ridgescope.pipeline.verdict import VerdictConfig
 
 MS = 1_000_000
@@ -251,7 +251,7 @@ def test_a_rank_that_ended_keeps_only_what_drops_replays_of_its_steps():
     assert [r["step"] for r in rows] == [12]
     assert state == {"open": {}, "closed_through": 12, "hook_seen": True, "lane_history": {},
                      "drawn": None, "ended": True, "saved_ms": 0.0, "untimed_work": [],
-                     "untimed_after": -1}
+                     "untimed_after": -1, "untimed_read_ns": 0, "untimed_read_at": -1}
     state, rows = windows.correlate(state, envelope("step_spans", 0, p))
     assert rows == [] and state["open"] == {}, "a replayed step after the end is dropped"
 
@@ -415,10 +415,10 @@ EVALUATED = printed({"kind": "eval", "framework": "hf_trainer", "phase": "result
 
 
 def judged_stdout_job(save_ms: float | None, extra_ms: int, printed_times: bool = False,
-                      between: tuple = ()) -> dict:
+                      between: tuple = (), save: bool = True) -> dict:
     """Steps drawn every 300 ms; after step 10 a save of `save_ms` is printed (with no time
-    where None), then the messages `between`, and step 11 is drawn `extra_ms` late.  Returns
-    step 11's verdict."""
+    where None; none at all where not `save`), then the messages `between`, and step 11 is
+    drawn `extra_ms` late.  Returns step 11's verdict."""
     state, job, pending, verdicts = windows.new_rank_state(), windows.new_job_state(), {}, {}
     drawn = 1000
     for step in range(1, 16):
@@ -428,7 +428,7 @@ def judged_stdout_job(save_ms: float | None, extra_ms: int, printed_times: bool 
             msg["p"]["record"]["step_time_ms"] = 300.0 + (extra_ms if step == 11 else 0)
         state, rows = windows.correlate(state, msg)
         if step == 10:
-            for message in (saved(save_ms), *between):
+            for message in ((saved(save_ms),) if save else ()) + tuple(between):
                 state, none = windows.correlate(state, message)
                 assert none == []
         for row in rows:
@@ -465,6 +465,21 @@ def test_a_slow_stdout_step_whose_window_held_only_an_untimed_save_is_a_checkpoi
     v = judged_stdout_job(save_ms=None, extra_ms=2000)
     assert v["slow"] and v["cause"] == "checkpoint" and v["phase"] == "checkpoint"
     assert v["lanes_ms"]["checkpoint"] == 0
+
+
+def test_a_step_that_held_an_evaluation_is_an_evaluation_step_out_of_the_baseline():
+    """The log names an evaluation between step 10's line and step 11's: no lane times it, so
+    the cause stays unknown, but the step is an evaluation's, and its time is kept out of the
+    baseline of normal steps."""
+    v = judged_stdout_job(save_ms=None, extra_ms=2000, between=(EVALUATED,), save=False)
+    assert v["slow"] and v["cause"] == "unknown" and v["phase"] == "eval"
+    row = {"rank": 0, "step": 20, "duration_ms": 2300.0, "lanes_ms": {"idle": 2300.0}, "arrival_ns": 0,
+           "source": "log", "untimed_work": ["eval"]}
+    history = {"durations": [300.0] * 10, "ckpt_durations": []}
+    _, after = verdict.judge(20, [row], history, CFG)
+    assert after["durations"] == history["durations"]
+    _, after = verdict.judge(20, [dict(row, untimed_work=[])], history, CFG)
+    assert after["durations"] == history["durations"] + [2300.0]
 
 
 def test_an_evaluation_in_the_window_of_an_untimed_save_leaves_the_cause_unknown():
@@ -531,6 +546,33 @@ def test_a_save_and_an_evaluation_that_come_before_the_step_they_ran_after():
         rows += emitted
     assert [(r["step"], r["duration_ms"], r.get("untimed_work")) for r in rows] == [
         (19, 200.0, None), (20, 200.0, None), (21, 1000.0, ["checkpoint", "eval"])]
+
+
+def test_an_evaluation_with_no_step_goes_with_the_first_step_that_ended_after_it_was_read():
+    """HF's Trainer with its bar on stderr and its log dicts on stdout: the evaluation's dict
+    names no step, and step 20's record (held until the bar moved on) arrives after it, though
+    step 20 ended before the evaluation began.  The evaluation is step 21's, as the times say."""
+    state, rows = windows.new_rank_state(), []
+    evaluated = dict(EVALUATED, ts_ns=1500 * MS)
+    for msg in (bar_progress(18, 1000), bar_progress(19, 1200), evaluated, bar_progress(20, 1400),
+                bar_progress(21, 2400), bar_progress(22, 2600)):
+        state, emitted = windows.correlate(state, msg)
+        rows += emitted
+    assert [(r["step"], r["duration_ms"], r.get("untimed_work")) for r in rows] == [
+        (19, 200.0, None), (20, 200.0, None), (21, 1000.0, ["eval"])]
+
+
+def test_a_read_time_far_ahead_of_the_ranks_steps_holds_the_work_back_for_a_while_only():
+    """An event read at a time no step's end reaches (another clock): the work goes with a
+    window once the rank's steps are past the hold."""
+    state, rows = windows.new_rank_state(), []
+    msgs = [bar_progress(step, 1000 + 100 * step) for step in range(1, 30)]
+    msgs.insert(3, dict(EVALUATED, ts_ns=10 ** 9 * MS))      # read after step 3's record
+    for msg in msgs:
+        state, emitted = windows.correlate(state, msg)
+        rows += emitted
+    held = [r["step"] for r in rows if r.get("untimed_work")]
+    assert held == [3 + windows.UNTIMED_HOLD_STEPS + 1], held
 
 
 def test_an_events_step_far_ahead_of_the_ranks_steps_holds_nothing_back():
