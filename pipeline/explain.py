@@ -76,6 +76,9 @@ def answers(step: dict, ranks: list[dict], baselines: dict[int, dict],
         if step.get("phase") == "eval":
             probes += "; the log shows an evaluation ran in this step, which it did not time"
         out.append(("Probes", probes))
+    elif step.get("phase") == "eval":
+        out.append(("Probes", "an evaluation loop ran in this step: its batches' wait and its "
+                              "compute are in the lanes below, not the training step's own"))
 
     r = _worst(ranks, lambda r: _over(r, base(r), "input"))
     out.append(("1. Was the next batch ready?",

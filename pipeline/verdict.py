@@ -53,8 +53,8 @@ def step_phase(step: int, rows: list[dict], cfg: VerdictConfig) -> str:
     if any(r["lanes_ms"].get("checkpoint", 0) > 0 or "checkpoint" in r.get("untimed_work", ())
            for r in rows):
         return "checkpoint"
-    if any("eval" in r.get("untimed_work", ()) for r in rows):
-        return "eval"   # an evaluation ran between the step's lines: its time is no step's usual
+    if any("eval" in r.get("untimed_work", ()) or r.get("evaluated") for r in rows):
+        return "eval"   # an evaluation ran in the step's window: its time is no step's usual
     return "normal"
 
 

@@ -44,6 +44,8 @@ def step_rank_row(payload: dict, source: str) -> dict:
                 "read_late_ms"):
         if payload.get(key):
             row[key] = payload[key]
+    if source == "hook" and any(span[0] == "evaluation" for span in payload["spans"]):
+        row["evaluated"] = True     # the hook saw an evaluation loop in the window
     return row
 
 

@@ -2,7 +2,8 @@
 
 Armed by the bootstrap when ``torch`` is imported.  It records, in wall-clock ns:
 - step boundaries from the global optimizer step hooks (the first optimizer is the step clock);
-- DataLoader wait (``_BaseDataLoaderIter.__next__``);
+- DataLoader wait (``_BaseDataLoaderIter.__next__``), and evaluation loops: a loader drained
+  with no backward between its batches (``StepRecorder.batch_fetched``);
 - forward (``DistributedDataParallel.forward``) and backward (``torch.autograd.backward``);
 - DDP all-reduce per bucket, ready and done, through a comm hook that wraps the default one or
   the user's own (DDP accepts one comm hook per model, so ours chains theirs);
@@ -34,6 +35,9 @@ class StepRecorder:
         self.t0: int | None = None
         self.spans: list = []
         self.buckets: list = []
+        self.backwards = 0
+        """Backward calls so far: a loader whose batches come with none between them is no
+        training loop's."""
         self.gpu = None
         """The CUDA trace tier, when armed: it adds GPU busy spans to each summary, which is
         then sent one step late (when the GPU work of the step has been delivered)."""
@@ -44,6 +48,26 @@ class StepRecorder:
         if self.t0 is None:
             self.t0 = start
         self.spans.append([phase, start, end])
+        if phase == "backward":
+            self.backwards += 1
+
+    def batch_fetched(self, loader_iter, start: int, end: int, drained: bool) -> None:
+        """Note one `__next__` of a DataLoader iterator (`drained`: it raised StopIteration).
+        An iterator that runs to its end with no backward between its batches is an
+        evaluation's loop (HF Trainer's, Lightning's validation, `model.eval()` loops): it
+        adds an `evaluation` span from the first of those batches to its end, which no lane
+        charges (the loop's own input and compute are in theirs) and which makes the step an
+        evaluation step.  A training loop has a backward between its batches; a loader a step
+        takes one batch from is never drained within it."""
+        run = getattr(loader_iter, "__ridgescope_run__", None)      # [first fetch, backwards then]
+        if run is None or run[1] != self.backwards:
+            run = [start, self.backwards]
+            try:
+                loader_iter.__ridgescope_run__ = run
+            except AttributeError:  # an iterator that takes no attribute: no evaluation seen
+                return
+        if drained and run[0] < start:
+            self.span("evaluation", run[0], end)
 
     def bucket(self, index: int, ready: int, done: int) -> None:
         self.buckets.append([index, ready, done])
@@ -91,6 +115,27 @@ def _timed(recorder: StepRecorder, phase: str, fn):
     return wrapper
 
 
+def _timed_batches(recorder: StepRecorder, fn):
+    """A DataLoader iterator's `__next__`: its wait, as `_timed`, and its batch noted."""
+    @functools.wraps(fn)
+    def wrapper(loader_iter, *args, **kwargs):
+        start, drained = _now(), False
+        try:
+            return fn(loader_iter, *args, **kwargs)
+        except StopIteration:
+            drained = True
+            raise
+        finally:
+            end = _now()
+            recorder.span("data_wait", start, end)
+            try:
+                recorder.batch_fetched(loader_iter, start, end, drained)
+            except Exception:  # noqa: BLE001 - never in the job's way
+                pass
+    wrapper.__ridgescope_original__ = fn
+    return wrapper
+
+
 def _timed_comm_hook(recorder: StepRecorder, hook):
     def comm_hook(state, bucket):
         ready = _now()
@@ -132,7 +177,7 @@ class TorchHookProbe(Probe):
 
         rec = self.recorder = StepRecorder(emit, world_size)
         iter_cls = dataloader._BaseDataLoaderIter
-        self._patch(iter_cls, "__next__", _timed(rec, "data_wait", iter_cls.__next__))
+        self._patch(iter_cls, "__next__", _timed_batches(rec, iter_cls.__next__))
         self._patch(torch.autograd, "backward", _timed(rec, "backward", torch.autograd.backward))
         self._patch(torch, "save", _timed(rec, "checkpoint", torch.save))
         if DCP_MODULE in sys.modules:  # else preload patches it when the job imports it

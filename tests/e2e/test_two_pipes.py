@@ -76,25 +76,30 @@ def test_an_evaluation_logged_before_the_bars_last_step_is_the_next_steps_work(t
 
 
 @pytest.mark.tansu
-def test_hf_trainers_evaluations_are_the_steps_they_ran_in(tansu_stack):
-    """The bar on stderr shows no framework: the pipe is read as the Trainer's, which stdout's
-    dicts showed.  An evaluation after steps 8, 16 and 24 (1.6 s each) prints a dict that names
-    no step, read before step 8's record, which the bar gives once it moves on: the evaluation
-    goes with the step that ended after it was read, 9 (17, 25), an evaluation step, slow, its
-    cause unknown (stdout does not time it), and kept out of the baseline."""
+@pytest.mark.parametrize("hooks", [False, True], ids=["stdout-only", "hooks"])
+def test_hf_trainers_evaluations_are_the_steps_they_ran_in(tansu_stack, hooks):
+    """Stdout only: the bar on stderr shows no framework, and the pipe is read as the Trainer's,
+    which stdout's dicts showed.  An evaluation after steps 8, 16 and 24 (1.6 s each) prints a
+    dict that names no step, read before step 8's record, which the bar gives once it moves on:
+    the evaluation goes with the step that ended after it was read, 9 (17, 25), an evaluation
+    step, slow, its cause unknown (stdout does not time it), and kept out of the baseline.
+    With the hook probe, the evaluation's loader, drained with no backward between its batches,
+    marks the same steps; their time is in the lanes (here the evaluation's batches' wait)."""
     job = f"hf-trainer-{uuid.uuid4().hex[:6]}"
-    result = cli("run", *tansu_stack.flags, "--job", job, "--no-hooks", "--", sys.executable,
-                 str(HF_TRAINER_JOB), timeout=300)
+    result = cli("run", *tansu_stack.flags, "--job", job, *([] if hooks else ["--no-hooks"]), "--",
+                 sys.executable, str(HF_TRAINER_JOB), timeout=300)
     assert "NOT delivered" not in result.stderr and "'eval_loss'" in result.stdout
-    # step 2 on: the stderr pipe is the Trainer's from its first dict, after step 1; step 26,
-    # the last, may be drawn in the read of the one before, and have no time of its own
+    # from stdout, step 2 on: the stderr pipe is the Trainer's from its first dict, after step
+    # 1; step 26, the last, may be drawn in the read of the one before, and have no time of its own
     steps = {s["step"]: s for s in tansu_stack.wait_for_steps(job, 24)}
     assert set(range(2, 26)) <= set(steps), sorted(steps)
     assert [s for s in sorted(steps) if steps[s]["phase"] == "eval"] == [9, 17, 25], steps
     for step in (9, 17, 25):
-        assert steps[step]["slow"] and steps[step]["cause"] == "unknown", steps[step]
+        assert steps[step]["slow"] and steps[step]["cause"] == ("input" if hooks else "unknown"), steps[step]
         assert steps[step]["duration_ms"] > 1500 > steps[step - 1]["duration_ms"], steps
     flagged = [s for s in steps if steps[s]["slow"] and s not in (9, 10, 17, 18, 25, 26)]
     assert len(flagged) <= 1, f"false alarms at steps {flagged}"
     text = cli("explain", *tansu_stack.flags, "--job", job, "--step", "17", timeout=60).stdout
-    assert "the log shows an evaluation ran in this step, which it did not time" in text, text
+    said = ("an evaluation loop ran in this step" if hooks else
+            "the log shows an evaluation ran in this step, which it did not time")
+    assert said in text, text
