@@ -32,6 +32,8 @@ def alert_payload(verdict: dict) -> dict:
     message = (f"step {verdict['step']} took {verdict['duration_ms']:.0f} ms, "
                f"{verdict['excess_ms']:.0f} ms over its {verdict['baseline_ms']:.0f} ms baseline: "
                f"{verdict['cause']} on {who}")
+    if verdict.get("phase") == "eval":
+        message += " (an evaluation ran in the step)"   # its lane is the evaluation's, not training's
     return {"step": verdict["step"], "cause": verdict["cause"], "culprit_rank": culprit,
             "excess_ms": verdict["excess_ms"], "message": message}
 
