@@ -45,12 +45,3 @@ def test_an_evaluation_step_says_the_log_showed_an_evaluation():
     assert probes == ("only stdout saw this step: its time cannot be split into lanes; the log "
                       "shows an evaluation ran in this step, which it did not time")
 
-
-def test_an_alert_of_an_evaluation_step_says_an_evaluation_ran():
-    from ridgescope.pipeline.sink_rows import alert_payload
-    verdict = {"step": 17, "duration_ms": 1812.0, "excess_ms": 1600.0, "baseline_ms": 210.0,
-               "cause": "input", "culprit_rank": 0, "phase": "eval"}
-    assert alert_payload(verdict)["message"] == (
-        "step 17 took 1812 ms, 1600 ms over its 210 ms baseline: input on rank 0 "
-        "(an evaluation ran in the step)")
-    assert alert_payload(dict(verdict, phase="normal"))["message"].endswith("input on rank 0")
