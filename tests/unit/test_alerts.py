@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from ridgescope.pipeline.sink_rows import alert_payload
 
+
 def test_an_alert_of_an_evaluation_step_says_an_evaluation_ran():
     verdict = {"step": 17, "duration_ms": 1812.0, "excess_ms": 1600.0, "baseline_ms": 210.0,
                "cause": "input", "culprit_rank": 0, "phase": "eval"}
