@@ -43,4 +43,3 @@ def line_buffered_c_stdio(environ: dict[str, str], library: str | None) -> dict[
         environ["LD_PRELOAD"] = " ".join([*preloaded, library])
     environ["_STDBUF_O"] = "L"
     return environ
-
