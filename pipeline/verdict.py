@@ -17,6 +17,9 @@ class VerdictConfig:
     warmup_steps: int = 3
     """The first steps (compilation, allocator and worker start) never count as slow."""
     min_history: int = 5
+    min_eval_history: int = 2
+    """Evaluation steps seen before one is judged against them, not against the normal steps
+    (an evaluation runs every few hundred steps: waiting for five would call many slow)."""
     window: int = 50
     mad_k: float = 5.0
     rel_threshold: float = 0.25
@@ -27,7 +30,7 @@ class VerdictConfig:
 
 
 def new_history() -> dict:
-    return {"durations": [], "ckpt_durations": []}
+    return {"durations": [], "ckpt_durations": [], "eval_durations": []}
 
 
 def robust_baseline(values: list[float]) -> tuple[float, float]:
@@ -170,8 +173,8 @@ def judge(step: int, rows: list[dict], history: dict, cfg: VerdictConfig) -> tup
     """
     duration = max(r["duration_ms"] for r in rows)
     phase = step_phase(step, rows, cfg)
-    durations = history["durations"]
-    baseline, mad = robust_baseline(durations) if len(durations) >= cfg.min_history else (0.0, 0.0)
+    reference = _reference(phase, history, cfg)
+    baseline, mad = robust_baseline(reference) if reference else (0.0, 0.0)
     excess = duration - baseline if baseline else 0.0
     threshold = slow_threshold_ms(baseline, mad, cfg) + read_slack_ms(rows)
     slow = bool(baseline) and phase != "warmup" and excess > threshold
@@ -192,6 +195,17 @@ def judge(step: int, rows: list[dict], history: dict, cfg: VerdictConfig) -> tup
         "confidence": confidence, "phase": phase,
     }
     return verdict, _remember(history, duration, phase, cfg)
+
+
+def _reference(phase: str, history: dict, cfg: VerdictConfig) -> list[float]:
+    """The durations a step is judged against: an evaluation step against the evaluations
+    before it, once there are enough (it is slow where it is slow for an evaluation), any
+    other against the normal steps; none while too few are known."""
+    evals = history.get("eval_durations", [])
+    if phase == "eval" and len(evals) >= cfg.min_eval_history:
+        return evals
+    durations = history["durations"]
+    return durations if len(durations) >= cfg.min_history else []
 
 
 def _held_up_by_the_unseen(rows: list[dict], cause: str) -> bool:
@@ -219,9 +233,12 @@ def _held_up_by_the_unseen(rows: list[dict], cause: str) -> bool:
 
 
 def _remember(history: dict, duration: float, phase: str, cfg: VerdictConfig) -> dict:
-    updated = {"durations": history["durations"], "ckpt_durations": history["ckpt_durations"]}
+    updated = {"durations": history["durations"], "ckpt_durations": history["ckpt_durations"],
+               "eval_durations": history.get("eval_durations", [])}
     if phase == "checkpoint":
         updated["ckpt_durations"] = (updated["ckpt_durations"] + [duration])[-cfg.window:]
+    elif phase == "eval":
+        updated["eval_durations"] = (updated["eval_durations"] + [duration])[-cfg.window:]
     elif phase == "normal":
         updated["durations"] = (updated["durations"] + [duration])[-cfg.window:]
     return updated

@@ -482,6 +482,22 @@ def test_a_step_that_held_an_evaluation_is_an_evaluation_step_out_of_the_baselin
     assert after["durations"] == history["durations"] + [2300.0]
 
 
+def test_an_evaluation_step_is_judged_against_the_evaluations_before_it():
+    """Against the normal steps until two evaluations are known; then an evaluation as long as
+    those is not slow, and one twice as long is."""
+    row = {"rank": 0, "duration_ms": 2300.0, "lanes_ms": {"idle": 2300.0}, "arrival_ns": 0,
+           "source": "log", "untimed_work": ["eval"]}
+    history = verdict.new_history()
+    history["durations"] = [300.0] * 10
+    judged = []
+    for step, ms in ((20, 2300.0), (40, 2250.0), (60, 2350.0), (80, 4700.0)):
+        v, history = verdict.judge(step, [dict(row, step=step, duration_ms=ms)], history, CFG)
+        judged.append((step, v["phase"], v["slow"], v["baseline_ms"]))
+    assert judged == [(20, "eval", True, 300.0), (40, "eval", True, 300.0),
+                      (60, "eval", False, 2275.0), (80, "eval", True, 2300.0)]
+    assert history["durations"] == [300.0] * 10
+
+
 def test_an_evaluation_in_the_window_of_an_untimed_save_leaves_the_cause_unknown():
     v = judged_stdout_job(save_ms=None, extra_ms=2000, between=(EVALUATED,))
     assert v["slow"] and v["cause"] == "unknown" and v["phase"] == "checkpoint"
