@@ -39,13 +39,23 @@ def test_a_choice_of_the_users_is_left_alone(environ):
 
 def test_a_machine_without_the_library_leaves_the_environment_as_it_is():
     assert line_buffered_c_stdio({"PATH": "/bin"}, None) == {"PATH": "/bin"}
-    assert find_libstdbuf(places=()) in (None, _beside_stdbuf())
 
 
-def _beside_stdbuf() -> str | None:
-    stdbuf = shutil.which("stdbuf")
-    lib = Path(stdbuf).resolve().parent.parent / "libexec" / "coreutils" / "libstdbuf.so" if stdbuf else None
-    return str(lib) if lib and lib.is_file() else None
+def test_the_library_is_found_beside_stdbuf_or_in_a_distributions_place(tmp_path, monkeypatch):
+    prefix = tmp_path / "opt"
+    (prefix / "bin").mkdir(parents=True)
+    (prefix / "libexec" / "coreutils").mkdir(parents=True)
+    (prefix / "bin" / "stdbuf").write_text("#!/bin/sh\n")
+    (prefix / "bin" / "stdbuf").chmod(0o755)
+    distro = tmp_path / "distro"
+    distro.mkdir()
+    (distro / "libstdbuf.so").write_bytes(b"")
+    monkeypatch.setenv("PATH", str(prefix / "bin"))
+    assert find_libstdbuf(places=(str(distro),)) == str(distro / "libstdbuf.so")
+    (prefix / "libexec" / "coreutils" / "libstdbuf.so").write_bytes(b"")
+    assert find_libstdbuf(places=(str(distro),)) == str(prefix / "libexec" / "coreutils" / "libstdbuf.so")
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    assert find_libstdbuf(places=(str(tmp_path / "nowhere"),)) is None
 
 
 def first_read(program: Path, env: dict) -> tuple[bytes, bool]:

@@ -56,11 +56,13 @@ def test_an_evaluation_after_every_fourth_step_marks_the_window_it_ran_in(summar
 
 def test_a_loader_that_gives_each_step_one_batch_is_no_evaluation(summaries):
     """An RL-style loop: a prompt batch per step from a long-lived iterator, used with no
-    backward of its own, and a training batch with one."""
+    backward of its own, and a training batch with one; two epochs, so that the first one's
+    drained training loader falls in step 9's window."""
     model = torch.nn.Linear(4, 1)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
     prompts = iter(loader(40))
-    for x, y in loader(16):
-        next(prompts)
-        train_step(model, optimizer, x, y)
-    assert len(summaries) == 8 and evaluated_steps(summaries) == []
+    for epoch in range(2):
+        for x, y in loader(16):
+            next(prompts)
+            train_step(model, optimizer, x, y)
+    assert len(summaries) == 16 and evaluated_steps(summaries) == []

@@ -475,7 +475,7 @@ def test_a_step_that_held_an_evaluation_is_an_evaluation_step_out_of_the_baselin
     assert v["slow"] and v["cause"] == "unknown" and v["phase"] == "eval"
     row = {"rank": 0, "step": 20, "duration_ms": 2300.0, "lanes_ms": {"idle": 2300.0}, "arrival_ns": 0,
            "source": "log", "untimed_work": ["eval"]}
-    history = {"durations": [300.0] * 10, "ckpt_durations": []}
+    history = dict(verdict.new_history(), durations=[300.0] * 10)
     _, after = verdict.judge(20, [row], history, CFG)
     assert after["durations"] == history["durations"]
     _, after = verdict.judge(20, [dict(row, untimed_work=[])], history, CFG)
