@@ -6,6 +6,8 @@ found from the printed step times alone and its cause is `unknown`.
 from __future__ import annotations
 
 import os
+import re
+import statistics
 import subprocess
 import sys
 import uuid
@@ -14,10 +16,13 @@ import pytest
 from support import (HEAVY_CKPT_AFTER, REPO, SLOW_INPUT_STEPS, SPINE_NPROC, SPINE_STEPS,
                      STRAGGLER_STEP, cli, run_spine_job)
 
+from ridgescope.pipeline.verdict import VerdictConfig
+
 pytestmark = [pytest.mark.torch, pytest.mark.slow]
 
 STEPS, NPROC = SPINE_STEPS, SPINE_NPROC
 INJECTED = {*SLOW_INPUT_STEPS, STRAGGLER_STEP, HEAVY_CKPT_AFTER + 1}
+STEP_LINE = re.compile(r"step (?P<step>\d+)/\d+ loss \S+ step_time_ms (?P<ms>[\d.]+)")
 
 
 def run_demo_job_without_hooks(stack, job: str):
@@ -49,18 +54,35 @@ def check_stdout_only(stack, job: str, result) -> None:
             assert s["confidence"] <= 0.5, s
             assert s["excess_ms"] > 0, s
 
-    # Few false alarms on the steps we did not touch (the step after a slow one may catch up).
+    # No false alarms on the steps we did not touch (the step after a slow one may catch up):
+    # the shared 2-core VM slows some steps of every run, so a step flagged outside the injected
+    # ones must be one the job's own clock timed slow, over a baseline that is its normal step.
     touched = INJECTED | {step + 1 for step in INJECTED}
     normal = [s for s in steps if s["phase"] == "normal" and s["step"] not in touched]
-    flagged = [s for s in normal if s["slow"]]
-    assert len(flagged) < 0.05 * len(normal), "false alarms: " + "; ".join(
-        f"step {s['step']} {s['duration_ms']} ms over {s['baseline_ms']} ms, rank "
-        f"{s['culprit_rank']}" for s in flagged)
+    printed = printed_step_ms(result.stdout)
+    usual = statistics.median(printed[s["step"]] for s in normal)
+    for s in normal:
+        if s["baseline_ms"] > 0:
+            assert abs(s["baseline_ms"] - usual) < 0.2 * usual, (s, usual)
+    flagged = [s for s in normal if s["slow"]
+               and printed[s["step"]] < s["baseline_ms"] * (1 + VerdictConfig().rel_threshold)]
+    assert not flagged, "false alarms: " + "; ".join(
+        f"step {s['step']} {s['duration_ms']} ms over {s['baseline_ms']} ms, printed "
+        f"{printed[s['step']]} ms" for s in flagged)
 
     # The progress records themselves are in the store, with the job's printed values.
     progress = stack.sql(f"SELECT rank, step, record FROM progress WHERE job = '{job}' "
                          f"AND kind = 'progress' AND step = {STEPS} ORDER BY rank")
     assert [(p["rank"], p["step"]) for p in progress] == [(r, STEPS) for r in range(NPROC)]
+
+
+def printed_step_ms(stdout: str) -> dict[int, float]:
+    """Each step's slowest rank by the job's own clock: the `step_time_ms` it printed."""
+    slowest: dict[int, float] = {}
+    for m in STEP_LINE.finditer(stdout):
+        step, ms = int(m["step"]), float(m["ms"])
+        slowest[step] = max(ms, slowest.get(step, 0.0))
+    return slowest
 
 
 def missing_rows(stack, job: str, result) -> str:
