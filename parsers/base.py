@@ -496,6 +496,13 @@ class Parser:
         Trainer's bar on stderr, unlabelled, and its log dicts on stdout)."""
         return False
 
+    def inherit_bars(self, bars: dict) -> list[dict]:
+        """Called as this parser claims a stream that no framework had: `bars` holds, per rank,
+        the finished redraws and the latest one of the unlabelled bar most like a training's
+        (`loopbars.UnlabelledBars.claim`).  A framework whose training bar has no label takes
+        it as its own and gives the records of its steps so far."""
+        return []
+
     def take_over(self, before: Parser) -> None:
         """Called as this parser takes the stream from `before`: a framework built on another
         (NeMo on Lightning) keeps what the other has read of the lines they share (a bar's step

@@ -166,6 +166,9 @@ class Dispatcher:
         """The same, of the block readers (`_read_in_place`)."""
         self.stats = {"lines": 0, "records": 0, "garbage": 0, "timeouts": 0, "truncated": 0,
                       "switches": 0, "glued": 0}
+        self._inherited: list = []
+        """Records of the steps an unlabelled bar drew before the framework that claimed the
+        stream named itself (`_inherit`): given first by the call that reads the claim."""
 
     def _activate(self, parser) -> None:
         """Make `parser` the stream's framework, with cached references to its per-line hooks."""
@@ -202,6 +205,7 @@ class Dispatcher:
         so that its bars come before its dict, as they did on the screen."""
         for p, detect in self._detects:
             if detect(line):
+                self._inherit(p)
                 self._switch(p)
                 return
 
@@ -212,12 +216,32 @@ class Dispatcher:
             self._activate(parser)
             self.stats["switches"] += 1
 
+    def _inherit(self, parser) -> None:
+        """`parser` claims a stream that no framework had: it may take the steps of the
+        unlabelled bars read so far (`Parser.inherit_bars`)."""
+        if self.active is None:
+            handed = self._accept(parser, parser.inherit_bars(self.generic.loop_bars.unlabelled.claim()))
+            if handed:
+                self.stats["records"] += len(handed)
+                self._inherited += handed
+
+    def _with_inherited(self, out: list) -> list:
+        handed, self._inherited = self._inherited, []
+        return handed + out
+
+    def _finished(self, out: list) -> list:
+        """The records of one call of `feed`, `feed_chunk` or `feed_redraws`, in order."""
+        if self._inherited:
+            out = self._with_inherited(out)
+        return self._place_resumes(out) if self.events.resumed_unnumbered else out
+
     def adopt(self, name: str) -> bool:
         """Read this stream as `name`'s, where it shows no framework yet and the process's
         other pipe showed that one, if the framework splits its output so (`Parser.adopt`)."""
         parser = self.parsers.get(name)
         if self.active is not None or parser is None or not parser.adopt():
             return False
+        self._inherit(parser)
         self._switch(parser)
         return True
 
@@ -229,8 +253,7 @@ class Dispatcher:
         """The records of one raw line (str or bytes, its newline optional).  Never raises: a
         line that a parser fails on is counted as garbage and skipped, like a garbled one.
         Lines that a launcher passed on in parts are put back together (see `tee`, `srun`)."""
-        out = self._feed_any(line, rank)
-        return self._place_resumes(out) if self.events.resumed_unnumbered else out
+        return self._finished(self._feed_any(line, rank))
 
     def _feed_any(self, line: str | bytes, rank: int | None) -> list[dict]:
         try:
@@ -457,8 +480,7 @@ class Dispatcher:
         While no framework claims the stream, the parts that gave nothing are kept (up to
         MAX_LINE): a framework that a later part names reads them again first, as it would
         the whole line (HF prints its first log dict after its bar's first redraws)."""
-        out = self._feed_redraws(data)
-        return self._place_resumes(out) if self.events.resumed_unnumbered else out
+        return self._finished(self._feed_redraws(data))
 
     def _feed_redraws(self, data: bytes) -> list[dict]:
         if self.tee_prefix is not None:
@@ -559,8 +581,7 @@ class Dispatcher:
         (most of a log) are counted and skipped without any work per line.  While a multi-line
         record or a traceback is open, every line goes through `feed`.  An exception from one
         line counts that line as garbage and the rest of the chunk goes on."""
-        out = self._feed_chunk(data)
-        return self._place_resumes(out) if self.events.resumed_unnumbered else out
+        return self._finished(self._feed_chunk(data))
 
     def _feed_chunk(self, data: str | bytes) -> list[dict]:
         if not data:
@@ -931,6 +952,7 @@ class Dispatcher:
             if p is not active and detect(line):
                 if active is not None and active.name in p.yields_to:
                     return []   # its records would yield to the active one's: the stream stays
+                self._inherit(p)
                 recs = p.parse(line, rank)
                 self._switch(p)
                 return self._accept(p, recs)
@@ -950,7 +972,7 @@ class Dispatcher:
         except TimeoutError:
             self.stats["timeouts"] += 1
         self.stats["records"] += len(ends)
-        return out + ends
+        return self._with_inherited(out + ends)
 
     def _unfinished_lines(self) -> list[dict]:
         """The held parts of lines that the stream ended in the middle of, read as lines (of

@@ -106,6 +106,10 @@ class HFTrainerParser(Parser):
         self.means = RunMeans()
         self.adopted = False
         """Taken from the other pipe (`adopt`): this stream's bars are read from mid-run."""
+        self.inherited: dict = {}
+        """rank -> the step the bar showed when this parser took its steps so far
+        (`inherit_bars`): its redraws of earlier steps, read again with the line that named
+        the framework, are stale."""
 
     def adopt(self) -> bool:
         self.adopted = True
@@ -134,6 +138,11 @@ class HFTrainerParser(Parser):
             main = self.main_total[rank] = total
         if total != main:
             return   # an evaluation/prediction loop's own bar
+        shown = self.inherited.get(rank)
+        if shown is not None:
+            if n < shown:
+                return
+            del self.inherited[rank]
         held = self.held.get(rank)
         if held is not None and held["step"] != n:
             self._emit_held(rank, out)
@@ -144,18 +153,45 @@ class HFTrainerParser(Parser):
         if n <= self.given.get(rank, 0):
             return      # no step, or one a dict already gave before the bar was read
         if held is None:
-            held = record("progress", self.name, rank, n, total_steps=total)
-            if CLOCK.now_ns is not None:
-                held["drawn_ns"] = CLOCK.now_ns     # when its step was first drawn: its end
-            self.held[rank] = held
-        if "it_per_s" in bar:
-            held["it_per_s"] = bar["it_per_s"]
-        if bar["elapsed_s"] is not None:
-            held["elapsed_s"] = bar["elapsed_s"]
+            # when its step was first drawn: its end
+            held = self.held[rank] = self._step_record(rank, bar, CLOCK.now_ns)
+        else:
+            self._redrawn(held, bar)
         pend = self.pending.pop(rank, None)
         if pend is not None:
             for k, v in pend.items():
                 held.setdefault(k, v)
+
+    def _step_record(self, rank, bar: dict, drawn_ns: int | None) -> dict:
+        rec = record("progress", self.name, rank, bar["n"], total_steps=bar["total"])
+        if drawn_ns is not None:
+            rec["drawn_ns"] = drawn_ns
+        self._redrawn(rec, bar)
+        return rec
+
+    @staticmethod
+    def _redrawn(rec: dict, bar: dict) -> None:
+        if "it_per_s" in bar:
+            rec["it_per_s"] = bar["it_per_s"]
+        if bar["elapsed_s"] is not None:
+            rec["elapsed_s"] = bar["elapsed_s"]
+
+    def inherit_bars(self, bars: dict) -> list[dict]:
+        """The Trainer's bar has no label: read before its first log dict named the stream's
+        framework, its steps so far are the Trainer's.  The step the bar shows is held, as if
+        this parser had drawn it."""
+        out: list = []
+        for rank, (finished, latest) in bars.items():
+            if rank in self.main_total or rank in self.held:
+                continue
+            self.main_total[rank] = latest["total"]
+            out += [self._step_record(rank, bar, bar.get("drawn_ns")) for bar in finished]
+            if finished:
+                self.given[rank] = finished[-1]["n"]
+            if latest["n"] > self.given.get(rank, 0):
+                self.held[rank] = self._step_record(rank, latest, latest.get("drawn_ns"))
+                self.inherited[rank] = latest["n"]
+        return out
 
     def _dict(self, d: dict, rank, out: list) -> None:
         step = self.held[rank]["step"] if rank in self.held else None

@@ -7,6 +7,8 @@ shards`, evaluation), so a bar counts only where it says it is one: a training w
 label, or a loss among its postfix items."""
 from __future__ import annotations
 
+from collections import deque
+
 from .base import (EVAL_WORDS, ULTRALYTICS_MARKS, BarTracker, Pattern, drawn, num, parse_bar,
                    parse_ultralytics_bar, record)
 from .kv import normalise
@@ -110,6 +112,63 @@ def validation_names(desc: str) -> tuple[list[str], bool] | None:
     return (names, whole) if names else None
 
 
+UNLABELLED_STEPS = 4096
+"""Finished steps held per unlabelled bar until a framework claims the stream: HF's Trainer
+names itself with its first log dict, `logging_steps` (500 by default) steps into the run."""
+UNLABELLED_BARS = 8
+"""Unlabelled bars held at once (a rank's training bar, evaluation bars, preprocessing loops)."""
+
+
+class UnlabelledBars:
+    """The steps of bars with no label, drawn on a stream that no framework has claimed yet.
+
+    By its looks such a bar is nobody's training (downloads, preprocessing loops and evaluation
+    loops draw the same), so it gives no record.  But HF's Trainer draws its training bar so, on
+    stderr, and names itself only with its first log dict hundreds of steps on: the framework
+    that then claims the stream takes the bar's steps so far (`Parser.inherit_bars`)."""
+
+    def __init__(self) -> None:
+        self.tracker = BarTracker()
+        self.finished: dict = {}    # (rank, total) -> deque of the bar's finished redraws
+
+    def note(self, rank, bar: dict) -> None:
+        key = (rank, bar["total"])
+        old = self.tracker.peek(key)
+        if old is not None and bar["n"] < old["n"]:
+            self.tracker.held.pop(key)      # the bar runs again (the next evaluation)
+            self.finished.pop(key, None)
+        elif old is None and len(self.tracker.held) >= UNLABELLED_BARS:
+            oldest = next(iter(self.tracker.held))
+            del self.tracker.held[oldest]
+            self.finished.pop(oldest, None)
+        done = self.tracker.update(key, bar)
+        if done is not None:
+            self.finished.setdefault(key, deque(maxlen=UNLABELLED_STEPS)).append(done)
+
+    def claim(self) -> dict:
+        """rank -> (its finished redraws, its latest redraw) of each rank's likeliest training
+        bar; held no longer."""
+        best: dict = {}
+        for (rank, _), bar in self.tracker.held.items():    # in the order they were first drawn
+            if rank not in best or _more_like_training(bar, best[rank]):
+                best[rank] = bar
+        out = {rank: (list(self.finished.get((rank, bar["total"]), ())), bar)
+               for rank, bar in best.items()}
+        self.tracker.held.clear()
+        self.finished.clear()
+        return out
+
+
+def _more_like_training(bar: dict, than: dict) -> bool:
+    """A bar part way, rather than one that ended (a preprocessing loop, an evaluation) or has
+    only been drawn (an evaluation's, as it starts); of two part way, the one drawn first (the
+    loop's bar comes before its evaluations' bars); else the longer."""
+    running, than_running = 0 < bar["n"] < bar["total"], 0 < than["n"] < than["total"]
+    if running != than_running:
+        return running
+    return not running and bar["n"] > than["n"]
+
+
 class LoopBars:
     """The final redraw of each step of each training bar, as one progress record.  An inner
     bar that starts again (`for epoch ...: for batch in tqdm(loader)`) runs its steps on after
@@ -121,6 +180,7 @@ class LoopBars:
         self.offsets: dict = {}     # (rank, label) -> the steps of the bar's earlier runs
         self.columns: dict = {}     # rank -> the names of Ultralytics' columns, from its header
         self.results: dict = {}     # rank -> its validation's result names, from the bar, and if whole
+        self.unlabelled = UnlabelledBars()
 
     def header(self, line: str, rank) -> bool:
         """Is `line` Ultralytics' column header (`Epoch GPU_mem box_loss ... Instances Size`)?
@@ -142,7 +202,9 @@ class LoopBars:
         if not torchtune and rank in self.columns:
             relabel_ultralytics(bar, self.columns[rank], self.tracker.peek((rank, "steps")))
         if not is_training_bar(bar):
-            if rank in self.columns and bar["desc"][:1] in "Cc":
+            if not bar["desc"] and bar["total"]:
+                self.unlabelled.note(rank, bar)
+            elif rank in self.columns and bar["desc"][:1] in "Cc":
                 named = validation_names(bar["desc"])
                 if named:
                     self.results[rank] = named

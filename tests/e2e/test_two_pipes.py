@@ -91,8 +91,8 @@ def test_hf_trainers_evaluations_are_the_steps_they_ran_in(tansu_stack, hooks):
     result = cli("run", *tansu_stack.flags, "--job", job, *([] if hooks else ["--no-hooks"]), "--",
                  sys.executable, str(HF_TRAINER_JOB), timeout=300)
     assert "NOT delivered" not in result.stderr and "'eval_loss'" in result.stdout
-    # from stdout, step 2 on: the stderr pipe is the Trainer's from its first dict, after step
-    # 1; step 26, the last, may be drawn in the read of the one before, and have no time of its own
+    # from stdout, step 2 on (step 1 has no step drawn before it); step 26, the last, may be
+    # drawn in the read of the one before, and have no time of its own
     steps = {s["step"]: s for s in tansu_stack.wait_for_steps(job, 24)}
     assert set(range(2, 26)) <= set(steps), sorted(steps)
     assert [s for s in sorted(steps) if steps[s]["phase"] == "eval"] == [9, 17, 25], steps
@@ -107,3 +107,23 @@ def test_hf_trainers_evaluations_are_the_steps_they_ran_in(tansu_stack, hooks):
     said = ("an evaluation loop ran in this step" if hooks else
             "the log shows an evaluation ran in this step, which it did not time")
     assert said in text, text
+
+
+@pytest.mark.tansu
+def test_hf_trainers_steps_before_its_first_log_dict(tansu_stack):
+    """Stdout only, the Trainer's default logging (`logging_steps=500`): in a 26-step run its
+    only dict is the summary at the end, and the unlabelled bar on stderr is no framework's
+    until then.  Its steps so far become the Trainer's when the dict names it: every step is
+    judged, and the slow batch found.  Step 12's batch loads in 1.2 s, during step 11:
+    Accelerate's loader, under the Trainer, fetches one batch ahead."""
+    job = f"hf-default-logging-{uuid.uuid4().hex[:6]}"
+    result = cli("run", *tansu_stack.flags, "--job", job, "--no-hooks", "--", sys.executable,
+                 str(HF_TRAINER_JOB), "500", "0", "12", timeout=300)
+    assert "NOT delivered" not in result.stderr and "'train_runtime'" in result.stdout
+    assert "'loss'" not in result.stdout
+    steps = {s["step"]: s for s in tansu_stack.wait_for_steps(job, 24)}
+    assert set(range(2, 26)) <= set(steps), sorted(steps)
+    assert steps[11]["slow"] and steps[11]["cause"] == "unknown", steps[11]
+    assert steps[11]["duration_ms"] > 1000 > 2 * steps[12]["duration_ms"], steps
+    flagged = [s for s in steps if steps[s]["slow"] and s not in (11, 12, 26)]
+    assert len(flagged) <= 1, f"false alarms at steps {flagged}"

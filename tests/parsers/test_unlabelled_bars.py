@@ -1,0 +1,109 @@
+"""An unlabelled bar's steps, read before a framework claimed the stream, are that framework's
+once it does: HF's Trainer draws its training bar with no label and prints its first log dict
+`logging_steps` (500 by default) steps on.  The bars are drawn by tqdm itself."""
+from __future__ import annotations
+
+import io
+
+from tqdm import tqdm
+
+from ridgescope.parsers import Dispatcher
+from ridgescope.parsers.base import CLOCK
+from ridgescope.parsers.loopbars import UNLABELLED_STEPS
+
+
+def draw(steps: int, *, before: int = 0, evaluation_after: int = 0, warning_after: int = 0,
+         map_items: int = 0) -> str:
+    """A Trainer-like stderr: a labelled `Map` bar and an unlabelled preprocessing loop of
+    `before` items, then the training bar (unlabelled) of `steps` steps, an unlabelled
+    evaluation bar (4 batches) after step `evaluation_after`, and a warning's line after
+    `warning_after`.  Every update is drawn."""
+    out = io.StringIO()
+    if map_items:
+        for _ in tqdm(range(map_items), desc="Map", file=out, mininterval=0, miniters=1):
+            pass
+    if before:
+        for _ in tqdm(range(before), file=out, mininterval=0, miniters=1):
+            pass
+    train = tqdm(total=steps, file=out, mininterval=0, miniters=1)
+    for step in range(1, steps + 1):
+        train.update()
+        if step == evaluation_after:
+            for _ in tqdm(range(4), file=out, leave=False, position=1, mininterval=0, miniters=1):
+                pass
+        if step == warning_after:
+            out.write("UserWarning: something the job warns about\n")
+    train.close()
+    return out.getvalue()
+
+
+def redraw_of(text: str, count: str) -> int:
+    """Where the redraw that shows `count` starts (its `\r`)."""
+    return text.rindex("\r", 0, text.index(count))
+
+
+def progress(records: list[dict]) -> list[tuple]:
+    return [(r["step"], r["framework"], r["total_steps"]) for r in records if r["kind"] == "progress"]
+
+
+def test_adopted_from_the_other_pipe_the_bar_gives_every_step_it_drew():
+    text = draw(40, before=50, evaluation_after=12, warning_after=15, map_items=20)
+    cut = redraw_of(text, "| 21/40 ")
+    d = Dispatcher()
+    assert progress(d.feed_chunk(text[:cut])) == []
+    assert d.adopt("hf_trainer")
+    out = d.feed_chunk(text[cut:]) + d.flush()
+    # not the Map bar's, the preprocessing loop's nor the evaluation's: the training bar's, each once
+    assert progress(out) == [(n, "hf_trainer", 40) for n in range(1, 41)]
+
+
+def test_a_bar_never_claimed_gives_nothing():
+    d = Dispatcher()
+    assert progress(d.feed_chunk(draw(40, evaluation_after=12)) + d.flush()) == []
+
+
+def test_the_first_log_dict_on_the_same_stream_joins_its_step_and_the_steps_before_come_first():
+    """Drawn to one stream (`2>&1`, a file): the dict comes after the bar's line that a warning
+    ended, so the steps before the warning are only in the unlabelled bar read so far."""
+    text = draw(30, warning_after=8)
+    start = redraw_of(text, "| 12/30 ")
+    end = text.index("\r", start + 1)
+    # as `tqdm.write` prints it: the bar cleared, the dict on a line, the bar drawn again
+    text = (text[:end] + "\r" + " " * 40 + "\r{'loss': 1.25, 'grad_norm': 3.5, 'learning_rate': "
+            "4e-05, 'epoch': 0.4}\n" + text[start:])
+    d = Dispatcher()
+    out = d.feed_chunk(text) + d.flush()
+    records = [r for r in out if r["kind"] == "progress"]
+    assert progress(records) == [(n, "hf_trainer", 30) for n in range(1, 31)]
+    assert [r["step"] for r in records if "loss" in r] == [12]
+
+
+def test_steps_read_redraw_by_redraw_keep_when_each_was_first_drawn():
+    text = draw(20, warning_after=5)
+    cut = redraw_of(text, "| 9/20 ")
+    d, out = Dispatcher(), []
+    try:
+        for i, redraw in enumerate(text[:cut].split("\r")):
+            CLOCK.now_ns = 1000 * (i + 1)
+            out += d.feed_redraws((redraw + "\r").encode())
+        assert progress(out) == []
+        assert d.adopt("hf_trainer")
+        CLOCK.now_ns = 10 ** 9
+        out += d.feed_chunk(text[cut:].encode()) + d.flush()
+    finally:
+        CLOCK.now_ns = None
+    records = [r for r in out if r["kind"] == "progress"]
+    assert [r["step"] for r in records] == list(range(1, 21))
+    drawn = [r["drawn_ns"] for r in records[:8]]
+    assert drawn == sorted(drawn) and max(drawn) < 10 ** 9, drawn
+
+
+def test_a_long_wait_for_the_first_dict_keeps_the_latest_steps():
+    steps = UNLABELLED_STEPS + 400
+    text = draw(steps + 10)
+    cut = redraw_of(text, f"| {steps + 1}/{steps + 10} ")
+    d = Dispatcher()
+    d.feed_chunk(text[:cut])
+    assert d.adopt("hf_trainer")
+    got = [s for s, _, _ in progress(d.feed_chunk(text[cut:]) + d.flush())]
+    assert got == list(range(steps - UNLABELLED_STEPS, steps + 11))
