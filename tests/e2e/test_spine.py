@@ -5,13 +5,14 @@ import uuid
 
 import pytest
 from support import (HEAVY_CKPT_AFTER, SLOW_INPUT_RANK, SLOW_INPUT_STEPS, SPINE_NPROC,
-                     SPINE_STEPS, STRAGGLER_RANK, STRAGGLER_STEP, cli, run_spine_job)
+                     SPINE_STEPS, STRAGGLER_RANK, STRAGGLER_STEP, cli, printed_step_ms,
+                     run_spine_job, slow_by_the_jobs_clock)
 
 STEPS, NPROC = SPINE_STEPS, SPINE_NPROC
 pytestmark = [pytest.mark.torch, pytest.mark.slow]
 
 
-def check_spine(stack, job: str) -> None:
+def check_spine(stack, job: str, result) -> None:
     steps = stack.wait_for_steps(job, STEPS)
     by_step = {s["step"]: s for s in steps}
     assert sorted(by_step) == list(range(1, STEPS + 1))
@@ -61,11 +62,14 @@ def check_spine(stack, job: str) -> None:
     victims = [r["comm_wait_ms"] for r in ranks if r["rank"] != STRAGGLER_RANK]
     assert min(victims) > 0.5 * straggler["excess_ms"], ranks
 
-    # Few false alarms on the steps we did not touch.
+    # Few false alarms on the steps we did not touch: a step flagged there that the job's own
+    # clock timed slow is no false alarm.
     injected = set(range(SLOW_INPUT_STEPS.start, SLOW_INPUT_STEPS.stop + 2)) | {
         STRAGGLER_STEP, HEAVY_CKPT_AFTER + 1}
     normal = [s for s in steps if s["phase"] == "normal" and s["step"] not in injected]
-    flagged = [s["step"] for s in normal if s["slow"]] + misjudged
+    printed = printed_step_ms(result.stdout)
+    flagged = [s["step"] for s in normal if s["slow"] and not slow_by_the_jobs_clock(s, printed)]
+    flagged += misjudged
     assert len(flagged) < 0.05 * (len(normal) + len(checkpoints)), f"false alarms at steps {flagged}"
 
     # Alerts for the slow steps, and explain answers the seven questions.
@@ -83,11 +87,11 @@ def test_spine_on_apache_kafka(kafka_stack):
     result = run_spine_job(kafka_stack, job)
     assert "[default0]:step 60/60" in result.stdout
     assert "NOT delivered" not in result.stderr
-    check_spine(kafka_stack, job)
+    check_spine(kafka_stack, job, result)
 
 
 @pytest.mark.tansu
 def test_spine_on_tansu(tansu_stack):
     job = f"spine-tansu-{uuid.uuid4().hex[:6]}"
-    run_spine_job(tansu_stack, job)
-    check_spine(tansu_stack, job)
+    result = run_spine_job(tansu_stack, job)
+    check_spine(tansu_stack, job, result)

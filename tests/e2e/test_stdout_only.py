@@ -6,7 +6,6 @@ found from the printed step times alone and its cause is `unknown`.
 from __future__ import annotations
 
 import os
-import re
 import statistics
 import subprocess
 import sys
@@ -14,15 +13,12 @@ import uuid
 
 import pytest
 from support import (HEAVY_CKPT_AFTER, REPO, SLOW_INPUT_STEPS, SPINE_NPROC, SPINE_STEPS,
-                     STRAGGLER_STEP, cli, run_spine_job)
-
-from ridgescope.pipeline.verdict import VerdictConfig
+                     STRAGGLER_STEP, cli, printed_step_ms, run_spine_job, slow_by_the_jobs_clock)
 
 pytestmark = [pytest.mark.torch, pytest.mark.slow]
 
 STEPS, NPROC = SPINE_STEPS, SPINE_NPROC
 INJECTED = {*SLOW_INPUT_STEPS, STRAGGLER_STEP, HEAVY_CKPT_AFTER + 1}
-STEP_LINE = re.compile(r"step (?P<step>\d+)/\d+ loss \S+ step_time_ms (?P<ms>[\d.]+)")
 
 
 def run_demo_job_without_hooks(stack, job: str):
@@ -55,8 +51,8 @@ def check_stdout_only(stack, job: str, result) -> None:
             assert s["excess_ms"] > 0, s
 
     # No false alarms on the steps we did not touch (the step after a slow one may catch up):
-    # the shared 2-core VM slows some steps of every run, so a step flagged outside the injected
-    # ones must be one the job's own clock timed slow, over a baseline that is its normal step.
+    # a step flagged outside the injected ones is one the job's own clock timed slow, over a
+    # baseline that is its normal step.
     touched = INJECTED | {step + 1 for step in INJECTED}
     normal = [s for s in steps if s["phase"] == "normal" and s["step"] not in touched]
     printed = printed_step_ms(result.stdout)
@@ -64,8 +60,7 @@ def check_stdout_only(stack, job: str, result) -> None:
     for s in normal:
         if s["baseline_ms"] > 0:
             assert abs(s["baseline_ms"] - usual) < 0.2 * usual, (s, usual)
-    flagged = [s for s in normal if s["slow"]
-               and printed[s["step"]] < s["baseline_ms"] * (1 + VerdictConfig().rel_threshold)]
+    flagged = [s for s in normal if s["slow"] and not slow_by_the_jobs_clock(s, printed)]
     assert not flagged, "false alarms: " + "; ".join(
         f"step {s['step']} {s['duration_ms']} ms over {s['baseline_ms']} ms, printed "
         f"{printed[s['step']]} ms" for s in flagged)
@@ -74,15 +69,6 @@ def check_stdout_only(stack, job: str, result) -> None:
     progress = stack.sql(f"SELECT rank, step, record FROM progress WHERE job = '{job}' "
                          f"AND kind = 'progress' AND step = {STEPS} ORDER BY rank")
     assert [(p["rank"], p["step"]) for p in progress] == [(r, STEPS) for r in range(NPROC)]
-
-
-def printed_step_ms(stdout: str) -> dict[int, float]:
-    """Each step's slowest rank by the job's own clock: the `step_time_ms` it printed."""
-    slowest: dict[int, float] = {}
-    for m in STEP_LINE.finditer(stdout):
-        step, ms = int(m["step"]), float(m["ms"])
-        slowest[step] = max(ms, slowest.get(step, 0.0))
-    return slowest
 
 
 def missing_rows(stack, job: str, result) -> str:
