@@ -4,7 +4,7 @@ nanoGPT-style loops that call `set_postfix(loss=...)`, torchtune's recipes, Ultr
 
 Most bars in a training log are no training steps (downloads, `Map`, `Loading checkpoint
 shards`, evaluation), so a bar counts only where it says it is one: a training word for its
-label, or a loss among its postfix items."""
+label, an epoch (`Epoch 3/10`), or a loss among its postfix items."""
 from __future__ import annotations
 
 from collections import deque
@@ -21,12 +21,27 @@ the label of the step before, then the step's own label."""
 _TRAINING_LABELS = frozenset(("steps", "step", "training", "train", "training steps", "iteration",
                               "iterations", "iter", "batches"))
 
+EPOCH_LABEL = Pattern(r"(?:[Tt]rain(?:ing)? [Ee]poch:? ?\[?(\d{1,6}+)(?: ?/ ?\d{1,6}+)?\]?"
+                      r"|[Ee]poch:? ?\[?(\d{1,6}+) ?/ ?\d{1,6}+\]?)")
+"""A loop's bar over one epoch's batches, labelled with its epoch (`Epoch 3/10`, `Epoch [3/10]`,
+`Train epoch 3`): one training bar, whose label's epoch changes, whose count starts again each
+epoch.  (`Epoch 3` alone is Lightning's bar.)"""
+
 
 def is_training_bar(bar: dict) -> bool:
     desc = bar["desc"]
     if any(w in desc for w in EVAL_WORDS):
         return False
-    return desc.lower() in _TRAINING_LABELS or any("loss" in k.lower() for k in bar["post"])
+    return (desc.lower().rstrip(". ") in _TRAINING_LABELS or "epoch" in bar
+            or any("loss" in k.lower() for k in bar["post"]))
+
+
+def relabel_epochs(bar: dict) -> None:
+    """An `Epoch 3/10` bar's redraw as one bar of the run (in place), its epoch a field."""
+    m = EPOCH_LABEL.fullmatch(bar["desc"])
+    if m is not None:
+        bar["desc"], bar["epoch"] = "epochs", int(m.group(1) or m.group(2))
+        bar["per_epoch"], bar["total"] = bar["total"], None
 
 
 def relabel_torchtune(bar: dict) -> bool:
@@ -199,6 +214,8 @@ class LoopBars:
         if bar is None:
             return None
         torchtune = "|Loss: " in bar["desc"] and relabel_torchtune(bar)
+        if "poch" in bar["desc"]:
+            relabel_epochs(bar)
         if not torchtune and rank in self.columns:
             relabel_ultralytics(bar, self.columns[rank], self.tracker.peek((rank, "steps")))
         if not is_training_bar(bar):
@@ -222,7 +239,7 @@ class LoopBars:
         done = self.tracker.update(key, bar)
         out = [] if done is None else [self._record(key, done)]
         if old is not None and bar["n"] < old["n"]:
-            self.offsets[key] = self.offsets.get(key, 0) + (old["total"] or old["n"])
+            self.offsets[key] = self.offsets.get(key, 0) + (old.get("per_epoch") or old["total"] or old["n"])
         return out
 
     def drawn_step(self, rank) -> int | None:
@@ -273,6 +290,8 @@ class LoopBars:
             fields["it_per_s"] = bar["it_per_s"]
         if bar.get("per_epoch"):
             fields["iters_per_epoch"] = bar["per_epoch"]
+        if "epoch" in bar:
+            fields.setdefault("epoch", bar["epoch"])
         if extra:
             fields["metrics"] = dict(list(extra.items())[:24])
         for name, value in bar.get("absorbed", {}).items():
