@@ -33,16 +33,14 @@ def postfix_fields(post: dict) -> dict:
     return fields
 
 
-def _epoch_of_epochs(line: str) -> bool:
-    """Is the line's first `Epoch N` (or `Epoch [N`) followed by `/M` (the count of epochs,
-    which Lightning's tqdm bar does not print)?"""
+def _lightnings_label(line: str) -> bool:
+    """Is the line's first `Epoch N` Lightning's whole label, `Epoch N:` (no count of epochs,
+    `/M`, nor a loss after it, which Lightning's tqdm bar does not print there)?"""
     at = line.find("Epoch ") + 6
-    if line[at:at + 1] == "[":
-        at += 1
     end = at
     while end < len(line) and line[end].isdigit():
         end += 1
-    return end > at and line[end:end + 1] == "/"
+    return end > at and line[end:end + 1] == ":"
 
 
 class LightningParser(Parser):
@@ -63,9 +61,10 @@ class LightningParser(Parser):
         """A training bar's redraw: most give no record (the step is given when the bar moves
         on), and no other parser reads them instead (NeMo's and Lightning's would take the
         stream from each other at every redraw).  Lightning's tqdm bar is `Epoch 3: ..%|`; a
-        training loop's own `Epoch 3/10: ..%|` is no Lightning's (`loopbars.py` reads it)."""
+        training loop's own `Epoch 3/10: ..%|` or `Epoch 3 loss 2.1: ..%|` is no Lightning's
+        (`loopbars.py` reads it)."""
         if "%|" in line:
-            return "Sanity Checking" in line or ("Epoch " in line and not _epoch_of_epochs(line))
+            return "Sanity Checking" in line or ("Epoch " in line and _lightnings_label(line))
         return ("Epoch " in line or "Sanity Checking" in line) and "it/s" in line and "\u2022" in line
 
     @staticmethod

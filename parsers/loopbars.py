@@ -4,14 +4,14 @@ nanoGPT-style loops that call `set_postfix(loss=...)`, torchtune's recipes, Ultr
 
 Most bars in a training log are no training steps (downloads, `Map`, `Loading checkpoint
 shards`, evaluation), so a bar counts only where it says it is one: a training word for its
-label, an epoch (`Epoch 3/10`), or a loss among its postfix items."""
+label, an epoch (`Epoch 3/10`), or a loss among its postfix items or in its label."""
 from __future__ import annotations
 
 from collections import deque
 
 from .base import (EVAL_WORDS, ULTRALYTICS_MARKS, BarTracker, Pattern, drawn, num, parse_bar,
                    parse_ultralytics_bar, record)
-from .kv import normalise
+from .kv import normalise, pairs
 
 TORCHTUNE = Pattern(r"(\d{1,6}+)\|(\d{1,12}+)\|Loss: (-?[\d.]++(?:[eE][-+]?\d++)?|nan|inf)")
 """torchtune's recipes label their bar `epoch|global step|Loss: x` (`1|26|Loss: 1.2436`): the
@@ -34,6 +34,24 @@ def is_training_bar(bar: dict) -> bool:
         return False
     return (desc.lower().rstrip(". ") in _TRAINING_LABELS or "epoch" in bar
             or any("loss" in k.lower() for k in bar["post"]))
+
+
+def relabel_metrics(bar: dict) -> bool:
+    """A bar whose label holds its loss, set each batch (`set_description(f"Epoch {e} loss
+    {loss:.4f}")`), as one training bar, its label's numbers postfix items (in place); False
+    where the label holds no loss."""
+    if any(w in bar["desc"] for w in EVAL_WORDS):
+        return False
+    items = pairs(bar["desc"], 16)
+    if not any("loss" in k.lower() for k, _, _ in items):
+        return False
+    post = {k: v for k, v, _ in items}
+    epoch = post.pop("Epoch", None) or post.pop("epoch", None)
+    if epoch is not None and epoch.isdigit():
+        bar["epoch"] = int(epoch)
+        bar["per_epoch"], bar["total"] = bar["total"], None
+    bar["desc"], bar["post"] = "steps", {**bar["post"], **post}
+    return True
 
 
 def relabel_epochs(bar: dict) -> None:
@@ -196,6 +214,9 @@ class LoopBars:
         self.columns: dict = {}     # rank -> the names of Ultralytics' columns, from its header
         self.results: dict = {}     # rank -> its validation's result names, from the bar, and if whole
         self.unlabelled = UnlabelledBars()
+        self.leading: dict = {}
+        """(rank, label) -> {step: its values}, of bars whose values lead their count
+        (`_place_values`)"""
 
     def header(self, line: str, rank) -> bool:
         """Is `line` Ultralytics' column header (`Epoch GPU_mem box_loss ... Instances Size`)?
@@ -214,10 +235,15 @@ class LoopBars:
         if bar is None:
             return None
         torchtune = "|Loss: " in bar["desc"] and relabel_torchtune(bar)
-        if "poch" in bar["desc"]:
+        desc = bar["desc"]
+        if torchtune:
+            pass
+        elif "oss" in desc and relabel_metrics(bar):
+            pass
+        elif "poch" in desc:
             relabel_epochs(bar)
-        if not torchtune and rank in self.columns:
-            relabel_ultralytics(bar, self.columns[rank], self.tracker.peek((rank, "steps")))
+        ultralytics = not torchtune and rank in self.columns and relabel_ultralytics(
+            bar, self.columns[rank], self.tracker.peek((rank, "steps")))
         if not is_training_bar(bar):
             if not bar["desc"] and bar["total"]:
                 self.unlabelled.note(rank, bar)
@@ -236,11 +262,41 @@ class LoopBars:
             bar["elapsed_s"] = old["elapsed_s"]
             if "it_per_s" in old:
                 bar["it_per_s"] = old["it_per_s"]
+        if not (torchtune or ultralytics):   # each places its values itself
+            self._place_values(key, old, bar)
         done = self.tracker.update(key, bar)
+        if done is not None and key in self.leading:
+            done["post"] = self.leading[key].pop(done["n"], done["post"])
         out = [] if done is None else [self._record(key, done)]
         if old is not None and bar["n"] < old["n"]:
             self.offsets[key] = self.offsets.get(key, 0) + (old.get("per_epoch") or old["total"] or old["n"])
         return out
+
+    def _place_values(self, key, old: dict | None, bar: dict) -> None:
+        """The step whose values (postfix, or label) a redraw shows.  A loop that sets them
+        after each batch of `for batch in tqdm(loader)` sets them before tqdm counts that batch:
+        its bar shows values from its first redraw, at count 0, and a redraw whose values
+        changed shows the step after its count (or a later one, where tqdm draws every few
+        counts); one whose values did not (the count moving on) shows its count's.  (A loop
+        that counts with `update()` and then sets them shows its count's step in its last
+        redraw of that count: its bar is read as drawn.)"""
+        shown = self.leading.get(key)
+        if shown is None:
+            if bar["n"] != 0 or not bar["post"]:
+                return
+            shown = self.leading[key] = {}
+        if old is not None:
+            # the steps before the count drawn last have their records; a bar that starts
+            # again (the next epoch's) counts from 0 again
+            given = old["n"]
+            for step in [s for s in shown if s < given or (bar["n"] < given and s != given)]:
+                del shown[step]
+        if old is None or bar["post"] != old["post"]:
+            shown[bar["n"] + 1] = bar["post"]
+        elif bar["n"] != old["n"]:
+            shown[bar["n"]] = bar["post"]       # the count moved on: the values set before it
+        else:
+            shown.setdefault(bar["n"], bar["post"])
 
     def drawn_step(self, rank) -> int | None:
         """The step the rank's training bar last drew, if it has not given its record yet."""

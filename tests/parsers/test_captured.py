@@ -453,9 +453,10 @@ def test_torchrun_tee_part_of_a_line_the_stream_ended_in():
 
 
 TEE_BARS = "torch-2.15_tqdm-4.70.1_torchrun-tee3_bars-of-2-ranks-interleaved_stderr.log"
-TEE_BARS_STEPS = ([(0, step, round(2.5 - (step + 1) / 10, 3)) for step in range(1, 10)] + [(0, 10, 1.5)]
-                  + [(1, step, round(2.49 - (step + 1) / 10, 3)) for step in range(1, 10)] + [(1, 10, 1.49)])
-"""Each rank's bar as it drew it: step N's last redraw shows the loss set after step N + 1."""
+TEE_BARS_STEPS = ([(0, step, round(2.5 - step / 10, 3)) for step in range(1, 11)]
+                  + [(1, step, round(2.49 - step / 10, 3)) for step in range(1, 11)])
+"""Each rank's steps with their own losses: the loop sets step N's after it, before tqdm counts
+it (step N's last redraw shows step N + 1's)."""
 
 
 def test_torchrun_tee_bars_of_two_ranks_at_once():
@@ -611,11 +612,13 @@ def test_own_loop_steps_bar():
 
 def test_own_loop_nested_bars():
     """The inner `Iteration` bar starts again at each epoch: its steps run on after the epoch
-    before (redrawn every other step here); the outer `Epoch` bar gives nothing."""
+    before (redrawn every other step here); the outer `Epoch` bar gives nothing.  The loop sets
+    each step's loss before tqdm counts the step: a step's loss is the one drawn with its count
+    (its last redraw shows the next step's, 0.921 for step 14)."""
     recs = parse_file("accelerate-1.15.0_own-loop_tqdm-epoch-iteration-bars_pipe.log")
     assert [r["step"] for r in recs] == list(range(2, 25, 2))
     assert [r.get("iter_in_epoch") for r in recs[5:8]] == [None, 2, 4]
-    assert recs[6]["step_inferred"] and (recs[6]["loss"], recs[6]["total_steps"]) == (0.921, 12)
+    assert recs[6]["step_inferred"] and (recs[6]["loss"], recs[6]["total_steps"]) == (1.36, 12)
 
 
 def test_bars_that_are_no_training_steps():
