@@ -62,6 +62,15 @@ def relabel_epochs(bar: dict) -> None:
         bar["per_epoch"], bar["total"] = bar["total"], None
 
 
+def relabel_own_loop(bar: dict) -> None:
+    """A loop's bar whose label holds its loss or its epoch, as one bar of the run (in place)."""
+    desc = bar["desc"]
+    if "oss" in desc and relabel_metrics(bar):
+        return
+    if "poch" in desc:
+        relabel_epochs(bar)
+
+
 def relabel_torchtune(bar: dict) -> bool:
     """A torchtune bar's redraw as one bar of the run's steps, its loss a postfix item (in
     place); False for another bar."""
@@ -235,13 +244,8 @@ class LoopBars:
         if bar is None:
             return None
         torchtune = "|Loss: " in bar["desc"] and relabel_torchtune(bar)
-        desc = bar["desc"]
-        if torchtune:
-            pass
-        elif "oss" in desc and relabel_metrics(bar):
-            pass
-        elif "poch" in desc:
-            relabel_epochs(bar)
+        if not torchtune:
+            relabel_own_loop(bar)
         ultralytics = not torchtune and rank in self.columns and relabel_ultralytics(
             bar, self.columns[rank], self.tracker.peek((rank, "steps")))
         if not is_training_bar(bar):

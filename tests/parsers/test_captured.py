@@ -614,7 +614,7 @@ def test_own_loop_nested_bars():
     """The inner `Iteration` bar starts again at each epoch: its steps run on after the epoch
     before (redrawn every other step here); the outer `Epoch` bar gives nothing.  The loop sets
     each step's loss before tqdm counts the step: a step's loss is the one drawn with its count
-    (its last redraw shows the next step's, 0.921 for step 14)."""
+    (its last redraw shows a later step's, 0.921 for step 14)."""
     recs = parse_file("accelerate-1.15.0_own-loop_tqdm-epoch-iteration-bars_pipe.log")
     assert [r["step"] for r in recs] == list(range(2, 25, 2))
     assert [r.get("iter_in_epoch") for r in recs[5:8]] == [None, 2, 4]
