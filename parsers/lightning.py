@@ -33,14 +33,8 @@ def postfix_fields(post: dict) -> dict:
     return fields
 
 
-def _lightnings_label(line: str) -> bool:
-    """Is the line's first `Epoch N` Lightning's whole label, `Epoch N:` (no count of epochs,
-    `/M`, nor a loss after it, which Lightning's tqdm bar does not print there)?"""
-    at = line.find("Epoch ") + 6
-    end = at
-    while end < len(line) and line[end].isdigit():
-        end += 1
-    return end > at and line[end:end + 1] == ":"
+LIGHTNINGS_LABEL = Pattern(r"Epoch \d{1,9}+:")
+"""Lightning's tqdm bar's label, `Epoch N:`: no count of epochs (`/M`) nor a loss after it."""
 
 
 class LightningParser(Parser):
@@ -64,7 +58,8 @@ class LightningParser(Parser):
         training loop's own `Epoch 3/10: ..%|` or `Epoch 3 loss 2.1: ..%|` is no Lightning's
         (`loopbars.py` reads it)."""
         if "%|" in line:
-            return "Sanity Checking" in line or ("Epoch " in line and _lightnings_label(line))
+            return "Sanity Checking" in line or (
+                "Epoch " in line and LIGHTNINGS_LABEL.search(line) is not None)
         return ("Epoch " in line or "Sanity Checking" in line) and "it/s" in line and "\u2022" in line
 
     @staticmethod
