@@ -14,6 +14,9 @@ HOOKS = "RIDGESCOPE_HOOKS"
 LINE_BUFFER = "RIDGESCOPE_LINE_BUFFER"
 """Set to 0 to leave the job's stdout buffered as its programs buffer it (probes/line_buffering.py,
 bootstrap/sitecustomize.py)."""
+READ_FILES = "RIDGESCOPE_READ_FILES"
+"""Set to 0 to leave unread the files the job's processes send their output to
+(probes/output_files.py): only the pipes of `ridgescope run` are read."""
 DATA_DIR = "RIDGESCOPE_DATA_DIR"
 BROKER = "RIDGESCOPE_BROKER"
 STORE = "RIDGESCOPE_STORE"

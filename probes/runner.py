@@ -20,6 +20,7 @@ from ridgescope.probes import gpu as gpu_probe_mod
 from ridgescope.probes.host import HostProbe
 from ridgescope.probes.line_buffering import find_libstdbuf, line_buffered_c_stdio
 from ridgescope.probes.logprobe import PipeFrameworks, StreamPump
+from ridgescope.probes.output_files import POLL_S, Discard, OutputFiles, TorchrunConsole
 from ridgescope.probes.publisher import Publisher, PublishStats
 from ridgescope.probes.ranks import (Learnt, LocalRanks, base_from_cmd, base_from_workers, nnodes,
                                      nproc_per_node, read_late_ms, task_of_launcher, tasks_from_cmd,
@@ -153,6 +154,26 @@ def run(cmd: list[str], job: str, broker: str | None, data_dir: Path, *, hooks: 
                         default_rank, *launcher, pipes=pipes).start(),
              StreamPump(proc.stderr.fileno(), sys.stderr.buffer, "stderr", log_event,
                         default_rank, *launcher, pipes=pipes).start()]
+    files = None
+    if os.environ.get(env.READ_FILES) != "0":
+        # output the job sends to files (torchrun's `--redirects`, a script's `> train.log`)
+        file_late = {"read_late_ms": max(late.get("read_late_ms", 0), int(POLL_S * 1000))}
+        file_event = lambda rank, payload, ts: publish(  # noqa: E731
+            "progress", rank, {**step_streams.mark(rank, payload),
+                               "world_size": world or world_size.get() or 0, **file_late}, ts)
+        writers: dict[int, PipeFrameworks] = {}
+
+        def file_pump(read_fd: int, stream: str, writer: dict) -> StreamPump:
+            """A file of one worker is its rank's; one that several write is read as a pipe."""
+            rank = writer.get("rank", -1)
+            if rank >= 0:
+                return StreamPump(read_fd, Discard(), stream, file_event, rank,
+                                  pipes=writers.setdefault(rank, PipeFrameworks())).start()
+            return StreamPump(read_fd, Discard(), stream, file_event, default_rank, *launcher,
+                              pipes=writers.setdefault(-1, PipeFrameworks())).start()
+
+        files = OutputFiles(lambda: gpu_probe_mod.job_processes(proc.pid, seen_procs), file_pump,
+                            TorchrunConsole(cmd, dict(os.environ))).start()
     host_probe = HostProbe(proc.pid, lambda rank, payload, ts: publish(
         "host_sample", rank, payload, ts), interval_s=host_interval_s).start()
     notes: list[str] = []
@@ -178,6 +199,14 @@ def run(cmd: list[str], job: str, broker: str | None, data_dir: Path, *, hooks: 
             signal.signal(sig, handler)
     for pump in pumps:
         pump.join()
+    if files is not None:
+        files.stop()
+        if files.tailed:
+            paths = sorted(tailed.path for tailed in files.tailed)
+            note(f"read {len(paths)} file(s) the job sent its output to, as they grew: "
+                 f"{', '.join(paths[:4])}{' ...' if len(paths) > 4 else ''}")
+        pumps += [tailed.pump for tailed in files.tailed]
+    for pump in pumps:
         if pump.guessed:
             note(f"{pump.stream}: its lines begin with another torchrun prefix than [defaultN]: "
                  f"read as --prefix-template '{pump.guessed}'")

@@ -1,0 +1,134 @@
+"""`ridgescope run` reads the output its job sends to files (probes/output_files.py): torchrun's
+`--redirects` files, each its worker's rank's, and a script's `> train.log`; not the files torchrun
+also copies to the console, nor what a file held before the job appended to it."""
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import textwrap
+
+import msgpack
+import pytest
+
+from ridgescope.probes.output_files import TorchrunConsole, _std_spec, written_files
+from ridgescope.probes.runner import run
+from ridgescope.schemas import envelope
+
+LOOP = textwrap.dedent("""
+    import os, sys, time
+    rank = int(os.environ.get("RANK", "0"))
+    for step in range(1, 7):
+        time.sleep(0.2)
+        print(f"step {step}/6 loss {rank}.{step}", flush=True)
+    print(f"rank {rank} done", file=sys.stderr, flush=True)
+""")
+
+
+def sent_progress(tmp_path) -> list[tuple[int, int, float, int]]:
+    """(rank, step, loss, drawn_ns: when its line was read) of each progress record `run`
+    spooled (no broker)."""
+    with open(tmp_path / "spool" / f"{socket.gethostname()}.spool", "rb") as fh:
+        msgs = [envelope.decode(value) for _, _, value in msgpack.Unpacker(fh, raw=False)]
+    return [(m["rank"], m["p"]["record"]["step"], m["p"]["record"]["loss"],
+             m["p"]["record"]["drawn_ns"])
+            for m in msgs if m["kind"] == "progress" and m["p"]["record"]["kind"] == "progress"]
+
+
+def test_a_script_that_sends_its_output_to_a_file_is_read_as_the_file_grows(tmp_path, capfd):
+    loop, log = tmp_path / "loop.py", tmp_path / "train.log"
+    loop.write_text(LOOP)
+    result = run(["sh", "-c", f"{sys.executable} {loop} > {log} 2>&1"], "to-a-file", None,
+                 tmp_path / "rs", hooks=False)
+    assert result.exit_code == 0
+    assert "step 1/6" not in capfd.readouterr().out      # the job chose a file: nothing echoed
+    got = sent_progress(tmp_path / "rs")
+    assert [(rank, step, loss) for rank, step, loss, _ in got] == [(0, s, float(f"0.{s}")) for s in range(1, 7)]
+    # read as the lines were written, 0.2 s apart, not all at the job's end
+    assert got[-1][3] - got[0][3] > 0.5e9
+    assert any(str(log) in note for note in result.notes), result.notes
+    assert result.log_lines == 7
+
+
+def test_a_file_the_job_appends_to_is_read_from_where_the_job_began(tmp_path):
+    loop, log = tmp_path / "loop.py", tmp_path / "train.log"
+    loop.write_text(LOOP)
+    log.write_text("step 99/99 loss 9.9\n" * 3)     # an earlier run's
+    run(["sh", "-c", f"sleep 0.3; {sys.executable} {loop} >> {log}"], "appends", None, tmp_path / "rs",
+        hooks=False)
+    assert [step for _, step, _, _ in sent_progress(tmp_path / "rs")] == list(range(1, 7))
+
+
+def test_a_file_written_anew_is_read_again_from_its_start(tmp_path):
+    """The same file truncated by a second `>` (a log rotated in place): its new lines are read.
+    (Lines written less than a poll before the cut are lost: here the second run waits.)"""
+    loop, log = tmp_path / "loop.py", tmp_path / "train.log"
+    loop.write_text(LOOP)
+    run(["sh", "-c", f"{sys.executable} {loop} > {log}; sleep 0.3; {sys.executable} {loop} > {log}"], "anew", None,
+        tmp_path / "rs", hooks=False)
+    assert [step for _, step, _, _ in sent_progress(tmp_path / "rs")] == list(range(1, 7)) * 2
+
+
+def test_unread_when_asked(tmp_path, monkeypatch):
+    monkeypatch.setenv("RIDGESCOPE_READ_FILES", "0")
+    loop = tmp_path / "loop.py"
+    loop.write_text(LOOP)
+    result = run(["sh", "-c", f"{sys.executable} {loop} > {tmp_path / 'train.log'} 2>&1"], "unread", None,
+                 tmp_path / "rs", hooks=False)
+    assert result.exit_code == 0 and result.log_lines == 0
+
+
+def torchrun(tmp_path, *flags: str) -> list[str]:
+    pytest.importorskip("torch")
+    loop = tmp_path / "loop.py"
+    loop.write_text(LOOP)
+    return [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2",
+            "--log-dir", str(tmp_path / "logs"), *flags, str(loop)]
+
+
+@pytest.mark.slow
+def test_torchruns_redirected_workers_are_read_each_as_its_rank(tmp_path, capfd):
+    result = run(torchrun(tmp_path, "--redirects", "3"), "redirects", None, tmp_path / "rs", hooks=False)
+    assert result.exit_code == 0
+    assert "step 1/6" not in capfd.readouterr().out
+    got = sorted((rank, step, loss) for rank, step, loss, _ in sent_progress(tmp_path / "rs"))
+    assert got == [(r, s, float(f"{r}.{s}")) for r in (0, 1) for s in range(1, 7)]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("flags, from_files", [(("--tee", "3"), 0), (("--tee", "3", "--local-ranks-filter", "0"), 1)])
+def test_the_files_torchrun_copies_to_the_console_are_not_read_twice(tmp_path, capfd, flags, from_files):
+    """`--tee`: the console has every worker's lines (each step once per rank, not twice); with
+    `--local-ranks-filter 0` only rank 0's, and rank 1's come from its files."""
+    result = run(torchrun(tmp_path, *flags), "tee", None, tmp_path / "rs", hooks=False)
+    assert result.exit_code == 0
+    console = capfd.readouterr().out
+    assert ("[default1]:step 1/6" in console) == (not from_files)
+    got = sorted((rank, step, loss) for rank, step, loss, _ in sent_progress(tmp_path / "rs"))
+    assert got == [(r, s, float(f"{r}.{s}")) for r in (0, 1) for s in range(1, 7)]
+    assert sum("file(s) the job sent its output to" in n for n in result.notes) == from_files
+
+
+def test_written_files_are_a_processes_regular_output_files_only(tmp_path):
+    out = tmp_path / "out.log"
+    with open(out, "wb") as fh:
+        proc = subprocess.Popen(["sleep", "5"], stdout=fh, stderr=subprocess.DEVNULL)
+    try:
+        (written,) = written_files(proc.pid)
+        assert (written.fd, written.path, written.appends) == (1, str(out), False)
+        assert written.ident == (os.stat(out).st_dev, os.stat(out).st_ino)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert written_files(proc.pid) == []        # gone
+
+
+def test_which_torchrun_files_the_console_shows():
+    assert _std_spec("3", 5) == 3 and _std_spec("0:1,1:2", 1) == 2 and _std_spec("0:1", 1) == 0
+    tee = TorchrunConsole(["torchrun", "--tee", "1", "train.py"], {})
+    assert tee.shows(1, 0) and not tee.shows(2, 0) and not tee.shows(1, None)
+    filtered = TorchrunConsole(["torchrun", "--tee=3", "--local-ranks-filter", "0,2", "x.py"], {})
+    assert filtered.shows(2, 2) and not filtered.shows(1, 1)
+    assert TorchrunConsole(["torchrun", "x.py"], {"PET_TEE": "3"}).shows(1, 0)
+    assert not TorchrunConsole(["python", "x.py", "--tee", "3"], {}).shows(1, 0)
