@@ -27,7 +27,7 @@ POLL_S = 0.05
 """How often a file that had nothing new is read again: a line is read at most this late."""
 SCAN_S = 0.25
 """How often the job's processes are looked at for files that are new."""
-STREAMS = {1: "stdout", 2: "stderr"}
+OUTPUT_FDS = (1, 2)
 
 
 @dataclass(frozen=True)
@@ -45,7 +45,7 @@ def written_files(pid: int, proc_root: str = "/proc") -> list[Written]:
     """The regular files a process's stdout and stderr go to (none for pipes, terminals and
     /dev/null, nor for a process that is gone)."""
     out = []
-    for fd in STREAMS:
+    for fd in OUTPUT_FDS:
         link = f"{proc_root}/{pid}/fd/{fd}"
         try:
             st = os.stat(link)
@@ -151,8 +151,6 @@ class Discard:
 @dataclass
 class TailedFile:
     path: str
-    rank: int
-    stream: str
     copy: FileCopy
     pump: object
 
@@ -160,8 +158,9 @@ class TailedFile:
 class OutputFiles:
     """Finds the files the job's processes write their output to (`processes()`: the job's
     processes, `{"pid", "rank", "local_rank"}` each) and reads each with a pump of its own, made
-    by `make_pump(read_fd, stream, writer)`, where `writer` is the process's entry: a file of
-    one worker is that worker's rank's."""
+    by `make_pump(read_fd, stream, writer)`, where `writer` is the process's entry (a file of
+    one worker is that worker's rank's) and `stream` the file's path: a rank's steps that
+    also show on a pipe are timed from one of the two (`step_streams.py`), not from both."""
 
     def __init__(self, processes: Callable[[], list[dict]], make_pump: Callable[[int, str, dict], object],
                  console: TorchrunConsole, proc_root: str = "/proc") -> None:
@@ -203,9 +202,8 @@ class OutputFiles:
         if fh is None:
             return None
         read_fd, write_fd = os.pipe()
-        stream = STREAMS[written.fd]
         try:
-            pump = self.make_pump(read_fd, stream, proc)
+            pump = self.make_pump(read_fd, written.path, proc)
         except Exception:  # noqa: BLE001
             for fd in (read_fd, write_fd):
                 os.close(fd)
@@ -213,7 +211,7 @@ class OutputFiles:
             self.errors += 1
             return None
         copy = FileCopy(fh, written.size if written.appends else 0, write_fd).start()
-        return TailedFile(written.path, proc.get("rank", -1), stream, copy, pump)
+        return TailedFile(written.path, copy, pump)
 
     def _open(self, pid: int, written: Written):
         """The file, opened through the process's own descriptor (the same file, though it was

@@ -70,6 +70,20 @@ def test_a_file_written_anew_is_read_again_from_its_start(tmp_path):
     assert [step for _, step, _, _ in sent_progress(tmp_path / "rs")] == list(range(1, 7)) * 2
 
 
+def test_steps_both_in_a_file_and_on_a_pipe_are_timed_from_one(tmp_path):
+    """`python loop.py > train.log; cat train.log`: the file, read as it grew, times the steps;
+    the same lines read again from the pipe at the end are stored, marked, and make no window."""
+    loop, log = tmp_path / "loop.py", tmp_path / "train.log"
+    loop.write_text(LOOP)
+    run(["sh", "-c", f"{sys.executable} {loop} > {log}; cat {log}"], "twice", None, tmp_path / "rs",
+        hooks=False)
+    with open(tmp_path / "rs" / "spool" / f"{socket.gethostname()}.spool", "rb") as fh:
+        msgs = [envelope.decode(value) for _, _, value in msgpack.Unpacker(fh, raw=False)]
+    marks = sorted((m["p"]["stream"] == "stdout", m["p"]["record"]["step"], bool(m["p"].get("timed_elsewhere")))
+                   for m in msgs if m["kind"] == "progress" and m["p"]["record"]["kind"] == "progress")
+    assert marks == [(False, s, False) for s in range(1, 7)] + [(True, s, True) for s in range(1, 7)]
+
+
 def test_unread_when_asked(tmp_path, monkeypatch):
     monkeypatch.setenv("RIDGESCOPE_READ_FILES", "0")
     loop = tmp_path / "loop.py"
