@@ -1,12 +1,14 @@
 """Run a command with the probes attached: `ridgescope run --job NAME -- CMD...`."""
 from __future__ import annotations
 
+import re
 import sys
 import time
 from pathlib import Path
 
 from ridgescope.cli.common import add_stack_args, settings_from
 from ridgescope.probes import runner
+from ridgescope.probes.output_files import NamedFiles
 
 
 def register(parser) -> None:
@@ -16,6 +18,12 @@ def register(parser) -> None:
                         help="a tag stored with the job; repeatable")
     parser.add_argument("--no-hooks", action="store_true",
                         help="keep the hook probe out of the job: stdout and host probes only")
+    parser.add_argument("--log-file", action="append", default=[], metavar="GLOB",
+                        help="a log file the job writes apart from its output (a glob, '**' too): "
+                             "read as it grows, from where it ended when the job started; repeatable")
+    parser.add_argument("--rank-in-path", default=None, metavar="REGEX",
+                        help="with --log-file: the rank in a file's path, the regex's first group "
+                             r"(e.g. 'rank(\d+)')")
     parser.add_argument("cmd", nargs="+", metavar="-- CMD", help="the command to run")
 
 
@@ -34,12 +42,16 @@ def run(args) -> int:
     try:
         tags = parse_tags(args.tag)
         settings = settings_from(args)
-    except ValueError as exc:
+        rank_in_path = re.compile(args.rank_in_path) if args.rank_in_path else None
+        if rank_in_path is not None and rank_in_path.groups < 1:
+            raise ValueError(f"--rank-in-path {args.rank_in_path!r} has no group for the rank")
+    except (ValueError, re.error) as exc:
         print(f"ridgescope run: {exc}", file=sys.stderr)
         return 2
     job = args.job or f"{Path(cmd[0]).name}-{time.strftime('%Y%m%d-%H%M%S')}"
+    log_files = NamedFiles(args.log_file, rank_in_path) if args.log_file else None
     result = runner.run(cmd, job, settings.broker or None, Path(settings.data_dir),
-                        hooks=not args.no_hooks, tags=tags)
+                        hooks=not args.no_hooks, tags=tags, log_files=log_files)
     stats = result.stats
     report = (f"[ridgescope] job {job}: {result.events} probe events, {result.log_lines} log "
               f"lines ({result.garbage_lines} unparsable); delivered {stats.delivered}")

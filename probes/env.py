@@ -16,7 +16,8 @@ LINE_BUFFER = "RIDGESCOPE_LINE_BUFFER"
 bootstrap/sitecustomize.py)."""
 READ_FILES = "RIDGESCOPE_READ_FILES"
 """Set to 0 to leave unread the files the job's processes send their output to
-(probes/output_files.py): only the pipes of `ridgescope run` are read."""
+(probes/output_files.py): only the pipes of `ridgescope run` are read, and the files that
+`--log-file` names."""
 DATA_DIR = "RIDGESCOPE_DATA_DIR"
 BROKER = "RIDGESCOPE_BROKER"
 STORE = "RIDGESCOPE_STORE"

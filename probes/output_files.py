@@ -11,10 +11,16 @@ What is not read twice: a file torchrun also copies to the console (`--tee`, sav
 ranks `--local-ranks-filter` leaves out), whose lines the pipes already carry.  A file opened to
 append to (`>> train.log`) is read from its size when it was found: what it held before belongs
 to earlier runs.
+
+A job's own log files, which its logger writes apart from its output (Detectron2's `log.txt.rankN`,
+NeMo's `nemo_log_globalrank-N_localrank-M.txt`), are read where `ridgescope run --log-file GLOB`
+names them (`NamedFiles`): often the only place where the ranks other than 0 say anything.
 """
 from __future__ import annotations
 
+import glob
 import os
+import re
 import stat
 import threading
 import time
@@ -148,6 +154,30 @@ class Discard:
         pass
 
 
+class NamedFiles:
+    """The files that globs name, now or once the job creates them, each with the rank that
+    `rank_in_path` (a regex whose first group is the rank) reads in its path.  A file that was
+    there before the job started is read from the size it had then."""
+
+    def __init__(self, patterns: list[str], rank_in_path: re.Pattern | None = None) -> None:
+        self.patterns, self.rank_in_path = patterns, rank_in_path
+        self.sizes_before = {}
+        for path in self.paths():
+            try:
+                st = os.stat(path)
+            except OSError:
+                continue
+            self.sizes_before[(st.st_dev, st.st_ino)] = st.st_size
+
+    def paths(self) -> list[str]:
+        return sorted({path for pattern in self.patterns for path in glob.glob(pattern, recursive=True)
+                       if os.path.isfile(path)})
+
+    def rank(self, path: str) -> int:
+        m = self.rank_in_path.search(path) if self.rank_in_path is not None else None
+        return int(m.group(1)) if m is not None and m.group(1).isdigit() else -1
+
+
 @dataclass
 class TailedFile:
     path: str
@@ -163,9 +193,9 @@ class OutputFiles:
     also show on a pipe are timed from one of the two (`step_streams.py`), not from both."""
 
     def __init__(self, processes: Callable[[], list[dict]], make_pump: Callable[[int, str, dict], object],
-                 console: TorchrunConsole, proc_root: str = "/proc") -> None:
+                 console: TorchrunConsole, named: NamedFiles | None = None, proc_root: str = "/proc") -> None:
         self.processes, self.make_pump, self.console = processes, make_pump, console
-        self.proc_root = proc_root
+        self.named, self.proc_root = named, proc_root
         self.files: dict[tuple[int, int], TailedFile | None] = {}
         """Every file seen, by identity: None where another stream shows its lines."""
         self.errors = 0
@@ -187,7 +217,7 @@ class OutputFiles:
             procs = self.processes()
         except Exception:  # noqa: BLE001 - a scan that fails finds nothing; the job goes on
             self.errors += 1
-            return
+            procs = []
         for proc in procs:
             for written in written_files(proc["pid"], self.proc_root):
                 if written.ident in self.files:
@@ -195,23 +225,38 @@ class OutputFiles:
                 if self.console.shows(written.fd, proc.get("local_rank")):
                     self.files[written.ident] = None
                     continue
-                self.files[written.ident] = self._tail(written, proc)
+                fh = self._open(proc["pid"], written)
+                if fh is not None:
+                    self.files[written.ident] = self._tail(
+                        fh, written.size if written.appends else 0, written.path, proc)
+        if self.named is not None:
+            self._scan_named(self.named)
 
-    def _tail(self, written: Written, proc: dict) -> TailedFile | None:
-        fh = self._open(proc["pid"], written)
-        if fh is None:
-            return None
+    def _scan_named(self, named: NamedFiles) -> None:
+        for path in named.paths():
+            try:
+                fh = open(path, "rb", buffering=0)
+            except OSError:
+                continue
+            st = os.fstat(fh.fileno())
+            ident = (st.st_dev, st.st_ino)
+            if ident in self.files:
+                fh.close()
+                continue
+            self.files[ident] = self._tail(fh, named.sizes_before.get(ident, 0), path,
+                                           {"rank": named.rank(path)})
+
+    def _tail(self, fh, start: int, path: str, writer: dict) -> TailedFile | None:
         read_fd, write_fd = os.pipe()
         try:
-            pump = self.make_pump(read_fd, written.path, proc)
+            pump = self.make_pump(read_fd, path, writer)
         except Exception:  # noqa: BLE001
             for fd in (read_fd, write_fd):
                 os.close(fd)
             fh.close()
             self.errors += 1
             return None
-        copy = FileCopy(fh, written.size if written.appends else 0, write_fd).start()
-        return TailedFile(written.path, copy, pump)
+        return TailedFile(path, FileCopy(fh, start, write_fd).start(), pump)
 
     def _open(self, pid: int, written: Written):
         """The file, opened through the process's own descriptor (the same file, though it was

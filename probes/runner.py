@@ -20,7 +20,7 @@ from ridgescope.probes import gpu as gpu_probe_mod
 from ridgescope.probes.host import HostProbe
 from ridgescope.probes.line_buffering import find_libstdbuf, line_buffered_c_stdio
 from ridgescope.probes.logprobe import PipeFrameworks, StreamPump
-from ridgescope.probes.output_files import POLL_S, Discard, OutputFiles, TorchrunConsole
+from ridgescope.probes.output_files import POLL_S, Discard, NamedFiles, OutputFiles, TorchrunConsole
 from ridgescope.probes.publisher import Publisher, PublishStats
 from ridgescope.probes.ranks import (Learnt, LocalRanks, base_from_cmd, base_from_workers, nnodes,
                                      nproc_per_node, read_late_ms, task_of_launcher, tasks_from_cmd,
@@ -82,7 +82,10 @@ def child_env(job: str, socket_path: Path, hooks: bool,
 
 
 def run(cmd: list[str], job: str, broker: str | None, data_dir: Path, *, hooks: bool = True,
-        tags: dict | None = None, host_interval_s: float = 1.0) -> RunResult:
+        tags: dict | None = None, host_interval_s: float = 1.0,
+        log_files: NamedFiles | None = None) -> RunResult:
+    """`log_files`: the job's own log files to read as well (`--log-file`), their sizes taken
+    before the job starts."""
     host = socket.gethostname()
     run_dir = data_dir / "run"
     # one `ridgescope run` per rank, under srun or mpirun: the task is the rank of its lines
@@ -155,8 +158,10 @@ def run(cmd: list[str], job: str, broker: str | None, data_dir: Path, *, hooks: 
              StreamPump(proc.stderr.fileno(), sys.stderr.buffer, "stderr", log_event,
                         default_rank, *launcher, pipes=pipes).start()]
     files = None
-    if os.environ.get(env.READ_FILES) != "0":
-        # output the job sends to files (torchrun's `--redirects`, a script's `> train.log`)
+    read_outputs = os.environ.get(env.READ_FILES) != "0"
+    if read_outputs or log_files is not None:
+        # output the job sends to files (torchrun's `--redirects`, a script's `> train.log`),
+        # and the log files `--log-file` names
         file_late = {"read_late_ms": max(late.get("read_late_ms", 0), int(POLL_S * 1000))}
         file_event = lambda rank, payload, ts: publish(  # noqa: E731
             "progress", rank, {**step_streams.mark(rank, payload),
@@ -172,8 +177,9 @@ def run(cmd: list[str], job: str, broker: str | None, data_dir: Path, *, hooks: 
             return StreamPump(read_fd, Discard(), stream, file_event, default_rank, *launcher,
                               pipes=writers.setdefault(-1, PipeFrameworks())).start()
 
-        files = OutputFiles(lambda: gpu_probe_mod.job_processes(proc.pid, seen_procs), file_pump,
-                            TorchrunConsole(cmd, dict(os.environ))).start()
+        files = OutputFiles(
+            (lambda: gpu_probe_mod.job_processes(proc.pid, seen_procs)) if read_outputs else (lambda: []),
+            file_pump, TorchrunConsole(cmd, dict(os.environ)), log_files).start()
     host_probe = HostProbe(proc.pid, lambda rank, payload, ts: publish(
         "host_sample", rank, payload, ts), interval_s=host_interval_s).start()
     notes: list[str] = []

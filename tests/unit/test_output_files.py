@@ -4,6 +4,7 @@ also copies to the console, nor what a file held before the job appended to it."
 from __future__ import annotations
 
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -12,7 +13,7 @@ import textwrap
 import msgpack
 import pytest
 
-from ridgescope.probes.output_files import TorchrunConsole, _std_spec, written_files
+from ridgescope.probes.output_files import NamedFiles, TorchrunConsole, _std_spec, written_files
 from ridgescope.probes.runner import run
 from ridgescope.schemas import envelope
 
@@ -75,7 +76,8 @@ def test_steps_both_in_a_file_and_on_a_pipe_are_timed_from_one(tmp_path):
     the same lines read again from the pipe at the end are stored, marked, and make no window."""
     loop, log = tmp_path / "loop.py", tmp_path / "train.log"
     loop.write_text(LOOP)
-    run(["sh", "-c", f"{sys.executable} {loop} > {log}; cat {log}"], "twice", None, tmp_path / "rs",
+    # (the file's first records wait up to a second for a torchrun prefix: logprobe.HeldHead)
+    run(["sh", "-c", f"{sys.executable} {loop} > {log}; sleep 1.5; cat {log}"], "twice", None, tmp_path / "rs",
         hooks=False)
     with open(tmp_path / "rs" / "spool" / f"{socket.gethostname()}.spool", "rb") as fh:
         msgs = [envelope.decode(value) for _, _, value in msgpack.Unpacker(fh, raw=False)]
@@ -91,6 +93,44 @@ def test_unread_when_asked(tmp_path, monkeypatch):
     result = run(["sh", "-c", f"{sys.executable} {loop} > {tmp_path / 'train.log'} 2>&1"], "unread", None,
                  tmp_path / "rs", hooks=False)
     assert result.exit_code == 0 and result.log_lines == 0
+
+
+LOGGER = textwrap.dedent("""
+    import logging, os, sys, time
+    rank = int(os.environ["RANK"])
+    log = logging.getLogger("train")
+    log.addHandler(logging.FileHandler(sys.argv[1]))
+    log.setLevel(logging.INFO)
+    for step in range(1, 5):
+        time.sleep(0.1)
+        log.info(f"step {step}/4 loss {rank}.{step}")
+""")
+
+
+def test_the_log_files_named_are_read_each_as_the_rank_in_its_path(tmp_path, monkeypatch):
+    """Two ranks whose logger writes to `logs/train_rank{R}.log` and prints nothing: read with
+    `--log-file 'logs/*.log' --rank-in-path 'rank(\\d+)'`, each file as its rank's; what rank
+    0's file held from an earlier run is not read.  Named files are read also where the output
+    files are not (RIDGESCOPE_READ_FILES=0)."""
+    monkeypatch.setenv("RIDGESCOPE_READ_FILES", "0")
+    logger, logs = tmp_path / "logger.py", tmp_path / "logs"
+    logger.write_text(LOGGER)
+    logs.mkdir()
+    (logs / "train_rank0.log").write_text("step 9/9 loss 9.9\n")
+    named = NamedFiles([str(logs / "*.log")], re.compile(r"rank(\d+)"))
+    script = " & ".join(f"RANK={r} {sys.executable} {logger} {logs}/train_rank{r}.log" for r in (0, 1))
+    result = run(["sh", "-c", f"{script}; wait"], "named", None, tmp_path / "rs",
+                 hooks=False, log_files=named)
+    assert result.exit_code == 0
+    got = sorted((rank, step, loss) for rank, step, loss, _ in sent_progress(tmp_path / "rs"))
+    assert got == [(r, s, float(f"{r}.{s}")) for r in (0, 1) for s in range(1, 5)]
+
+
+def test_a_rank_in_path_without_a_group_is_refused(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "ridgescope.cli.main", "run", "--data-dir", str(tmp_path),
+                           "--log-file", "x.log", "--rank-in-path", "rank[0-9]+", "--", "true"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and "no group for the rank" in proc.stderr
 
 
 def torchrun(tmp_path, *flags: str) -> list[str]:
