@@ -164,6 +164,20 @@ def test_the_files_torchrun_copies_to_the_console_are_not_read_twice(tmp_path, c
     assert sum("file(s) the job sent its output to" in n for n in result.notes) == from_files
 
 
+@pytest.mark.slow
+def test_deepspeeds_launcher_writing_each_ranks_log_is_read_each_as_its_rank(tmp_path, capfd):
+    """`deepspeed --enable_each_rank_log DIR`: each rank's output goes to `DIR/<time>_rankN.log`."""
+    pytest.importorskip("deepspeed")
+    loop = tmp_path / "loop.py"
+    loop.write_text(LOOP)
+    cmd = [sys.executable, "-m", "deepspeed.launcher.runner", "--num_gpus", "2", "--enable_each_rank_log",
+           str(tmp_path / "ranks"), str(loop)]
+    result = run(cmd, "deepspeed-ranks", None, tmp_path / "rs", hooks=False)
+    assert result.exit_code == 0 and "step 1/6" not in capfd.readouterr().out
+    got = sorted((rank, step, loss) for rank, step, loss, _ in sent_progress(tmp_path / "rs"))
+    assert got == [(r, s, float(f"{r}.{s}")) for r in (0, 1) for s in range(1, 7)]
+
+
 def test_written_files_are_a_processes_regular_output_files_only(tmp_path):
     out = tmp_path / "out.log"
     with open(out, "wb") as fh:
