@@ -2,7 +2,8 @@
 `--log-dir`, none of it to the console, and is read from those files as they grow, each worker's
 as its rank's (probes/output_files.py).  Before, such a job run with the hooks off had no step at
 all, and the error that brought a job down was nowhere: torchrun's report says only `To enable
-traceback see ...`."""
+traceback see ...`.  And the log files a job's logger writes apart from its output, read where
+`--log-file` names them."""
 from __future__ import annotations
 
 import json
@@ -37,6 +38,31 @@ def test_the_slow_rank_of_workers_writing_to_their_log_files_is_found(tansu_stac
 
     steps = tansu_stack.wait_for_steps(job, STEPS - 1)
     assert [s["step"] for s in steps] == list(range(2, STEPS + 1))
+    by_step = {s["step"]: s for s in steps}
+    assert by_step[SLOW_STEP]["slow"] and by_step[SLOW_STEP]["culprit_rank"] == 1, by_step[SLOW_STEP]
+    rows = tansu_stack.sql(f"SELECT rank, count() AS n FROM step_rank FINAL WHERE job = '{job}' "
+                           f"GROUP BY rank ORDER BY rank")
+    assert [(r["rank"], r["n"]) for r in rows] == [(0, STEPS - 1), (1, STEPS - 1)]
+
+
+def test_the_slow_rank_of_workers_logging_to_files_of_their_own_is_found(tansu_stack, tmp_path):
+    """Each worker's logger writes `log.txt.rankN` and prints nothing (Detectron2's layout for
+    ranks past 0): `--log-file 'log.txt.rank*' --rank-in-path` reads them, and rank 1's slow
+    step 12 is found on rank 1."""
+    job = f"log-files-{uuid.uuid4().hex[:6]}"
+    script = tmp_path / "logs_to_files.py"
+    script.write_text("import logging, os, time\n"
+                      "rank = int(os.environ['RANK'])\n"
+                      f"logging.basicConfig(filename=f'{tmp_path}/log.txt.rank{{rank}}', level=logging.INFO)\n"
+                      f"for step in range(1, {STEPS + 1}):\n"
+                      f"    time.sleep(0.9 if (rank, step) == (1, {SLOW_STEP}) else 0.2)\n"
+                      f"    logging.info(f'step {{step}}/{STEPS} loss {{2.5 - step / 100:.4f}}')\n")
+    result = cli("run", *tansu_stack.flags, "--job", job, "--no-hooks", "--log-file", f"{tmp_path}/log.txt.rank*",
+                 "--rank-in-path", r"rank(\d+)$", "--", sys.executable, "-m", "torch.distributed.run",
+                 "--nproc-per-node", "2", str(script), timeout=180)
+    assert "NOT delivered" not in result.stderr and "2 file(s)" in result.stderr
+
+    steps = tansu_stack.wait_for_steps(job, STEPS - 1)
     by_step = {s["step"]: s for s in steps}
     assert by_step[SLOW_STEP]["slow"] and by_step[SLOW_STEP]["culprit_rank"] == 1, by_step[SLOW_STEP]
     rows = tansu_stack.sql(f"SELECT rank, count() AS n FROM step_rank FINAL WHERE job = '{job}' "
