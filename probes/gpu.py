@@ -446,9 +446,18 @@ def _str(value) -> str:
 
 # --- the sampler thread -------------------------------------------------------------------------
 
+EXEC_SETTLE_S = 1.0
+"""How long a process that still runs its parent's command line is taken for one between its fork
+and its exec: the environment it shows then is its parent's, not the one its exec will give it."""
+
+
 def job_processes(root_pid: int, cache: dict[int, dict]) -> list[dict]:
     """The job's processes with RANK, LOCAL_RANK, WORLD_SIZE and CUDA_VISIBLE_DEVICES from their
-    environment."""
+    environment.  A process that runs its parent's command line, first seen less than
+    EXEC_SETTLE_S ago, may not have reached its exec yet (a worker torchrun just forked shows
+    torchrun's environment): its entry is marked `settled: False` and read again at the next
+    call; after that, it is a fork that runs on as its parent (a DataLoader worker), with its
+    parent's environment."""
     import psutil
     try:
         root = psutil.Process(root_pid)
@@ -457,18 +466,33 @@ def job_processes(root_pid: int, cache: dict[int, dict]) -> list[dict]:
         return []
     out = []
     for proc in procs:
-        if proc.pid not in cache:
-            try:
-                environ = proc.environ()
-            except psutil.Error:
-                environ = {}
-            rank = environ.get("RANK") or environ.get(env.TASK_RANK)   # srun's task: runner.py
-            cache[proc.pid] = {"pid": proc.pid, "rank": _int(rank, -1),
-                               "local_rank": _int(environ.get("LOCAL_RANK"), None),
-                               "world_size": _int(environ.get("WORLD_SIZE"), None),
-                               "cvd": environ.get("CUDA_VISIBLE_DEVICES")}
-        out.append(cache[proc.pid])
+        entry = cache.get(proc.pid)
+        if entry is None or not entry["settled"]:
+            entry = cache[proc.pid] = _entry(proc, entry["seen"] if entry else time.monotonic())
+        out.append(entry)
     return out
+
+
+def _entry(proc, seen: float) -> dict:
+    import psutil
+    try:
+        environ = proc.environ()
+    except psutil.Error:
+        environ = {}
+    rank = environ.get("RANK") or environ.get(env.TASK_RANK)   # srun's task: runner.py
+    return {"pid": proc.pid, "rank": _int(rank, -1), "local_rank": _int(environ.get("LOCAL_RANK"), None),
+            "world_size": _int(environ.get("WORLD_SIZE"), None), "cvd": environ.get("CUDA_VISIBLE_DEVICES"),
+            "seen": seen, "settled": time.monotonic() - seen >= EXEC_SETTLE_S or not _runs_parents(proc)}
+
+
+def _runs_parents(proc) -> bool:
+    """Does the process run its parent's command line (forked, and not exec'd, or not yet)?"""
+    import psutil
+    try:
+        parent = proc.parent()
+        return parent is not None and proc.cmdline() == parent.cmdline()
+    except psutil.Error:
+        return False
 
 
 def _int(value, default):

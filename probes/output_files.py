@@ -219,6 +219,8 @@ class OutputFiles:
             self.errors += 1
             procs = []
         for proc in procs:
+            if not proc.get("settled", True):
+                continue    # forked, maybe not exec'd: its rank is not known yet (gpu.job_processes)
             for written in written_files(proc["pid"], self.proc_root):
                 if written.ident in self.files:
                     continue

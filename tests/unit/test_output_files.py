@@ -9,6 +9,7 @@ import socket
 import subprocess
 import sys
 import textwrap
+import time
 
 import msgpack
 import pytest
@@ -176,6 +177,49 @@ def test_deepspeeds_launcher_writing_each_ranks_log_is_read_each_as_its_rank(tmp
     assert result.exit_code == 0 and "step 1/6" not in capfd.readouterr().out
     got = sorted((rank, step, loss) for rank, step, loss, _ in sent_progress(tmp_path / "rs"))
     assert got == [(r, s, float(f"{r}.{s}")) for r in (0, 1) for s in range(1, 7)]
+
+
+LAUNCHER = textwrap.dedent("""
+    # a launcher's way (torchrun's, Popen's): fork, point the child's stdout at its file, exec
+    # the worker with its RANK; here the child waits 0.6 s between the two
+    import os, sys, time
+    loop, log = sys.argv[1], sys.argv[2]
+    pid = os.fork()
+    if pid == 0:
+        os.dup2(os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), 1)
+        time.sleep(0.6)
+        os.execve(sys.executable, [sys.executable, loop], dict(os.environ, RANK="3"))
+    os.waitpid(pid, 0)
+""")
+
+
+def test_a_worker_seen_between_its_fork_and_its_exec_gets_its_own_rank(tmp_path):
+    """Seen before its exec, the worker shows its launcher's environment (no RANK): its file
+    was rank -1's for good (local rank 3 of a 4-rank torchrun job, at random)."""
+    launcher, loop = tmp_path / "launcher.py", tmp_path / "loop.py"
+    launcher.write_text(LAUNCHER)
+    loop.write_text(LOOP)
+    run([sys.executable, str(launcher), str(loop), str(tmp_path / "rank3.log")], "forked", None,
+        tmp_path / "rs", hooks=False)
+    assert sorted({rank for rank, _, _, _ in sent_progress(tmp_path / "rs")}) == [3]
+
+
+def test_job_processes_reads_a_forked_process_again_once_it_has_exec_d(tmp_path):
+    from ridgescope.probes.gpu import job_processes
+    launcher, loop = tmp_path / "launcher.py", tmp_path / "loop.py"
+    launcher.write_text(LAUNCHER)
+    loop.write_text(LOOP)
+    proc = subprocess.Popen([sys.executable, str(launcher), str(loop), str(tmp_path / "rank3.log")])
+    cache: dict = {}
+    try:
+        time.sleep(0.3)
+        child = [p for p in job_processes(proc.pid, cache) if p["pid"] != proc.pid]
+        assert [(p["rank"], p["settled"]) for p in child] == [(-1, False)]
+        time.sleep(0.8)
+        child = [p for p in job_processes(proc.pid, cache) if p["pid"] != proc.pid]
+        assert [(p["rank"], p["settled"]) for p in child] == [(3, True)]
+    finally:
+        proc.wait(10)
 
 
 def test_written_files_are_a_processes_regular_output_files_only(tmp_path):
