@@ -27,7 +27,7 @@ import time
 from dataclasses import dataclass
 from typing import Callable
 
-from ridgescope.probes.ranks import TORCHRUN_MODULES, flag_value
+from ridgescope.probes.ranks import flag_value, runs_torchrun
 
 POLL_S = 0.05
 """How often a file that had nothing new is read again: a line is read at most this late."""
@@ -86,8 +86,7 @@ class TorchrunConsole:
     them where it names none)."""
 
     def __init__(self, cmd: list[str], environ: dict[str, str]) -> None:
-        torchrun = any(os.path.basename(arg) == "torchrun" or arg in TORCHRUN_MODULES for arg in cmd)
-        self.tee = (flag_value(cmd, "--tee", "-t") or environ.get("PET_TEE")) if torchrun else None
+        self.tee = (flag_value(cmd, "--tee", "-t") or environ.get("PET_TEE")) if runs_torchrun(cmd) else None
         shown = flag_value(cmd, "--local-ranks-filter", "--local_ranks_filter") or environ.get(
             "PET_LOCAL_RANKS_FILTER")
         self.shown = {int(r) for r in shown.split(",") if r.strip().isdigit()} if shown else None
@@ -199,6 +198,7 @@ class OutputFiles:
         self.files: dict[tuple[int, int], TailedFile | None] = {}
         """Every file seen, by identity: None where another stream shows its lines."""
         self.errors = 0
+        """Files found that could not be opened, or given a pump."""
         self._stopping = threading.Event()
         self._thread = threading.Thread(target=self._run, name="ridgescope-files", daemon=True)
 
@@ -268,7 +268,8 @@ class OutputFiles:
                 fh = open(source, "rb", buffering=0)
             except OSError:
                 continue
-            if (os.fstat(fh.fileno()).st_dev, os.fstat(fh.fileno()).st_ino) == written.ident:
+            st = os.fstat(fh.fileno())
+            if (st.st_dev, st.st_ino) == written.ident:
                 return fh
             fh.close()
         self.errors += 1

@@ -184,13 +184,17 @@ then again 0.1 s later (torch.distributed.elastic's `TailLog`): a line reaches t
 that long after it was written."""
 
 
+def runs_torchrun(cmd: list[str]) -> bool:
+    """Is torchrun anywhere on the command line (under srun too)?"""
+    return any(os.path.basename(arg) == "torchrun" or arg in TORCHRUN_MODULES for arg in cmd)
+
+
 def read_late_ms(cmd: list[str], env: dict[str, str]) -> int:
     """How late a worker's line can reach the command's pipes, after it was written: torchrun's
     poll where it tees (`--tee`, or PET_TEE), anywhere on the command line (under srun too);
     0 where the lines come as written."""
-    torchrun = any(os.path.basename(arg) == "torchrun" or arg in TORCHRUN_MODULES for arg in cmd)
     tee = flag_value(cmd, "--tee") or env.get("PET_TEE")
-    return TORCHRUN_TAIL_MS if torchrun and tee not in (None, "", "0") else 0
+    return TORCHRUN_TAIL_MS if runs_torchrun(cmd) and tee not in (None, "", "0") else 0
 
 
 def base_from_workers(procs: Iterable[dict]) -> int | None:

@@ -140,9 +140,14 @@ def run(cmd: list[str], job: str, broker: str | None, data_dir: Path, *, hooks: 
     step_streams = StepStreams()
     # the windows that read times bound are that much less certain (windows.progress_as_window)
     late = {"read_late_ms": ms} if (ms := read_late_ms(cmd, dict(os.environ))) else {}
-    log_event = lambda rank, payload, ts: publish(  # noqa: E731
-        "progress", rank, {**step_streams.mark(rank, payload), "world_size": world or world_size.get() or 0,
-                           **late}, ts)
+
+    def log_events(read_late: dict):
+        """What publishes a log record, read that late (`read_late_ms`) or as it came."""
+        return lambda rank, payload, ts: publish(
+            "progress", rank, {**step_streams.mark(rank, payload),
+                               "world_size": world or world_size.get() or 0, **read_late}, ts)
+
+    log_event = log_events(late)
     # torchrun's `--tee` prefixes name local ranks: the job's, on a node past the first, come
     # from the workers' environment
     local_ranks = LocalRanks(
@@ -162,10 +167,7 @@ def run(cmd: list[str], job: str, broker: str | None, data_dir: Path, *, hooks: 
     if read_outputs or log_files is not None:
         # output the job sends to files (torchrun's `--redirects`, a script's `> train.log`),
         # and the log files `--log-file` names
-        file_late = {"read_late_ms": max(late.get("read_late_ms", 0), int(POLL_S * 1000))}
-        file_event = lambda rank, payload, ts: publish(  # noqa: E731
-            "progress", rank, {**step_streams.mark(rank, payload),
-                               "world_size": world or world_size.get() or 0, **file_late}, ts)
+        file_event = log_events({"read_late_ms": max(late.get("read_late_ms", 0), int(POLL_S * 1000))})
         writers: dict[int, PipeFrameworks] = {}
 
         def file_pump(read_fd: int, stream: str, writer: dict) -> StreamPump:
@@ -211,6 +213,8 @@ def run(cmd: list[str], job: str, broker: str | None, data_dir: Path, *, hooks: 
             paths = sorted(tailed.path for tailed in files.tailed)
             note(f"read {len(paths)} file(s) the job sent its output to, as they grew: "
                  f"{', '.join(paths[:4])}{' ...' if len(paths) > 4 else ''}")
+        if files.errors:
+            note(f"{files.errors} file(s) the job writes to could not be read")
         pumps += [tailed.pump for tailed in files.tailed]
     for pump in pumps:
         if pump.guessed:
