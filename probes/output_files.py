@@ -21,6 +21,7 @@ from __future__ import annotations
 import glob
 import os
 import re
+import shlex
 import stat
 import threading
 import time
@@ -80,12 +81,24 @@ def _std_spec(value: str | None, local_rank: int) -> int:
     return 0
 
 
+def _words(cmd: list[str]) -> list[str]:
+    """The command line's words, a shell's `-c` string split too (`bash -c "torchrun --tee 3 ..."`)."""
+    out: list[str] = []
+    for arg in cmd:
+        try:
+            out += shlex.split(arg) if " " in arg else [arg]
+        except ValueError:
+            out.append(arg)
+    return out
+
+
 class TorchrunConsole:
     """Which of torchrun's worker files the console shows as well: with `--tee`, torchrun copies
     a worker's file to its own output, for the local ranks `--local-ranks-filter` names (all of
     them where it names none)."""
 
     def __init__(self, cmd: list[str], environ: dict[str, str]) -> None:
+        cmd = _words(cmd)
         self.tee = (flag_value(cmd, "--tee", "-t") or environ.get("PET_TEE")) if runs_torchrun(cmd) else None
         shown = flag_value(cmd, "--local-ranks-filter", "--local_ranks_filter") or environ.get(
             "PET_LOCAL_RANKS_FILTER")

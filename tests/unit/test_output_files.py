@@ -243,4 +243,5 @@ def test_which_torchrun_files_the_console_shows():
     filtered = TorchrunConsole(["torchrun", "--tee=3", "--local-ranks-filter", "0,2", "x.py"], {})
     assert filtered.shows(2, 2) and not filtered.shows(1, 1)
     assert TorchrunConsole(["torchrun", "x.py"], {"PET_TEE": "3"}).shows(1, 0)
+    assert TorchrunConsole(["bash", "-c", "python -m torch.distributed.run --tee 3 x.py"], {}).shows(1, 0)
     assert not TorchrunConsole(["python", "x.py", "--tee", "3"], {}).shows(1, 0)
