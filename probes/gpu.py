@@ -154,8 +154,12 @@ def map_gpus(gpus: list[tuple[int, str]], procs: list[dict],
     local_rank None when unknown, cvd the process's CUDA_VISIBLE_DEVICES or None).  A GPU whose
     compute processes include a rank's process belongs to that rank (the lowest rank when
     several share it).  Otherwise a rank's device is entry ``LOCAL_RANK`` of its visible
-    devices (entry 0 when it sees only one).  GPUs no rank claims map to -1.
+    devices (entry 0 when it sees only one).  GPUs no rank claims map to -1.  A job none of
+    whose processes shows a RANK (one process started without a launcher) is rank 0, as the hook
+    probe in it says.
     """
+    if procs and all(p.get("rank", -1) < 0 for p in procs):
+        procs = [dict(p, rank=0) for p in procs]
     rank_of_pid = {p["pid"]: p["rank"] for p in procs if p.get("rank", -1) >= 0}
     out = {uuid: -1 for _, uuid in gpus}
     for uuid in out:

@@ -209,6 +209,18 @@ def test_mapping_without_visible_devices_uses_local_rank_over_all_gpus():
         "GPU-aaaa-0": 0, "GPU-bbbb-1": 1, "GPU-cccc-2": -1, "GPU-dddd-3": -1}
 
 
+def test_a_job_without_ranks_is_rank_0_as_its_hook_probe_says():
+    # `ridgescope run -- python train.py`: no launcher, no RANK anywhere (seen on an H200)
+    procs = [proc(10, -1), proc(11, -1), proc(12, -1)]  # the script and its DataLoader workers
+    assert gpu.map_gpus(GPUS, procs, {"GPU-bbbb-1": {10}}) == {
+        "GPU-aaaa-0": -1, "GPU-bbbb-1": 0, "GPU-cccc-2": -1, "GPU-dddd-3": -1}
+    only_visible = [proc(10, -1, None, "2"), proc(11, -1, None, "2")]
+    assert gpu.map_gpus(GPUS, only_visible, {})["GPU-cccc-2"] == 0
+    # in a launched job, a process without RANK (the launcher) is nobody's
+    assert gpu.map_gpus(GPUS, [proc(9, -1), proc(10, 3, 0, "1")], {"GPU-cccc-2": {9}}) == {
+        "GPU-aaaa-0": -1, "GPU-bbbb-1": 3, "GPU-cccc-2": -1, "GPU-dddd-3": -1}
+
+
 def test_mapping_ignores_what_it_cannot_resolve():
     procs = [proc(10, 0, 0, "MIG-1234"), proc(11, 1, 5, "0,1"), proc(12, 2, 0, "9")]
     assert set(gpu.map_gpus(GPUS, procs, {}).values()) == {-1}
