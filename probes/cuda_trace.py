@@ -528,7 +528,8 @@ class CuptiTier:
 
     # -- per step, on the training thread
     def collect(self, lo: int, hi: int) -> dict:
-        """Take the window [lo, hi]: spans, busy time and counters.
+        """Take the window [lo, hi]: spans, busy time and counters (the counters are of the
+        records delivered since the last window: CUPTI delivers by buffer, not by step).
 
         Flushes CUPTI first unless our flushing thread has done so since ``hi`` (plus a
         margin); waits for a buffer being merged at that moment.  What lies after ``hi`` stays
