@@ -174,6 +174,32 @@ def test_arm_in_rank_is_quiet_without_cupti_python(monkeypatch, capsys):
     assert capsys.readouterr().err == ""
 
 
+def test_arm_in_rank_arms_only_when_asked(monkeypatch):
+    """Opt-in: cupti-python installed and a GPU seen are not enough (its cost on real records)."""
+    import sys
+    import types
+
+    import torch
+    fake = FakeCupti()
+    monkeypatch.setitem(sys.modules, "cupti", types.SimpleNamespace(cupti=fake, __spec__=None))
+    import importlib.util
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: object() if name == "cupti" else real(name, *a))
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(cuda_trace, "_watch_profilers", lambda tier: None)
+    monkeypatch.delenv("RIDGESCOPE_CUPTI", raising=False)
+    rec = StepRecorder(lambda *a: None, lambda: 1)
+    assert cuda_trace.arm_in_rank(lambda *a: None, rec) is None and rec.gpu is None
+    monkeypatch.setenv("RIDGESCOPE_CUPTI", "1")
+    tier = cuda_trace.arm_in_rank(lambda *a: None, rec)
+    try:
+        assert tier is not None and tier.active and rec.gpu is tier
+    finally:
+        if tier is not None:
+            tier.close()
+
+
 def test_a_step_boundary_during_a_buffer_waits_for_it_and_cuts_the_crossing_kernel():
     """CUPTI's thread is reducing a buffer when the training thread takes the window: the
     window waits for that buffer's merge, gets its records, and a kernel across the boundary
