@@ -20,6 +20,7 @@ demo: setup
 
 test: setup
 	scripts/kafka-test-broker fetch
+	scripts/mpi-for-tests
 	$(BIN)/pytest
 
 bench: setup

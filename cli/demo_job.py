@@ -32,7 +32,8 @@ def main() -> None:
     from torch.utils.data import DataLoader, Dataset
 
     torch.set_num_threads(1)
-    dist.init_process_group("gloo")
+    if not dist.is_initialized():     # (a caller may have joined the group its own way)
+        dist.init_process_group("gloo")
     rank, world = dist.get_rank(), dist.get_world_size()
     steps = int(os.environ.get("RS_DEMO_STEPS", "60"))
     slow_rank, slow_first, slow_last = _env_range("RS_DEMO_SLOW_INPUT", "1:20-22")

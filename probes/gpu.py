@@ -24,6 +24,7 @@ import time
 from dataclasses import dataclass, field
 
 from ridgescope.probes import env
+from ridgescope.probes.ranks import placement
 
 NS = 1_000_000_000
 GPM_MIN_GAP_S = 0.15
@@ -468,13 +469,15 @@ def job_processes(root_pid: int, cache: dict[int, dict]) -> list[dict]:
         procs = [root] + root.children(recursive=True)
     except psutil.Error:
         return []
-    out = []
-    for proc in procs:
-        entry = cache.get(proc.pid)
-        if entry is None or not entry["settled"]:
-            entry = cache[proc.pid] = _entry(proc, entry["seen"] if entry else time.monotonic())
-        out.append(entry)
-    return out
+    return [process_entry(proc, cache) for proc in procs]
+
+
+def process_entry(proc, cache: dict[int, dict]) -> dict:
+    """`job_processes`'s entry of one process, kept in ``cache`` once settled."""
+    entry = cache.get(proc.pid)
+    if entry is None or not entry["settled"]:
+        entry = cache[proc.pid] = _entry(proc, entry["seen"] if entry else time.monotonic())
+    return entry
 
 
 def _entry(proc, seen: float) -> dict:
@@ -483,10 +486,18 @@ def _entry(proc, seen: float) -> dict:
         environ = proc.environ()
     except psutil.Error:
         environ = {}
-    rank = environ.get("RANK") or environ.get(env.TASK_RANK)   # srun's task: runner.py
-    return {"pid": proc.pid, "rank": _int(rank, -1), "local_rank": _int(environ.get("LOCAL_RANK"), None),
-            "world_size": _int(environ.get("WORLD_SIZE"), None), "cvd": environ.get("CUDA_VISIBLE_DEVICES"),
+    rank, world_size, local_rank = placement(environ, lambda: _cmdline(proc))
+    return {"pid": proc.pid, "rank": rank, "local_rank": local_rank,
+            "world_size": world_size, "cvd": environ.get("CUDA_VISIBLE_DEVICES"),
             "seen": seen, "settled": time.monotonic() - seen >= EXEC_SETTLE_S or not _runs_parents(proc)}
+
+
+def _cmdline(proc) -> list[str]:
+    import psutil
+    try:
+        return proc.cmdline()
+    except psutil.Error:
+        return []
 
 
 def _runs_parents(proc) -> bool:

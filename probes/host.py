@@ -1,8 +1,8 @@
 """Host probe: CPU time, I/O bytes and memory of the job's process tree, per rank, from /proc.
 
-Each process belongs to the rank in its RANK environment variable (DataLoader workers inherit
-it), else in the one `run` sets where srun or mpirun started it once per rank; the launcher and
-helpers count as rank -1.  Returns [] on any error: the job comes first.
+Each process belongs to the rank its environment names (`ranks.placement`: RANK, which DataLoader
+workers inherit; the one `run` sets where srun or mpirun started it once per rank; an MPI
+launcher's own); the launcher and helpers count as rank -1.  Returns [] on any error: the job comes first.
 """
 from __future__ import annotations
 
@@ -13,22 +13,13 @@ import time
 import psutil
 
 from ridgescope.probes import env
+from ridgescope.probes.gpu import process_entry
 
 if os.environ.get(env.PROCFS_ROOT):
     psutil.PROCFS_PATH = os.environ[env.PROCFS_ROOT]
 
 
-def _rank_of(proc: psutil.Process, cache: dict[int, int]) -> int:
-    if proc.pid not in cache:
-        try:
-            environ = proc.environ()
-            cache[proc.pid] = int(environ.get("RANK") or environ.get(env.TASK_RANK) or "-1")
-        except (psutil.Error, ValueError):
-            cache[proc.pid] = -1
-    return cache[proc.pid]
-
-
-def sample_tree(root_pid: int, rank_cache: dict[int, int]) -> list[dict]:
+def sample_tree(root_pid: int, proc_cache: dict[int, dict]) -> list[dict]:
     """One host_sample payload (plus ``rank``) per rank of the tree under ``root_pid``."""
     try:
         root = psutil.Process(root_pid)
@@ -48,7 +39,7 @@ def sample_tree(root_pid: int, rank_cache: dict[int, int]) -> list[dict]:
                 rss = proc.memory_info().rss
         except psutil.Error:
             continue
-        rank = _rank_of(proc, rank_cache)
+        rank = process_entry(proc, proc_cache)["rank"]
         agg = per_rank.setdefault(rank, {"rank": rank, "pid": proc.pid, "cpu_s": 0.0,
                                          "read_bytes": 0, "write_bytes": 0, "rss_bytes": 0,
                                          "nprocs": 0})
@@ -68,7 +59,7 @@ class HostProbe:
         self.emit = emit
         self.interval_s = interval_s
         self._stop = threading.Event()
-        self._cache: dict[int, int] = {}
+        self._cache: dict[int, dict] = {}
         self._thread = threading.Thread(target=self._run, name="ridgescope-host", daemon=True)
 
     def start(self) -> "HostProbe":

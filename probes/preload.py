@@ -24,7 +24,8 @@ def _channel_for_this_process():
     global _channel
     if _channel is None:
         from ridgescope.probes.channel import Channel
-        rank = int(os.environ.get("RANK") or os.environ.get(env.TASK_RANK) or "0")
+        from ridgescope.probes.ranks import placement
+        rank = max(placement(os.environ, lambda: sys.orig_argv)[0], 0)   # no launcher: rank 0
         _channel = Channel(os.environ[env.SOCKET], os.environ.get(env.JOB, "job"), rank,
                            socket.gethostname())
         import atexit

@@ -13,7 +13,9 @@ import re
 import shutil
 import threading
 import time
-from typing import TYPE_CHECKING, Callable, Iterable
+from typing import TYPE_CHECKING, Callable, Iterable, Mapping
+
+from ridgescope.probes import env
 
 if TYPE_CHECKING:
     from ridgescope.parsers.template import TeePrefix
@@ -52,12 +54,14 @@ def nnodes(cmd: list[str]) -> int | None:
     return _count(flag_value(cmd, "--nnodes"))
 
 
-TASK_VARS = (("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"), ("PMI_RANK", "PMI_SIZE"),
-             ("SLURM_PROCID", "SLURM_NTASKS"))
-"""(rank, number of tasks) as Open MPI's mpirun, MPICH's or Intel MPI's mpiexec (and srun's
-PMI-2) and srun name the process they start.  The MPI launchers' first: inside a Slurm
-allocation they start their daemons with srun, one task a node, and every process of a node
-inherits its daemon's SLURM_PROCID."""
+MPI_VARS = (("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK"),
+            ("PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID"))
+"""(rank, number of ranks, local rank) as Open MPI's mpirun and MPICH's or Intel MPI's mpiexec
+(and srun's PMI-2) name each process they start."""
+TASK_VARS = tuple((rank, size) for rank, size, _ in MPI_VARS) + (("SLURM_PROCID", "SLURM_NTASKS"),)
+"""(rank, number of tasks) as the MPI launchers and srun name the process they start.  The MPI
+launchers' first: inside a Slurm allocation they start their daemons with srun, one task a node,
+and every process of a node inherits its daemon's SLURM_PROCID."""
 TORCHRUN_MODULES = ("torch.distributed.run", "torch.distributed.launch")
 LAUNCHERS = frozenset(("torchrun", "deepspeed", "accelerate", "mpirun", "mpiexec", "srun",
                        "horovodrun", *TORCHRUN_MODULES))
@@ -75,6 +79,13 @@ def starts_ranks(cmd: list[str]) -> bool:
     return os.path.basename(cmd[0]).startswith("python") and module in LAUNCHERS
 
 
+def is_launcher(cmd: list[str]) -> bool:
+    """Is the process a launcher: its program, the script its Python runs (`python
+    .../bin/torchrun`, as a console script's process shows) or its `python -m` module?"""
+    return starts_ranks(cmd) or (len(cmd) > 1 and os.path.basename(cmd[0]).startswith("python")
+                                 and os.path.basename(cmd[1]) in LAUNCHERS)
+
+
 def task_of_launcher(cmd: list[str], environ: dict[str, str]) -> tuple[int, int] | None:
     """(rank, world size) of a `ridgescope run` that srun or mpirun started once per rank
     (`srun -n 8 ridgescope run --job J -- python train.py`, a JAX job, say): the launcher's
@@ -88,6 +99,29 @@ def task_of_launcher(cmd: list[str], environ: dict[str, str]) -> tuple[int, int]
         if rank is not None and size is not None and size > 1 and rank < size:
             return rank, size
     return None
+
+
+def placement(environ: Mapping[str, str], cmdline: Callable[[], list[str]]) -> tuple[int, int | None, int | None]:
+    """(rank, world size, local rank) of a job's process, from its environment: torch's RANK,
+    WORLD_SIZE and LOCAL_RANK; else the rank `run` gives a task that srun or mpirun started
+    once per rank; else an MPI launcher's own variables (a job that `mpirun -np 8 python
+    train.py` starts sets RANK itself, if at all, after it started: /proc shows the environment
+    its exec was given).  The rank is -1 where none names it, and for a launcher that an MPI
+    launcher started once a node (`mpirun -npernode 1 torchrun ...`): its workers are the
+    ranks.  ``cmdline`` is asked only then."""
+    world, local = _count(environ.get("WORLD_SIZE")), _count(environ.get("LOCAL_RANK"))
+    rank = _count(environ.get("RANK"))
+    if rank is None:
+        rank = _count(environ.get(env.TASK_RANK))
+    if rank is not None:
+        return rank, world if world is not None else _count(environ.get(env.TASK_WORLD)), local
+    for rank_var, size_var, local_var in MPI_VARS:
+        if rank_var in environ:
+            rank = _count(environ[rank_var])
+            if rank is None or is_launcher(cmdline()):
+                break
+            return rank, _count(environ.get(size_var)), _count(environ.get(local_var))
+    return -1, world, local
 
 
 SRUN_VALUED = frozenset("-" + c for c in "ABbCcDdeGiJLMmNnopqrSTtWwx")

@@ -8,7 +8,7 @@ import queue
 
 from ridgescope.probes.logprobe import StreamPump
 from ridgescope.probes.ranks import (Learnt, LocalRanks, base_from_cmd, base_from_workers, flag_value,
-                                     task_of_launcher, tee_prefix_from_cmd, tee_prefixed,
+                                     placement, task_of_launcher, tee_prefix_from_cmd, tee_prefixed,
                                      world_from_workers)
 from ridgescope.probes.runner import world_size_from_cmd
 
@@ -140,6 +140,35 @@ def test_no_task_rank_where_the_command_starts_the_ranks_or_one_task_runs():
     for cmd in (TORCHRUN, ["/usr/bin/python3", "-m", "torch.distributed.run", "train.py"],
                 ["deepspeed", "train.py"], ["accelerate", "launch", "train.py"], ["mpirun", "-n", "2", "x"]):
         assert task_of_launcher(cmd, slurm) is None, cmd
+
+
+def test_a_process_that_an_mpi_launcher_started_is_the_rank_its_variables_name():
+    """`mpirun -np 4 python train.py`: its processes have no RANK when they start (the job sets it
+    later, if at all), so their /proc environment names them only by the launcher's variables:
+    Open MPI's, MPICH's and Intel MPI's.  Before, each was rank -1 (the host and GPU probes) or 0
+    (the hook probe)."""
+    train = ["python", "train.py"]
+    ompi = {"OMPI_COMM_WORLD_RANK": "3", "OMPI_COMM_WORLD_SIZE": "8", "OMPI_COMM_WORLD_LOCAL_RANK": "1",
+            "PMIX_RANK": "3", "SLURM_PROCID": "1"}
+    assert placement(ompi, lambda: train) == (3, 8, 1)
+    assert placement({"PMI_RANK": "5", "PMI_SIZE": "6", "MPI_LOCALRANKID": "2"}, lambda: train) == (5, 6, 2)
+    # torch's own variables, where the launcher set them, and the rank `run` gives a task come first
+    assert placement({**ompi, "RANK": "7", "WORLD_SIZE": "16", "LOCAL_RANK": "0"}, lambda: train) == (7, 16, 0)
+    assert placement({**ompi, "RIDGESCOPE_TASK_RANK": "2", "RIDGESCOPE_TASK_WORLD": "4"}, lambda: train) == (2, 4, None)
+    assert placement({}, lambda: train) == (-1, None, None)
+
+
+def test_a_launcher_that_an_mpi_launcher_started_once_a_node_is_no_rank():
+    """`mpirun -npernode 1 torchrun ...`: the launcher carries the node's MPI rank, its workers
+    the job's ranks; it is none of them (its cpu is not a rank's)."""
+    node = {"OMPI_COMM_WORLD_RANK": "1", "OMPI_COMM_WORLD_SIZE": "2"}
+    for cmd in (["/venv/bin/python", "/venv/bin/torchrun", "--nproc-per-node", "4", "train.py"],
+                ["python3", "-m", "torch.distributed.run", "train.py"], ["deepspeed", "train.py"]):
+        assert placement(node, lambda: cmd)[0] == -1, cmd
+    assert placement({**node, "RANK": "5"}, lambda: ["python", "train.py"])[0] == 5
+    asked: list = []
+    placement({"RANK": "0"}, lambda: asked.append(1) or [])
+    assert not asked      # the command line is read only where an MPI variable alone names the rank
 
 
 def test_srun_and_mpirun_options_give_the_jobs_size():

@@ -1,0 +1,99 @@
+"""A job that Open MPI's mpirun starts under `ridgescope run`, as HPC sites start PyTorch: its
+processes carry no RANK when they start, only the launcher's OMPI_COMM_WORLD_RANK, and a job
+that joins its group by TCP never sets RANK at all.  Before, every hook record of such a job was
+rank 0's (four ranks' steps on one rank: causes `unknown`, the culprit rank 0) and every host
+sample rank -1's.  The real mpirun (scripts/mpi-for-tests installs it) starts the spine's demo
+job (mpi_job.py) with its faults placed early, so that 30 steps hold them."""
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+from support import cli
+
+from ridgescope.pipeline import tansu
+
+JOB = Path(__file__).with_name("mpi_job.py")
+STEPS, NPROC = 30, 4
+SLOW_INPUT_RANK, SLOW_INPUT_STEP = 1, 10
+STRAGGLER_RANK, STRAGGLER_STEP = 2, 20
+FAULTS = {"RS_DEMO_STEPS": str(STEPS), "RS_DEMO_SLOW_INPUT": f"{SLOW_INPUT_RANK}:{SLOW_INPUT_STEP}-{SLOW_INPUT_STEP}",
+          "RS_DEMO_STRAGGLER": f"{STRAGGLER_RANK}:{STRAGGLER_STEP}", "RS_DEMO_CKPT_EVERY": "1000",
+          "RS_DEMO_HEAVY_CKPT": "1000",
+          # Open MPI refuses root unless told; CI runs as root
+          "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
+
+pytestmark = [pytest.mark.slow, pytest.mark.tansu, pytest.mark.torch,
+              pytest.mark.skipif(shutil.which("mpirun") is None,
+                                 reason="Open MPI's mpirun not found (scripts/mpi-for-tests installs it)")]
+
+
+def mpirun(stack, job: str, *job_flags: str, hooks: bool, tag: bool) -> None:
+    pytest.importorskip("torch")
+    launcher = ["mpirun", "-np", str(NPROC), "--oversubscribe", *(["--tag-output"] if tag else [])]
+    result = cli("run", *stack.flags, "--job", job, *([] if hooks else ["--no-hooks"]), "--", *launcher,
+                 sys.executable, str(JOB), str(tansu.free_port()), *job_flags, env=FAULTS, timeout=300)
+    assert "NOT delivered" not in result.stderr, result.stderr
+
+
+def step_ranks(stack, job: str) -> list[tuple[int, int]]:
+    rows = stack.sql(f"SELECT rank, count() AS n FROM step_rank FINAL WHERE job = '{job}' "
+                     f"GROUP BY rank ORDER BY rank")
+    return [(r["rank"], r["n"]) for r in rows]
+
+
+def test_the_hooks_name_each_rank_of_a_job_that_never_sets_RANK(tansu_stack):
+    """Hooks on, mpirun's output untagged, the group joined by TCP with the rank from Open MPI's
+    variable: each process's hook records are its own rank's, so the slow input is rank 1's and
+    the straggler rank 2's, and the host probe samples each rank apart."""
+    job = f"mpirun-hooks-{uuid.uuid4().hex[:6]}"
+    mpirun(tansu_stack, job, "--no-rank-env", hooks=True, tag=False)
+    steps = {s["step"]: s for s in tansu_stack.wait_for_steps(job, STEPS)}
+    assert step_ranks(tansu_stack, job) == [(rank, STEPS) for rank in range(NPROC)]
+    assert (steps[SLOW_INPUT_STEP]["cause"], steps[SLOW_INPUT_STEP]["culprit_rank"]) == ("input", SLOW_INPUT_RANK), \
+        steps[SLOW_INPUT_STEP]
+    assert (steps[STRAGGLER_STEP]["cause"], steps[STRAGGLER_STEP]["culprit_rank"]) == ("compute", STRAGGLER_RANK), \
+        steps[STRAGGLER_STEP]
+    sampled = tansu_stack.sql(f"SELECT DISTINCT rank FROM host_samples WHERE job = '{job}' AND cpu_s > 0 "
+                              f"AND rank >= 0 ORDER BY rank")
+    assert [r["rank"] for r in sampled] == list(range(NPROC))      # (mpirun itself: rank -1)
+
+
+def test_a_job_mpirun_tags_is_read_rank_by_rank_from_its_output_alone(tansu_stack):
+    """Hooks off, `--tag-output` (`[1,3]<stdout>:`, written apart from the newline that ends it
+    when the job prints its line and the newline in two writes): each rank's steps from its tag
+    (the first step's start is not printed), both slow steps found, their cause unknown from
+    stdout alone."""
+    job = f"mpirun-tagged-{uuid.uuid4().hex[:6]}"
+    mpirun(tansu_stack, job, hooks=False, tag=True)
+    steps = {s["step"]: s for s in tansu_stack.wait_for_steps(job, STEPS - 1)}
+    ranks = step_ranks(tansu_stack, job)
+    assert [rank for rank, _ in ranks] == list(range(NPROC)) and all(n >= STEPS - 1 for _, n in ranks), ranks
+    for step in (SLOW_INPUT_STEP, STRAGGLER_STEP):
+        assert steps[step]["slow"] and steps[step]["cause"] == "unknown", steps[step]
+
+
+def test_the_host_probe_reads_an_mpi_rank_from_a_process_that_mpirun_started(tmp_path):
+    """No stack: the host probe's own sample of a tree that mpirun started, each process named
+    only by OMPI_COMM_WORLD_RANK."""
+    import subprocess
+    import time
+
+    from ridgescope.probes.host import sample_tree
+    proc = subprocess.Popen(["mpirun", "-np", "2", "--oversubscribe", sys.executable, "-c",
+                             "import time\nend = time.time() + 3\nwhile time.time() < end: pass"],
+                            env={**os.environ, **FAULTS})
+    try:
+        cache: dict = {}
+        deadline, ranks = time.monotonic() + 20, set()
+        while time.monotonic() < deadline and not {0, 1} <= ranks:
+            time.sleep(0.3)
+            ranks = {s["rank"] for s in sample_tree(proc.pid, cache) if s["cpu_s"] > 0}
+        assert {0, 1} <= ranks, ranks
+    finally:
+        proc.kill()
+        proc.wait()
