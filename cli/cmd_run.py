@@ -1,14 +1,15 @@
 """Run a command with the probes attached: `ridgescope run --job NAME -- CMD...`."""
 from __future__ import annotations
 
+import os
 import re
 import sys
 import time
 from pathlib import Path
 
 from ridgescope.cli.common import add_stack_args, settings_from
-from ridgescope.probes import runner
-from ridgescope.probes.output_files import NamedFiles
+from ridgescope.probes import env, runner
+from ridgescope.probes.output_files import MPIRUN_RANK_FILE, NamedFiles, mpirun_output_files
 
 
 def register(parser) -> None:
@@ -49,7 +50,11 @@ def run(args) -> int:
         print(f"ridgescope run: {exc}", file=sys.stderr)
         return 2
     job = args.job or f"{Path(cmd[0]).name}-{time.strftime('%Y%m%d-%H%M%S')}"
-    log_files = NamedFiles(args.log_file, rank_in_path) if args.log_file else None
+    patterns, rank_in_paths = list(args.log_file), [rank_in_path] if rank_in_path else []
+    if os.environ.get(env.READ_FILES) != "0" and mpirun_output_files(cmd):
+        patterns += mpirun_output_files(cmd)
+        rank_in_paths.append(MPIRUN_RANK_FILE)
+    log_files = NamedFiles(patterns, rank_in_paths) if patterns else None
     result = runner.run(cmd, job, settings.broker or None, Path(settings.data_dir),
                         hooks=not args.no_hooks, tags=tags, log_files=log_files)
     stats = result.stats

@@ -14,7 +14,9 @@ to earlier runs.
 
 A job's own log files, which its logger writes apart from its output (Detectron2's `log.txt.rankN`,
 NeMo's `nemo_log_globalrank-N_localrank-M.txt`), are read where `ridgescope run --log-file GLOB`
-names them (`NamedFiles`): often the only place where the ranks other than 0 say anything.
+names them (`NamedFiles`): often the only place where the ranks other than 0 say anything.  So
+are the files that Open MPI's `mpirun --output-filename DIR` writes for each rank: mpirun writes
+them itself, and they are no process's fd 1 or 2 (`mpirun_output_files`).
 """
 from __future__ import annotations
 
@@ -26,7 +28,7 @@ import stat
 import threading
 import time
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Sequence
 
 from ridgescope.probes.ranks import flag_value, runs_torchrun
 
@@ -167,12 +169,12 @@ class Discard:
 
 
 class NamedFiles:
-    """The files that globs name, now or once the job creates them, each with the rank that
-    `rank_in_path` (a regex whose first group is the rank) reads in its path.  A file that was
-    there before the job started is read from the size it had then."""
+    """The files that globs name, now or once the job creates them, each with the rank that the
+    first of `rank_in_paths` (regexes whose first group is the rank) to match reads in its path.
+    A file that was there before the job started is read from the size it had then."""
 
-    def __init__(self, patterns: list[str], rank_in_path: re.Pattern | None = None) -> None:
-        self.patterns, self.rank_in_path = patterns, rank_in_path
+    def __init__(self, patterns: list[str], rank_in_paths: Sequence[re.Pattern] = ()) -> None:
+        self.patterns, self.rank_in_paths = patterns, rank_in_paths
         self.sizes_before = {}
         for path in self.paths():
             try:
@@ -186,8 +188,29 @@ class NamedFiles:
                        if os.path.isfile(path)})
 
     def rank(self, path: str) -> int:
-        m = self.rank_in_path.search(path) if self.rank_in_path is not None else None
-        return int(m.group(1)) if m is not None and m.group(1).isdigit() else -1
+        for rank_in_path in self.rank_in_paths:
+            m = rank_in_path.search(path)
+            if m is not None:
+                return int(m.group(1)) if m.group(1).isdigit() else -1
+        return -1
+
+
+MPIRUN_RANK_FILE = re.compile(r"/rank\.([0-9]+)/std(?:out|err)$")
+
+
+def mpirun_output_files(cmd: list[str]) -> list[str]:
+    """The globs of the files Open MPI's `mpirun --output-filename DIR` writes each rank's output
+    to, `DIR/<job>/rank.N/stdout` and `stderr` (MPIRUN_RANK_FILE reads N): mpirun writes them
+    itself, so they are no rank's fd 1 or 2.  Its console copy (none with `DIR:nocopy`) has no
+    rank where `--tag-output` is not given; these files do."""
+    words = _words(cmd)
+    if not any(os.path.basename(word) in ("mpirun", "mpiexec", "orterun") for word in words):
+        return []
+    where = flag_value(words, "--output-filename", "-output-filename")
+    if not where:
+        return []
+    where = where.removesuffix(":nocopy")
+    return [os.path.join(glob.escape(where), "*", "rank.*", name) for name in ("stdout", "stderr")]
 
 
 @dataclass

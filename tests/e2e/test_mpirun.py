@@ -32,9 +32,9 @@ pytestmark = [pytest.mark.slow, pytest.mark.tansu, pytest.mark.torch,
                                  reason="Open MPI's mpirun not found (scripts/mpi-for-tests installs it)")]
 
 
-def mpirun(stack, job: str, *job_flags: str, hooks: bool, tag: bool) -> None:
+def mpirun(stack, job: str, *job_flags: str, hooks: bool, tag: bool, launcher_flags: tuple = ()) -> None:
     pytest.importorskip("torch")
-    launcher = ["mpirun", "-np", str(NPROC), "--oversubscribe", *(["--tag-output"] if tag else [])]
+    launcher = ["mpirun", "-np", str(NPROC), "--oversubscribe", *(["--tag-output"] if tag else []), *launcher_flags]
     result = cli("run", *stack.flags, "--job", job, *([] if hooks else ["--no-hooks"]), "--", *launcher,
                  sys.executable, str(JOB), str(tansu.free_port()), *job_flags, env=FAULTS, timeout=300)
     assert "NOT delivered" not in result.stderr, result.stderr
@@ -70,6 +70,22 @@ def test_a_job_mpirun_tags_is_read_rank_by_rank_from_its_output_alone(tansu_stac
     stdout alone."""
     job = f"mpirun-tagged-{uuid.uuid4().hex[:6]}"
     mpirun(tansu_stack, job, hooks=False, tag=True)
+    steps = {s["step"]: s for s in tansu_stack.wait_for_steps(job, STEPS - 1)}
+    ranks = step_ranks(tansu_stack, job)
+    assert [rank for rank, _ in ranks] == list(range(NPROC)) and all(n >= STEPS - 1 for _, n in ranks), ranks
+    for step in (SLOW_INPUT_STEP, STRAGGLER_STEP):
+        assert steps[step]["slow"] and steps[step]["cause"] == "unknown", steps[step]
+
+
+def test_the_files_mpirun_writes_each_ranks_output_to_are_read_as_that_ranks(tansu_stack, tmp_path):
+    """Hooks off, `--output-filename DIR:nocopy`: mpirun itself writes each rank's output to
+    DIR/1/rank.N/stdout and nothing to the console, so before, such a job had no step at all.
+    Each file is read as its rank's (`output_files.mpirun_output_files`)."""
+    job = f"mpirun-files-{uuid.uuid4().hex[:6]}"
+    mpirun(tansu_stack, job, hooks=False, tag=False,
+           launcher_flags=("--output-filename", f"{tmp_path}/out:nocopy"))
+    assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.glob("out/*/rank.*/stdout")) == [
+        f"out/1/rank.{rank}/stdout" for rank in range(NPROC)]
     steps = {s["step"]: s for s in tansu_stack.wait_for_steps(job, STEPS - 1)}
     ranks = step_ranks(tansu_stack, job)
     assert [rank for rank, _ in ranks] == list(range(NPROC)) and all(n >= STEPS - 1 for _, n in ranks), ranks

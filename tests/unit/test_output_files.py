@@ -118,7 +118,7 @@ def test_the_log_files_named_are_read_each_as_the_rank_in_its_path(tmp_path, mon
     logger.write_text(LOGGER)
     logs.mkdir()
     (logs / "train_rank0.log").write_text("step 9/9 loss 9.9\n")
-    named = NamedFiles([str(logs / "*.log")], re.compile(r"rank(\d+)"))
+    named = NamedFiles([str(logs / "*.log")], [re.compile(r"rank(\d+)")])
     script = " & ".join(f"RANK={r} {sys.executable} {logger} {logs}/train_rank{r}.log" for r in (0, 1))
     result = run(["sh", "-c", f"{script}; wait"], "named", None, tmp_path / "rs",
                  hooks=False, log_files=named)
@@ -245,3 +245,22 @@ def test_which_torchrun_files_the_console_shows():
     assert TorchrunConsole(["torchrun", "x.py"], {"PET_TEE": "3"}).shows(1, 0)
     assert TorchrunConsole(["bash", "-c", "python -m torch.distributed.run --tee 3 x.py"], {}).shows(1, 0)
     assert not TorchrunConsole(["python", "x.py", "--tee", "3"], {}).shows(1, 0)
+
+
+def test_the_files_mpirun_writes_for_each_rank_are_named_from_its_command_line():
+    """Open MPI's `--output-filename DIR` (`DIR:nocopy`: no console copy): DIR/<job>/rank.N/
+    stdout and stderr, rank N's; anywhere on the command line (under `bash -c` too, whose words
+    `run` reads), and only for an MPI launcher."""
+    from ridgescope.probes.output_files import MPIRUN_RANK_FILE, mpirun_output_files
+    for cmd in (["mpirun", "-np", "4", "--output-filename", "out", "python", "train.py"],
+                ["/usr/bin/mpiexec", "-output-filename", "out:nocopy", "python", "train.py"],
+                ["mpirun", "--output-filename=out", "python", "train.py"],
+                ["bash", "-c", "mpirun -np 2 --output-filename out python train.py"]):
+        assert mpirun_output_files(cmd) == ["out/*/rank.*/stdout", "out/*/rank.*/stderr"], cmd
+    assert mpirun_output_files(["python", "train.py", "--output-filename", "x"]) == []
+    assert mpirun_output_files(["mpirun", "-np", "2", "python", "train.py"]) == []
+    assert mpirun_output_files(["mpirun", "--output-filename", "a[1]", "x"])[0] == "a[[]1]/*/rank.*/stdout"
+    named = NamedFiles([], [re.compile(r"node(\d+)"), MPIRUN_RANK_FILE])
+    assert named.rank("out/1/rank.12/stdout") == 12
+    assert named.rank("logs/node3/rank.12/stderr") == 3      # the user's own --rank-in-path first
+    assert named.rank("out/1/rank.12/stdout.old") == -1
