@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import sys
+import time
 import uuid
 from pathlib import Path
 
@@ -16,6 +18,8 @@ import pytest
 from support import cli
 
 from ridgescope.pipeline import tansu
+from ridgescope.probes.gpu import job_processes, map_gpus
+from ridgescope.probes.host import sample_tree
 
 JOB = Path(__file__).with_name("mpi_job.py")
 STEPS, NPROC = 30, 4
@@ -93,23 +97,42 @@ def test_the_files_mpirun_writes_each_ranks_output_to_are_read_as_that_ranks(tan
         assert steps[step]["slow"] and steps[step]["cause"] == "unknown", steps[step]
 
 
-def test_the_host_probe_reads_an_mpi_rank_from_a_process_that_mpirun_started(tmp_path):
-    """No stack: the host probe's own sample of a tree that mpirun started, each process named
-    only by OMPI_COMM_WORLD_RANK."""
-    import subprocess
-    import time
-
-    from ridgescope.probes.host import sample_tree
+@pytest.fixture
+def mpirun_tree():
+    """Two busy processes that the real mpirun started, each named only by Open MPI's
+    variables; yields mpirun's pid."""
     proc = subprocess.Popen(["mpirun", "-np", "2", "--oversubscribe", sys.executable, "-c",
-                             "import time\nend = time.time() + 3\nwhile time.time() < end: pass"],
+                             "import time\nend = time.time() + 20\nwhile time.time() < end: pass"],
                             env={**os.environ, **FAULTS})
-    try:
-        cache: dict = {}
-        deadline, ranks = time.monotonic() + 20, set()
-        while time.monotonic() < deadline and not {0, 1} <= ranks:
-            time.sleep(0.3)
-            ranks = {s["rank"] for s in sample_tree(proc.pid, cache) if s["cpu_s"] > 0}
-        assert {0, 1} <= ranks, ranks
-    finally:
-        proc.kill()
-        proc.wait()
+    yield proc.pid
+    proc.kill()
+    proc.wait()
+
+
+def until(probe, done, deadline_s: float = 20):
+    """`probe()` until `done` says its answer is, or its last answer after the deadline."""
+    end = time.monotonic() + deadline_s
+    while True:
+        found = probe()
+        if done(found) or time.monotonic() > end:
+            return found
+        time.sleep(0.3)
+
+
+def test_the_host_probe_samples_each_rank_that_mpirun_started(mpirun_tree):
+    """No stack: the host probe's own samples of the tree, a rank's apart from mpirun's."""
+    cache: dict = {}
+    ranks = until(lambda: {s["rank"] for s in sample_tree(mpirun_tree, cache) if s["cpu_s"] > 0},
+                  lambda ranks: {0, 1} <= ranks)
+    assert ranks - {-1} == {0, 1}, ranks
+
+
+def test_the_gpu_probe_gives_each_rank_that_mpirun_started_its_local_ranks_gpu(mpirun_tree):
+    """NVML is faked (no GPU here): two GPUs, neither yet showing a compute process.  Each rank's
+    GPU is entry OMPI_COMM_WORLD_LOCAL_RANK of the node's; before, no process had a rank, the
+    job was taken for one process, and GPU 1 was no rank's."""
+    cache: dict = {}
+    procs = until(lambda: job_processes(mpirun_tree, cache), lambda procs: sum(p["rank"] >= 0 for p in procs) == 2)
+    assert sorted((p["rank"], p["local_rank"], p["world_size"]) for p in procs if p["rank"] >= 0) == [
+        (0, 0, 2), (1, 1, 2)]
+    assert map_gpus([(0, "GPU-a"), (1, "GPU-b")], procs, {}) == {"GPU-a": 0, "GPU-b": 1}
