@@ -51,8 +51,9 @@ def run(args) -> int:
         return 2
     job = args.job or f"{Path(cmd[0]).name}-{time.strftime('%Y%m%d-%H%M%S')}"
     patterns, rank_in_paths = list(args.log_file), [rank_in_path] if rank_in_path else []
-    if os.environ.get(env.READ_FILES) != "0" and mpirun_output_files(cmd):
-        patterns += mpirun_output_files(cmd)
+    mpirun_files = mpirun_output_files(cmd) if os.environ.get(env.READ_FILES) != "0" else []
+    if mpirun_files:
+        patterns += mpirun_files
         rank_in_paths.append(MPIRUN_RANK_FILE)
     log_files = NamedFiles(patterns, rank_in_paths) if patterns else None
     result = runner.run(cmd, job, settings.broker or None, Path(settings.data_dir),
