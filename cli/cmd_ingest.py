@@ -43,6 +43,7 @@ from ridgescope.cli.cmd_run import parse_tags
 from ridgescope.cli.common import add_stack_args, settings_from
 from ridgescope.parsers import PARSERS, Dispatcher
 from ridgescope.parsers.template import TeePrefix
+from ridgescope.probes.output_files import MPIRUN_RANK_FILE
 from ridgescope.probes.print_order import PrintOrder
 from ridgescope.probes.publisher import Publisher
 from ridgescope.schemas import envelope
@@ -187,11 +188,12 @@ class FileResult:
 
 
 def rank_in_path(path: str) -> int | None:
-    """The rank a log's path names: `train_rank3.log`, or torchrun's `--log-dir` with
-    `--redirects`, `LOG_DIR/RUN_ID/attempt_0/3/stdout.log` (its local rank: the job's rank on one
-    node); None where it names none."""
+    """The rank a log's path names: `train_rank3.log`, Open MPI's `mpirun --output-filename DIR`,
+    `DIR/1/rank.3/stdout`, or torchrun's `--log-dir` with `--redirects`,
+    `LOG_DIR/RUN_ID/attempt_0/3/stdout.log` (its local rank: the job's rank on one node); None
+    where it names none."""
     p = Path(path)
-    m = _RANK_IN_NAME.search(p.name)
+    m = _RANK_IN_NAME.search(p.name) or MPIRUN_RANK_FILE.search(p.as_posix())
     if m:
         return int(m.group(1))
     place = log_dirs.torchrun_place(path)

@@ -195,7 +195,7 @@ class NamedFiles:
         return -1
 
 
-MPIRUN_RANK_FILE = re.compile(r"/rank\.([0-9]+)/std(?:out|err)$")
+MPIRUN_RANK_FILE = re.compile(r"(?:^|/)rank\.([0-9]+)/std(?:out|err)$")
 
 
 def mpirun_output_files(cmd: list[str]) -> list[str]:

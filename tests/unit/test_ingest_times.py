@@ -188,6 +188,22 @@ def test_torchruns_log_dir_names_each_files_rank():
     assert rank_in_path("runs/3/stdout.log") is None and rank_in_path("stdout.log") is None
 
 
+MPIRUN_DIR = CAPTURED / "openmpi-4.1.4_output-filename_2rank"
+
+
+def test_the_files_of_mpiruns_output_filename_are_each_their_ranks():
+    """Open MPI's `mpirun --output-filename DIR` writes rank N's output to `DIR/1/rank.N/stdout`:
+    ingest reads each file's rank from its path, and rank 1's slow step 10 is rank 1's."""
+    files = sorted(MPIRUN_DIR.glob("*/rank.*/stdout"))
+    assert [rank_in_path(str(f)) for f in files] == [0, 1]
+    assert rank_in_path("rank.7/stderr") == 7 and rank_in_path("out/1/rank.7/stdout.bak") is None
+    results = [read_file(str(f), None) for f in files]
+    assert [sorted({it.rank for it in r.items}) for r in results] == [[0], [1]]
+    assert [len(r.items) for r in results] == [16, 16]
+    slow = [(it.rank, it.record["step"]) for r in results for it in r.items if it.record["step_time_ms"] > 400]
+    assert slow == [(1, 10)]
+
+
 LOG_DIR_2X2 = CAPTURED / "torch-2.15_torchrun-log-dir-redirects3_2x2rank"
 NODE_0, NODE_1 = LOG_DIR_2X2 / "none_hffhuq45", LOG_DIR_2X2 / "none_eukln6m2"
 
