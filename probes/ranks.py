@@ -54,10 +54,12 @@ def nnodes(cmd: list[str]) -> int | None:
     return _count(flag_value(cmd, "--nnodes"))
 
 
-MPI_VARS = (("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK"),
-            ("PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID"))
-"""(rank, number of ranks, local rank) as Open MPI's mpirun and MPICH's or Intel MPI's mpiexec
-(and srun's PMI-2) name each process they start."""
+MPI_VARS = (("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", ("OMPI_COMM_WORLD_LOCAL_RANK",)),
+            ("PMI_RANK", "PMI_SIZE", ("MPI_LOCALRANKID", "PMI_LOCAL_RANK", "PALS_LOCAL_RANKID")),
+            ("PALS_RANKID", "PMI_SIZE", ("PALS_LOCAL_RANKID",)))
+"""(rank, number of ranks, local rank's candidates) as Open MPI's mpirun, MPICH's or Intel MPI's
+mpiexec (and srun's PMI-2) and HPE Cray's PALS mpiexec (ALCF's Polaris and Aurora) name each
+process they start."""
 TASK_VARS = tuple((rank, size) for rank, size, _ in MPI_VARS) + (("SLURM_PROCID", "SLURM_NTASKS"),)
 """(rank, number of tasks) as the MPI launchers and srun name the process they start.  The MPI
 launchers' first: inside a Slurm allocation they start their daemons with srun, one task a node,
@@ -115,12 +117,13 @@ def placement(environ: Mapping[str, str], cmdline: Callable[[], list[str]]) -> t
         rank = _count(environ.get(env.TASK_RANK))
     if rank is not None:
         return rank, world if world is not None else _count(environ.get(env.TASK_WORLD)), local
-    for rank_var, size_var, local_var in MPI_VARS:
+    for rank_var, size_var, local_vars in MPI_VARS:
         if rank_var in environ:
             rank = _count(environ[rank_var])
             if rank is None or is_launcher(cmdline()):
                 break
-            return rank, _count(environ.get(size_var)), _count(environ.get(local_var))
+            local = next((_count(environ[var]) for var in local_vars if var in environ), None)
+            return rank, _count(environ.get(size_var)), local
     return -1, world, local
 
 

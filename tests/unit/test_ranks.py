@@ -152,6 +152,9 @@ def test_a_process_that_an_mpi_launcher_started_is_the_rank_its_variables_name()
             "PMIX_RANK": "3", "SLURM_PROCID": "1"}
     assert placement(ompi, lambda: train) == (3, 8, 1)
     assert placement({"PMI_RANK": "5", "PMI_SIZE": "6", "MPI_LOCALRANKID": "2"}, lambda: train) == (5, 6, 2)
+    pals = {"PALS_RANKID": "13", "PALS_LOCAL_RANKID": "1", "PMI_SIZE": "24"}     # `mpiexec --ppn 12` on Aurora
+    assert placement(pals, lambda: train) == (13, 24, 1)
+    assert placement({**pals, "PMI_RANK": "13"}, lambda: train) == (13, 24, 1)
     # torch's own variables, where the launcher set them, and the rank `run` gives a task come first
     assert placement({**ompi, "RANK": "7", "WORLD_SIZE": "16", "LOCAL_RANK": "0"}, lambda: train) == (7, 16, 0)
     assert placement({**ompi, "RIDGESCOPE_TASK_RANK": "2", "RIDGESCOPE_TASK_WORLD": "4"}, lambda: train) == (2, 4, None)
