@@ -88,6 +88,17 @@ def is_launcher(cmd: list[str]) -> bool:
                                  and os.path.basename(cmd[1]) in LAUNCHERS)
 
 
+def labelling_option(cmd: list[str]) -> str:
+    """The option of the command's launcher that puts each rank's label on its lines: what to
+    suggest where the prints of several ranks ran together into one line."""
+    programs = {os.path.basename(word) for word in cmd}
+    if programs & {"mpirun", "mpiexec", "orterun"}:
+        return "mpirun --tag-output"
+    if "srun" in programs:
+        return "srun --label"
+    return "torchrun --tee 3"
+
+
 def task_of_launcher(cmd: list[str], environ: dict[str, str]) -> tuple[int, int] | None:
     """(rank, world size) of a `ridgescope run` that srun or mpirun started once per rank
     (`srun -n 8 ridgescope run --job J -- python train.py`, a JAX job, say): the launcher's

@@ -22,8 +22,8 @@ from ridgescope.probes.line_buffering import find_libstdbuf, line_buffered_c_std
 from ridgescope.probes.logprobe import PipeFrameworks, StreamPump
 from ridgescope.probes.output_files import POLL_S, Discard, NamedFiles, OutputFiles, TorchrunConsole
 from ridgescope.probes.publisher import Publisher, PublishStats
-from ridgescope.probes.ranks import (Learnt, LocalRanks, base_from_cmd, base_from_workers, nnodes,
-                                     nproc_per_node, read_late_ms, task_of_launcher, tasks_from_cmd,
+from ridgescope.probes.ranks import (Learnt, LocalRanks, base_from_cmd, base_from_workers, labelling_option,
+                                     nnodes, nproc_per_node, read_late_ms, task_of_launcher, tasks_from_cmd,
                                      tee_prefix_from_cmd, world_from_workers)
 from ridgescope.probes.relay import Relay
 from ridgescope.probes.step_streams import StepStreams
@@ -222,7 +222,7 @@ def run(cmd: list[str], job: str, broker: str | None, data_dir: Path, *, hooks: 
                  f"read as --prefix-template '{pump.guessed}'")
         if pump.glued:
             note(f"{pump.stream}: {pump.glued} lines held prints of several ranks run together "
-                 f"(cut apart; torchrun --tee or srun --label keeps them apart)")
+                 f"(cut apart; {labelling_option(cmd)} keeps them apart)")
     if local_ranks.unplaced:
         note(f"{local_ranks.unplaced} log records of torchrun's local ranks stored as rank -1: "
              f"neither the workers' RANK/LOCAL_RANK nor --node-rank told this node's ranks")

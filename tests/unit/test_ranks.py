@@ -8,7 +8,7 @@ import queue
 
 from ridgescope.probes.logprobe import StreamPump
 from ridgescope.probes.ranks import (Learnt, LocalRanks, base_from_cmd, base_from_workers, flag_value,
-                                     placement, task_of_launcher, tee_prefix_from_cmd, tee_prefixed,
+                                     labelling_option, placement, task_of_launcher, tee_prefix_from_cmd, tee_prefixed,
                                      world_from_workers)
 from ridgescope.probes.runner import world_size_from_cmd
 
@@ -195,3 +195,11 @@ def test_srun_and_mpirun_options_give_the_jobs_size():
                                 "--nproc-per-node", "4", "train.py"], {}) == 8
     assert world_size_from_cmd(["srun", "-N", "2", "--ntasks-per-node", "1", "torchrun", "--nnodes", "2",
                                 "train.py"], {}) == 0
+
+
+def test_the_option_that_labels_each_ranks_lines_is_the_launchers_own():
+    """What the run's report suggests where prints of several ranks ran together."""
+    assert labelling_option(["mpirun", "-np", "4", "python", "train.py"]) == "mpirun --tag-output"
+    assert labelling_option(["/opt/bin/mpiexec", "-n", "4", "python", "train.py"]) == "mpirun --tag-output"
+    assert labelling_option(["srun", "-n", "4", "python", "train.py"]) == "srun --label"
+    assert labelling_option(["torchrun", "--nproc-per-node", "4", "train.py"]) == "torchrun --tee 3"
