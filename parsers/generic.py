@@ -95,9 +95,11 @@ _EVAL_WORDS = Pattern(r"(?i)eval|valid|test|bleu|rouge")
 _PROGRESS_FIELDS = ("loss", "step_time_ms", "lr", "it_per_s", "tokens_per_s", "samples_per_s", "tflops", "grad_norm")
 
 _DATA_TIMERS = ("dtd", "data", "data_time", "reader_cost", "avg_reader_cost")
-_TIMERS = frozenset(("dtf", "dtb", "dto") + _DATA_TIMERS)
+_TIMERS = frozenset(("dtf", "dtb", "dto", "iter") + _DATA_TIMERS)
 """Timers in seconds: ezpz's dtd (data), dtf (forward), dtb (backward), dto (optimizer); the
-wait for a batch by its other names (the Paddle suites' `reader_cost`)."""
+wait for a batch by its other names (the Paddle suites' `reader_cost`); Meta Lingua's `iter`, the
+iteration from its batch in hand to its optimizer step (CUDA events), its `data` apart: the two
+are the step's time."""
 
 _DICT_STEP = ("global_step", "step", "training_steps", "iteration", "iter", "num_updates")
 _DICT_STEP_KEYS = frozenset(_DICT_STEP)
@@ -344,6 +346,8 @@ class GenericParser(Parser):
             if comp:
                 lanes["compute"] = round(comp, 6)
             fields["lanes_ms"] = lanes
+            if "iter" in timers and "step_time_ms" not in fields:
+                fields["step_time_ms"] = round(timers["iter"] + (data or 0.0), 6)
         extra.pop("eta", None)
         if extra:
             fields["metrics"] = dict(list(extra.items())[:24])

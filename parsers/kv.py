@@ -27,7 +27,7 @@ LOSS_KEYS = {"loss", "train_loss", "lm_loss", "lm loss", "train loss", "training
              "train_loss_step", "loss_step", "cross_entropy_loss", "ce_loss", "total_loss"}
 LR_KEYS = {"lr", "learning_rate", "learning rate", "train/learning_rate", "lr-adamw", "train_learning_rate"}
 GN_KEYS = {"grad_norm", "gnorm", "norm", "grad norm", "gradnorm", "grad_norm/total", "train/grad_norm",
-           "gradient_norm", "total_grad_norm"}
+           "gradient_norm", "total_grad_norm", "grad"}
 TIME_KEYS = {"time", "dt", "step_time", "iter_time", "batch_time", "elapsed", "step time", "iter time", "batch time",
              "time/step", "train_step_timing in s", "step_time_s", "time_per_step", "batch_cost",
              "avg_batch_cost"}
@@ -209,6 +209,8 @@ def normalise(items, fields: dict | None = None) -> tuple[dict, dict]:
         elif tag == "step":
             if v == int(v) and "step" not in fields:
                 fields["step"] = int(v)
+            elif k == "iter" and "step" in fields and unit in (None, "", "s") and "." in str(val):
+                extra["iter"] = v   # `step: 10 ... iter:  0.4512`: the iteration's seconds (Meta Lingua's)
         elif tag == "step_time_ms":
             fields.setdefault("step_time_ms", v)
         elif tag == "time":

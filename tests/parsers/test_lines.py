@@ -602,6 +602,21 @@ def test_a_share_of_memory_is_no_amount_and_a_level_no_key():
     assert "info" not in r["metrics"] and r["metrics"]["acc"] == 0
 
 
+def test_meta_lingua_gives_its_steps_time_from_its_iteration_and_its_data_wait():
+    """Meta Lingua's loop (and the many trainers copied from it) prints `iter:`, the seconds from
+    the batch in hand to the optimizer step (CUDA events), and `data:`, the wait for the batch
+    before it: together, the step's time; the wait is the input lane.  `grad:` is the grad norm.
+    Before, `iter` was taken for a step number and dropped as no whole number."""
+    r = one("INFO    24-10-15 12:34:57.289000 - 0:01:24 - step: 11  acc: 0  loss: 10.8412  grad: 1.10e+00  "
+            "flops: 1.51e+14  wps: 2.50e+04  iter:  0.4612  data: 0.3021  lr: 3.00e-05  mem: 45%  pow: 400.5 W")
+    assert (r["step"], r["loss"], r["grad_norm"], r["lr"], r["tokens_per_s"]) == (11, 10.8412, 1.1, 3e-05, 25000.0)
+    assert r["timers_ms"] == {"iter": 461.2, "data": 302.1} and r["lanes_ms"] == {"input": 302.1}
+    assert r["step_time_ms"] == 763.3
+    # a whole number after the step is no time (nor a second step)
+    r = one("step: 12  iter: 12  loss: 2.5")
+    assert (r["step"], r.get("step_time_ms"), r.get("timers_ms")) == (12, None, None)
+
+
 def test_accelerate_epoch_metrics():
     recs, _ = feed_all(["Accelerate launch config loaded from accelerate.yaml",
                         "epoch 2: {'accuracy': 0.85, 'f1': 0.9}"], "accelerate")
