@@ -198,19 +198,29 @@ class NamedFiles:
 MPIRUN_RANK_FILE = re.compile(r"(?:^|/)rank\.([0-9]+)/std(?:out|err)$")
 
 
+MPIRUN_OUTPUT_OPTIONS = frozenset(("nocopy", "nojobid"))
+"""What may follow `--output-filename DIR:`, comma-separated: no console copy; no job level."""
+
+
 def mpirun_output_files(cmd: list[str]) -> list[str]:
     """The globs of the files Open MPI's `mpirun --output-filename DIR` writes each rank's output
-    to, `DIR/<job>/rank.N/stdout` and `stderr` (MPIRUN_RANK_FILE reads N): mpirun writes them
-    itself, so they are no rank's fd 1 or 2.  Its console copy (none with `DIR:nocopy`) has no
-    rank where `--tag-output` is not given; these files do."""
+    to, `DIR/<job>/rank.N/stdout` and `stderr` (`DIR/rank.N/...` with `DIR:nojobid`;
+    MPIRUN_RANK_FILE reads N): mpirun writes them itself, so they are no rank's fd 1 or 2.  Its
+    console copy (none with `DIR:nocopy`) has no rank where `--tag-output` is not given; these
+    files do."""
     words = _words(cmd)
     if not any(os.path.basename(word) in ("mpirun", "mpiexec", "orterun") for word in words):
         return []
     where = flag_value(words, "--output-filename", "-output-filename")
     if not where:
         return []
-    where = where.removesuffix(":nocopy")
-    return [os.path.join(glob.escape(where), "*", "rank.*", name) for name in ("stdout", "stderr")]
+    path, colon, options = where.rpartition(":")
+    levels = ["*"]
+    if colon and path and set(options.split(",")) <= MPIRUN_OUTPUT_OPTIONS:
+        where = path
+        if "nojobid" in options.split(","):
+            levels = []
+    return [os.path.join(glob.escape(where), *levels, "rank.*", name) for name in ("stdout", "stderr")]
 
 
 @dataclass

@@ -248,19 +248,24 @@ def test_which_torchrun_files_the_console_shows():
 
 
 def test_the_files_mpirun_writes_for_each_rank_are_named_from_its_command_line():
-    """Open MPI's `--output-filename DIR` (`DIR:nocopy`: no console copy): DIR/<job>/rank.N/
-    stdout and stderr, rank N's; anywhere on the command line (under `bash -c` too, whose words
-    `run` reads), and only for an MPI launcher."""
+    """Open MPI's `--output-filename DIR` (`DIR:nocopy`: no console copy; `DIR:nojobid`: no job
+    level, as Open MPI 4.1.4 writes them here): DIR/<job>/rank.N/stdout and stderr, rank N's
+    (Open MPI 5 pads N with zeros); anywhere on the command line (under `bash -c` too, whose
+    words `run` reads), and only for an MPI launcher."""
     from ridgescope.probes.output_files import MPIRUN_RANK_FILE, mpirun_output_files
     for cmd in (["mpirun", "-np", "4", "--output-filename", "out", "python", "train.py"],
                 ["/usr/bin/mpiexec", "-output-filename", "out:nocopy", "python", "train.py"],
                 ["mpirun", "--output-filename=out", "python", "train.py"],
                 ["bash", "-c", "mpirun -np 2 --output-filename out python train.py"]):
         assert mpirun_output_files(cmd) == ["out/*/rank.*/stdout", "out/*/rank.*/stderr"], cmd
+    for where in ("out:nojobid", "out:nocopy,nojobid", "out:nojobid,nocopy"):
+        assert mpirun_output_files(["mpirun", "--output-filename", where, "x"]) == [
+            "out/rank.*/stdout", "out/rank.*/stderr"], where
+    assert mpirun_output_files(["mpirun", "--output-filename", "a:b", "x"])[0] == "a:b/*/rank.*/stdout"
     assert mpirun_output_files(["python", "train.py", "--output-filename", "x"]) == []
     assert mpirun_output_files(["mpirun", "-np", "2", "python", "train.py"]) == []
     assert mpirun_output_files(["mpirun", "--output-filename", "a[1]", "x"])[0] == "a[[]1]/*/rank.*/stdout"
     named = NamedFiles([], [re.compile(r"node(\d+)"), MPIRUN_RANK_FILE])
-    assert named.rank("out/1/rank.12/stdout") == 12
+    assert named.rank("out/1/rank.12/stdout") == 12 and named.rank("out/rank.03/stderr") == 3
     assert named.rank("logs/node3/rank.12/stderr") == 3      # the user's own --rank-in-path first
     assert named.rank("out/1/rank.12/stdout.old") == -1
