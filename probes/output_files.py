@@ -30,7 +30,7 @@ import time
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from ridgescope.probes.ranks import flag_value, runs_torchrun
+from ridgescope.probes.ranks import MPI_LAUNCHERS, flag_value, runs_torchrun
 
 POLL_S = 0.05
 """How often a file that had nothing new is read again: a line is read at most this late."""
@@ -209,18 +209,17 @@ def mpirun_output_files(cmd: list[str]) -> list[str]:
     console copy (none with `DIR:nocopy`) has no rank where `--tag-output` is not given; these
     files do."""
     words = _words(cmd)
-    if not any(os.path.basename(word) in ("mpirun", "mpiexec", "orterun") for word in words):
+    if not any(os.path.basename(word) in MPI_LAUNCHERS for word in words):
         return []
     where = flag_value(words, "--output-filename", "-output-filename")
     if not where:
         return []
-    path, colon, options = where.rpartition(":")
-    levels = ["*"]
-    if colon and path and set(options.split(",")) <= MPIRUN_OUTPUT_OPTIONS:
-        where = path
-        if "nojobid" in options.split(","):
-            levels = []
-    return [os.path.join(glob.escape(where), *levels, "rank.*", name) for name in ("stdout", "stderr")]
+    path, colon, suffix = where.rpartition(":")
+    options = set(suffix.split(","))
+    if not (colon and path and options <= MPIRUN_OUTPUT_OPTIONS):
+        path, options = where, set()    # no options (a colon may be the path's own)
+    levels = [] if "nojobid" in options else ["*"]
+    return [os.path.join(glob.escape(path), *levels, "rank.*", name) for name in ("stdout", "stderr")]
 
 
 @dataclass

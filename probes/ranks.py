@@ -64,6 +64,7 @@ TASK_VARS = tuple((rank, size) for rank, size, _ in MPI_VARS) + (("SLURM_PROCID"
 """(rank, number of tasks) as the MPI launchers and srun name the process they start.  The MPI
 launchers' first: inside a Slurm allocation they start their daemons with srun, one task a node,
 and every process of a node inherits its daemon's SLURM_PROCID."""
+MPI_LAUNCHERS = frozenset(("mpirun", "mpiexec", "orterun"))
 TORCHRUN_MODULES = ("torch.distributed.run", "torch.distributed.launch")
 LAUNCHERS = frozenset(("torchrun", "deepspeed", "accelerate", "mpirun", "mpiexec", "srun",
                        "horovodrun", *TORCHRUN_MODULES))
@@ -92,7 +93,7 @@ def labelling_option(cmd: list[str]) -> str:
     """The option of the command's launcher that puts each rank's label on its lines: what to
     suggest where the prints of several ranks ran together into one line."""
     programs = {os.path.basename(word) for word in cmd}
-    if programs & {"mpirun", "mpiexec", "orterun"}:
+    if programs & MPI_LAUNCHERS:
         return "mpirun --tag-output"
     if "srun" in programs:
         return "srun --label"
