@@ -45,6 +45,10 @@ class TeePrefix:
             pos = m.end()
         parts.append(re.escape(template[pos:]))
         pattern = "".join(parts).encode()
+        if template.startswith("[") and template.endswith("] "):
+            # MPICH's `[3] `: NCCL writes the same shape inside its lines (`host:pid:tid [0] NCCL
+            # INFO`), after a space; a prefix inside a line follows the part of a write before it
+            pattern = rb"(?<![ \t])" + pattern
         learn = (role is None and "role_name" in macros) or (hostname is None and "hostname" in macros)
         self._at_start = re.compile(_LINE_START + b"(?P<p>" + pattern + b")", re.M) if learn else None
         self._anywhere = None if learn else re.compile(pattern)

@@ -30,7 +30,7 @@ import time
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from ridgescope.probes.ranks import MPI_LAUNCHERS, flag_value, runs_torchrun
+from ridgescope.probes.ranks import MPI_LAUNCHERS, flag_value, program, runs_torchrun
 
 POLL_S = 0.05
 """How often a file that had nothing new is read again: a line is read at most this late."""
@@ -209,7 +209,7 @@ def mpirun_output_files(cmd: list[str]) -> list[str]:
     console copy (none with `DIR:nocopy`) has no rank where `--tag-output` is not given; these
     files do."""
     words = _words(cmd)
-    if not any(os.path.basename(word) in MPI_LAUNCHERS for word in words):
+    if not any(program(word) in MPI_LAUNCHERS for word in words):
         return []
     where = flag_value(words, "--output-filename", "-output-filename")
     if not where:

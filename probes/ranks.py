@@ -71,12 +71,20 @@ LAUNCHERS = frozenset(("torchrun", "deepspeed", "accelerate", "mpirun", "mpiexec
 """Programs (or `python -m` modules) that start a job's ranks themselves."""
 
 
+def program(word: str) -> str:
+    """A command word's program: its base name, without the suffix by which a machine with several
+    MPI libraries names each one's launcher (`mpiexec.hydra`, `mpirun.openmpi`)."""
+    name = os.path.basename(word)
+    head = name.partition(".")[0]
+    return head if head in MPI_LAUNCHERS else name
+
+
 def starts_ranks(cmd: list[str]) -> bool:
     """Does the command start ranks of its own (torchrun, `python -m torch.distributed.run`,
     deepspeed, mpirun, ...), rather than run as one?"""
     if not cmd:
         return False
-    if os.path.basename(cmd[0]) in LAUNCHERS:
+    if program(cmd[0]) in LAUNCHERS:
         return True
     module = flag_value(cmd[:4], "-m")
     return os.path.basename(cmd[0]).startswith("python") and module in LAUNCHERS
@@ -92,7 +100,7 @@ def is_launcher(cmd: list[str]) -> bool:
 def labelling_option(cmd: list[str]) -> str:
     """The option of the command's launcher that puts each rank's label on its lines: what to
     suggest where the prints of several ranks ran together into one line."""
-    programs = {os.path.basename(word) for word in cmd}
+    programs = {program(word) for word in cmd}
     if programs & MPI_LAUNCHERS:
         return "mpirun --tag-output"
     if "srun" in programs:
@@ -187,7 +195,7 @@ def tasks_from_cmd(cmd: list[str], environ: dict[str, str]) -> int | None:
     size), or where its options do not say."""
     if not cmd:
         return None
-    name = os.path.basename(cmd[0])
+    name = program(cmd[0])
     if name == "srun":
         options = cmd[1:_program_at(cmd, SRUN_VALUED)]
         attached = next((w[2:] for w in options if w.startswith("-n") and w[2:].isdigit()), None)
@@ -198,7 +206,7 @@ def tasks_from_cmd(cmd: list[str], environ: dict[str, str]) -> int | None:
             tasks = per_node * (nodes or 1)
         if tasks is None:
             tasks = _count(environ.get("SLURM_NTASKS"))
-    elif name in ("mpirun", "mpiexec"):
+    elif name in MPI_LAUNCHERS:
         options = cmd[1:_program_at(cmd, MPIRUN_VALUED, MPIRUN_TWO_VALUED)]
         tasks = _count(flag_value(options, "-n", "-np", "--np", "--n"))
     else:
@@ -220,11 +228,26 @@ def tee_prefix_from_cmd(cmd: list[str], env: dict[str, str], hostname: str | Non
         "PET_LOG_LINE_PREFIX_TEMPLATE")
     role = flag_value(cmd, "--role") or env.get("PET_ROLE")
     if not template and (not role or role == "default"):
-        return None
+        return mpich_prefix(cmd)
     from ridgescope.parsers.template import TeePrefix
-    if cmd and os.path.basename(cmd[0]) in ("srun", "mpirun", "mpiexec"):
+    if cmd and program(cmd[0]) in ("srun", *MPI_LAUNCHERS):
         hostname = None     # torchruns on other nodes too: their names are learnt from the lines
     return TeePrefix(template or "[${role_name}${local_rank}]:", role or "default", hostname)
+
+
+MPICH_PREFIX = "[${rank}] "
+MPICH_PREFIX_OPTIONS = ("-l", "-prepend-rank", "--prepend-rank")
+
+
+def mpich_prefix(cmd: list[str]) -> TeePrefix | None:
+    """The prefix MPICH's and Intel MPI's mpiexec (Hydra) put before each rank's output where
+    told to (`-l`, `-prepend-rank`): `[3] `, the job's rank."""
+    if not cmd or program(cmd[0]) not in MPI_LAUNCHERS:
+        return None
+    if not any(word in MPICH_PREFIX_OPTIONS for word in cmd[1:_program_at(cmd, MPIRUN_VALUED, MPIRUN_TWO_VALUED)]):
+        return None
+    from ridgescope.parsers.template import TeePrefix
+    return TeePrefix(MPICH_PREFIX)
 
 
 TORCHRUN_TAIL_MS = 100

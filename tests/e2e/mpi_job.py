@@ -1,5 +1,5 @@
 """The spine's demo job (ridgescope.cli.demo_job) started by an MPI launcher, as HPC sites start
-PyTorch (`mpirun -np N python train.py`).  Each process learns its rank from Open MPI's
+PyTorch (`mpirun -np N python train.py`).  Each process learns its rank from the launcher's
 variables, after torch is imported, and either sets torch's `env://` variables from them, as
 DeepSpeed's `mpi_discovery` does, or (`--no-rank-env`) joins the group by TCP with the rank
 passed in, as a job that never sets RANK does (Horovod's, say).
@@ -14,13 +14,17 @@ import sys
 import torch.distributed as dist
 
 
+MPI_VARS = (("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK"),
+            ("PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID"))
+"""Open MPI's mpirun's, and MPICH's mpiexec's (Hydra)."""
+
+
 def mpi_placement() -> tuple[int, int, int]:
-    """(rank, world size, local rank) as Open MPI's mpirun names the process."""
-    try:
-        rank, size, local = (int(os.environ[f"OMPI_COMM_WORLD_{name}"]) for name in ("RANK", "SIZE", "LOCAL_RANK"))
-    except KeyError:
-        raise SystemExit("mpi_job.py: no Open MPI variables: start it with mpirun") from None
-    return rank, size, local
+    """(rank, world size, local rank) as the launcher names the process."""
+    for rank, size, local in MPI_VARS:
+        if rank in os.environ:
+            return int(os.environ[rank]), int(os.environ[size]), int(os.environ.get(local, os.environ[rank]))
+    raise SystemExit("mpi_job.py: no MPI launcher's variables: start it with mpirun or mpiexec")
 
 
 if __name__ == "__main__":

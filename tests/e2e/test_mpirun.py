@@ -31,16 +31,31 @@ FAULTS = {"RS_DEMO_STEPS": str(STEPS), "RS_DEMO_SLOW_INPUT": f"{SLOW_INPUT_RANK}
           # Open MPI refuses root unless told; CI runs as root
           "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
 
-pytestmark = [pytest.mark.slow, pytest.mark.tansu, pytest.mark.torch,
-              pytest.mark.skipif(shutil.which("mpirun") is None,
-                                 reason="Open MPI's mpirun not found (scripts/mpi-for-tests installs it)")]
+MPICH = Path(__file__).resolve().parents[2] / ".mpich" / "usr"
+HYDRA = MPICH / "bin" / "mpiexec.hydra"
+"""MPICH's mpiexec, unpacked from Debian's packages by scripts/mpi-for-tests (not installed: it
+would change which `mpirun` the machine runs)."""
+HYDRA_ENV = {"PATH": f"{HYDRA.parent}{os.pathsep}{os.environ.get('PATH', '')}",
+             "LD_LIBRARY_PATH": str(MPICH / "lib" / "x86_64-linux-gnu")}
+
+pytestmark = [pytest.mark.slow, pytest.mark.tansu, pytest.mark.torch]
+needs_mpirun = pytest.mark.skipif(shutil.which("mpirun") is None,
+                                  reason="Open MPI's mpirun not found (scripts/mpi-for-tests installs it)")
+needs_hydra = pytest.mark.skipif(not HYDRA.exists(),
+                                 reason="MPICH's mpiexec not in .mpich/ (scripts/mpi-for-tests unpacks it)")
 
 
 def mpirun(stack, job: str, *job_flags: str, hooks: bool, tag: bool, launcher_flags: tuple = ()) -> None:
-    pytest.importorskip("torch")
+    """The demo job under Open MPI's mpirun."""
     launcher = ["mpirun", "-np", str(NPROC), "--oversubscribe", *(["--tag-output"] if tag else []), *launcher_flags]
+    run_mpi_job(stack, job, launcher, *job_flags, hooks=hooks)
+
+
+def run_mpi_job(stack, job: str, launcher: list[str], *job_flags: str, hooks: bool, env: dict | None = None) -> None:
+    pytest.importorskip("torch")
     result = cli("run", *stack.flags, "--job", job, *([] if hooks else ["--no-hooks"]), "--", *launcher,
-                 sys.executable, str(JOB), str(tansu.free_port()), *job_flags, env=FAULTS, timeout=300)
+                 sys.executable, str(JOB), str(tansu.free_port()), *job_flags, env={**FAULTS, **(env or {})},
+                 timeout=300)
     assert "NOT delivered" not in result.stderr, result.stderr
 
 
@@ -50,6 +65,7 @@ def step_ranks(stack, job: str) -> list[tuple[int, int]]:
     return [(r["rank"], r["n"]) for r in rows]
 
 
+@needs_mpirun
 def test_the_hooks_name_each_rank_of_a_job_that_never_sets_RANK(tansu_stack):
     """Hooks on, mpirun's output untagged, the group joined by TCP with the rank from Open MPI's
     variable: each process's hook records are its own rank's, so the slow input is rank 1's and
@@ -67,6 +83,7 @@ def test_the_hooks_name_each_rank_of_a_job_that_never_sets_RANK(tansu_stack):
     assert [r["rank"] for r in sampled] == list(range(NPROC))      # (mpirun itself: rank -1)
 
 
+@needs_mpirun
 def test_a_job_mpirun_tags_is_read_rank_by_rank_from_its_output_alone(tansu_stack):
     """Hooks off, `--tag-output` (`[1,3]<stdout>:`, written apart from the newline that ends it
     when the job prints its line and the newline in two writes): each rank's steps from its tag
@@ -81,6 +98,7 @@ def test_a_job_mpirun_tags_is_read_rank_by_rank_from_its_output_alone(tansu_stac
         assert steps[step]["slow"] and steps[step]["cause"] == "unknown", steps[step]
 
 
+@needs_mpirun
 def test_the_files_mpirun_writes_each_ranks_output_to_are_read_as_that_ranks(tansu_stack, tmp_path):
     """Hooks off, `--output-filename DIR:nocopy`: mpirun itself writes each rank's output to
     DIR/1/rank.N/stdout and nothing to the console, so before, such a job had no step at all.
@@ -119,6 +137,7 @@ def until(probe, done, deadline_s: float = 20):
         time.sleep(0.3)
 
 
+@needs_mpirun
 def test_the_host_probe_samples_each_rank_that_mpirun_started(mpirun_tree):
     """No stack: the host probe's own samples of the tree, a rank's apart from mpirun's."""
     cache: dict = {}
@@ -127,6 +146,7 @@ def test_the_host_probe_samples_each_rank_that_mpirun_started(mpirun_tree):
     assert ranks - {-1} == {0, 1}, ranks
 
 
+@needs_mpirun
 def test_the_gpu_probe_gives_each_rank_that_mpirun_started_its_local_ranks_gpu(mpirun_tree):
     """NVML is faked (no GPU here): two GPUs, neither yet showing a compute process.  Each rank's
     GPU is entry OMPI_COMM_WORLD_LOCAL_RANK of the node's; before, no process had a rank, the
@@ -136,3 +156,36 @@ def test_the_gpu_probe_gives_each_rank_that_mpirun_started_its_local_ranks_gpu(m
     assert sorted((p["rank"], p["local_rank"], p["world_size"]) for p in procs if p["rank"] >= 0) == [
         (0, 0, 2), (1, 1, 2)]
     assert map_gpus([(0, "GPU-a"), (1, "GPU-b")], procs, {}) == {"GPU-a": 0, "GPU-b": 1}
+
+
+@needs_hydra
+def test_mpichs_prefixed_output_is_read_rank_by_rank_from_its_output_alone(tansu_stack):
+    """Hooks off, MPICH's `mpiexec -prepend-rank`: `[3] ` before each of a rank's writes, behind
+    which its steps are that rank's (`ranks.mpich_prefix`); before, the lines were no rank's."""
+    job = f"mpich-prefixed-{uuid.uuid4().hex[:6]}"
+    run_mpi_job(tansu_stack, job, [str(HYDRA), "-n", str(NPROC), "-prepend-rank"], hooks=False, env=HYDRA_ENV)
+    steps = {s["step"]: s for s in tansu_stack.wait_for_steps(job, STEPS - 1)}
+    ranks = step_ranks(tansu_stack, job)
+    assert [rank for rank, _ in ranks] == list(range(NPROC)) and all(n >= STEPS - 1 for _, n in ranks), ranks
+    rows = tansu_stack.sql(f"SELECT rank, count() AS n FROM progress WHERE job = '{job}' AND kind = 'progress' "
+                           f"GROUP BY rank ORDER BY rank")
+    assert [(r["rank"], r["n"]) for r in rows] == [(rank, STEPS) for rank in range(NPROC)]
+    for step in (SLOW_INPUT_STEP, STRAGGLER_STEP):
+        assert steps[step]["slow"] and steps[step]["cause"] == "unknown", steps[step]
+
+
+@needs_hydra
+def test_the_hooks_name_each_rank_that_mpichs_mpiexec_started(tansu_stack):
+    """Hooks on, the group joined by TCP with the rank from MPICH's PMI_RANK, RANK never set:
+    each rank's hook records and host samples are its own."""
+    job = f"mpich-hooks-{uuid.uuid4().hex[:6]}"
+    run_mpi_job(tansu_stack, job, [str(HYDRA), "-n", str(NPROC)], "--no-rank-env", hooks=True, env=HYDRA_ENV)
+    steps = {s["step"]: s for s in tansu_stack.wait_for_steps(job, STEPS)}
+    assert step_ranks(tansu_stack, job) == [(rank, STEPS) for rank in range(NPROC)]
+    assert (steps[SLOW_INPUT_STEP]["cause"], steps[SLOW_INPUT_STEP]["culprit_rank"]) == ("input", SLOW_INPUT_RANK), \
+        steps[SLOW_INPUT_STEP]
+    assert (steps[STRAGGLER_STEP]["cause"], steps[STRAGGLER_STEP]["culprit_rank"]) == ("compute", STRAGGLER_RANK), \
+        steps[STRAGGLER_STEP]
+    sampled = tansu_stack.sql(f"SELECT DISTINCT rank FROM host_samples WHERE job = '{job}' AND cpu_s > 0 "
+                              f"AND rank >= 0 ORDER BY rank")
+    assert [r["rank"] for r in sampled] == list(range(NPROC))

@@ -33,6 +33,21 @@ def test_the_number_is_the_jobs_rank_where_the_template_gives_it():
     assert TeePrefix("[${role_name}${local_rank}]:").local
 
 
+def test_mpichs_prefix_is_found_where_a_write_began_and_not_inside_an_nccl_line():
+    """MPICH's and Intel MPI's `mpiexec -prepend-rank` (`-l`): `[3] ` before each write of a rank,
+    so also inside a line whose first part another rank's write cut off; NCCL writes the same
+    shape inside its own lines (`host:pid:tid [0] NCCL INFO`), after a space.  (The lines as
+    MPICH 4.0.2's Hydra wrote them, the NCCL one of the shape the corpus's NCCL logs show.)"""
+    prefix = TeePrefix("[${rank}] ")
+    assert prefix.as_default(b"[3] step 1/30 loss 2.3056 step_time_ms 499.4[0] step 1/30 loss 2.3040\n") == (
+        b"[default3]:step 1/30 loss 2.3056 step_time_ms 499.4[default0]:step 1/30 loss 2.3040\n")
+    nccl = b"[1] node1:124:457 [1] NCCL INFO comm 0x55d4 rank 1 nranks 2 cudaDev 1 busId 20 - Init COMPLETE\n"
+    assert prefix.as_default(nccl) == b"[default1]:" + nccl[4:]
+    d = Dispatcher(tee_prefix=prefix)
+    recs = d.feed_chunk(nccl) + d.flush()
+    assert [(r["kind"], r["rank"], r.get("nranks")) for r in recs] == [("nccl_init", 1, 2)]
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.sampled_from(TEMPLATES), st.binary(max_size=400), st.sampled_from([b"node-1:0: ", b"[w3]:", b""]))
 def test_any_bytes_never_raise_and_keep_their_lines(template, noise, head):

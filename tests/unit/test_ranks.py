@@ -8,8 +8,8 @@ import queue
 
 from ridgescope.probes.logprobe import StreamPump
 from ridgescope.probes.ranks import (Learnt, LocalRanks, base_from_cmd, base_from_workers, flag_value,
-                                     labelling_option, placement, task_of_launcher, tee_prefix_from_cmd, tee_prefixed,
-                                     world_from_workers)
+                                     labelling_option, mpich_prefix, placement, program, task_of_launcher,
+                                     tasks_from_cmd, tee_prefix_from_cmd, tee_prefixed, world_from_workers)
 from ridgescope.probes.runner import world_size_from_cmd
 
 TORCHRUN = ["torchrun", "--nnodes", "2", "--node-rank=1", "--nproc-per-node", "4", "train.py",
@@ -203,3 +203,21 @@ def test_the_option_that_labels_each_ranks_lines_is_the_launchers_own():
     assert labelling_option(["/opt/bin/mpiexec", "-n", "4", "python", "train.py"]) == "mpirun --tag-output"
     assert labelling_option(["srun", "-n", "4", "python", "train.py"]) == "srun --label"
     assert labelling_option(["torchrun", "--nproc-per-node", "4", "train.py"]) == "torchrun --tee 3"
+
+
+def test_mpichs_launcher_under_its_suffixed_names_and_its_rank_prefix():
+    """A machine with several MPI libraries names each one's launcher with a suffix
+    (`mpiexec.hydra`, Debian's `mpirun.openmpi`): the same launcher.  MPICH's and Intel MPI's
+    `-l`/`-prepend-rank` before the program gives the `[3] ` prefix; after it, it is the
+    program's own option."""
+    assert [program(w) for w in ("/usr/bin/mpiexec.hydra", "mpirun.openmpi", "python3.11", "srun")] == [
+        "mpiexec", "mpirun", "python3.11", "srun"]
+    assert tasks_from_cmd(["mpiexec.hydra", "-n", "4", "python", "x.py"], {}) == 4
+    for cmd in (["mpiexec", "-n", "4", "-prepend-rank", "python", "x.py"],
+                ["/opt/mpich/bin/mpiexec.hydra", "-l", "-n", "4", "python", "x.py"]):
+        prefix = mpich_prefix(cmd)
+        assert prefix is not None and prefix.as_default(b"[2] step 1\n") == b"[default2]:step 1\n", cmd
+        assert tee_prefix_from_cmd(cmd, {}, None) is not None
+    assert mpich_prefix(["mpiexec", "-n", "2", "ls", "-l"]) is None
+    assert mpich_prefix(["mpiexec", "-n", "2", "python", "x.py"]) is None
+    assert mpich_prefix(["python", "-l"]) is None
