@@ -482,6 +482,11 @@ def process_entry(proc, cache: dict[int, dict]) -> dict:
 
 def _entry(proc, seen: float) -> dict:
     import psutil
+    # Whether it runs its parent's command line is read before its environment: a process that
+    # execs between the two reads then shows its parent's command line with whichever
+    # environment, and is read again; read the other way round, it showed its new command line
+    # with its parent's environment, and was kept so (a torchrun worker's file read as rank -1's).
+    forked = _runs_parents(proc)
     try:
         environ = proc.environ()
     except psutil.Error:
@@ -489,7 +494,7 @@ def _entry(proc, seen: float) -> dict:
     rank, world_size, local_rank = placement(environ, lambda: _cmdline(proc))
     return {"pid": proc.pid, "rank": rank, "local_rank": local_rank,
             "world_size": world_size, "cvd": environ.get("CUDA_VISIBLE_DEVICES"),
-            "seen": seen, "settled": time.monotonic() - seen >= EXEC_SETTLE_S or not _runs_parents(proc)}
+            "seen": seen, "settled": not forked or time.monotonic() - seen >= EXEC_SETTLE_S}
 
 
 def _cmdline(proc) -> list[str]:

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from types import SimpleNamespace
 
 import msgpack
 import pytest
@@ -220,6 +221,41 @@ def test_job_processes_reads_a_forked_process_again_once_it_has_exec_d(tmp_path)
         assert [(p["rank"], p["settled"]) for p in child] == [(3, True)]
     finally:
         proc.wait(10)
+
+
+class _ExecsAsItsEnvironmentIsRead:
+    """A worker that torchrun forked, which execs the moment after its environment is read: the
+    read gives its parent's environment, every later one its own (RANK 3)."""
+
+    pid = 4242
+    TORCHRUN = ["python", "-m", "torch.distributed.run", "--tee", "3", "train.py"]
+
+    def __init__(self) -> None:
+        self.exec_d = False
+
+    def environ(self) -> dict:
+        environ = {"RANK": "3", "LOCAL_RANK": "3"} if self.exec_d else {}
+        self.exec_d = True
+        return environ
+
+    def cmdline(self) -> list:
+        return ["python", "train.py"] if self.exec_d else self.TORCHRUN
+
+    def parent(self):
+        return SimpleNamespace(cmdline=lambda: self.TORCHRUN)
+
+
+def test_a_process_that_execs_while_it_is_read_is_read_again():
+    """Its environment read before its exec, its command line after: it was kept as settled with
+    its parent's environment, rank -1, and under `--tee 3` its local rank's file, which the
+    console already shows, was read too, as rank -1's (a CI run of the spine's test flagged
+    steps 22, 40 and 51 `unknown` so)."""
+    from ridgescope.probes.gpu import process_entry
+    proc, cache = _ExecsAsItsEnvironmentIsRead(), {}
+    first = process_entry(proc, cache)
+    assert not first["settled"], first
+    again = process_entry(proc, cache)
+    assert (again["rank"], again["local_rank"], again["settled"]) == (3, 3, True)
 
 
 def test_written_files_are_a_processes_regular_output_files_only(tmp_path):
