@@ -486,12 +486,13 @@ def _entry(proc, seen: float) -> dict:
     # execs between the two reads then shows its parent's command line with whichever
     # environment, and is read again; read the other way round, it showed its new command line
     # with its parent's environment, and was kept so (a torchrun worker's file read as rank -1's).
-    forked = _runs_parents(proc)
+    cmdline = _cmdline(proc)
+    forked = _runs_parents(proc, cmdline)
     try:
         environ = proc.environ()
     except psutil.Error:
         environ = {}
-    rank, world_size, local_rank = placement(environ, lambda: _cmdline(proc))
+    rank, world_size, local_rank = placement(environ, lambda: cmdline)
     return {"pid": proc.pid, "rank": rank, "local_rank": local_rank,
             "world_size": world_size, "cvd": environ.get("CUDA_VISIBLE_DEVICES"),
             "seen": seen, "settled": not forked or time.monotonic() - seen >= EXEC_SETTLE_S}
@@ -505,12 +506,13 @@ def _cmdline(proc) -> list[str]:
         return []
 
 
-def _runs_parents(proc) -> bool:
-    """Does the process run its parent's command line (forked, and not exec'd, or not yet)?"""
+def _runs_parents(proc, cmdline: list[str]) -> bool:
+    """Does the process run its parent's command line, `cmdline` (forked, and not exec'd, or not
+    yet)?"""
     import psutil
     try:
         parent = proc.parent()
-        return parent is not None and proc.cmdline() == parent.cmdline()
+        return parent is not None and cmdline == parent.cmdline()
     except psutil.Error:
         return False
 

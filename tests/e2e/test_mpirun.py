@@ -65,6 +65,30 @@ def step_ranks(stack, job: str) -> list[tuple[int, int]]:
     return [(r["rank"], r["n"]) for r in rows]
 
 
+def check_each_rank_from_its_hooks(stack, job: str) -> None:
+    """Every step of each rank from its own hook records: the slow input rank 1's, the
+    straggler rank 2's, and each rank's host samples apart from the launcher's (rank -1)."""
+    steps = {s["step"]: s for s in stack.wait_for_steps(job, STEPS)}
+    assert step_ranks(stack, job) == [(rank, STEPS) for rank in range(NPROC)]
+    assert (steps[SLOW_INPUT_STEP]["cause"], steps[SLOW_INPUT_STEP]["culprit_rank"]) == ("input", SLOW_INPUT_RANK), \
+        steps[SLOW_INPUT_STEP]
+    assert (steps[STRAGGLER_STEP]["cause"], steps[STRAGGLER_STEP]["culprit_rank"]) == ("compute", STRAGGLER_RANK), \
+        steps[STRAGGLER_STEP]
+    sampled = stack.sql(f"SELECT DISTINCT rank FROM host_samples WHERE job = '{job}' AND cpu_s > 0 "
+                        f"AND rank >= 0 ORDER BY rank")
+    assert [r["rank"] for r in sampled] == list(range(NPROC))
+
+
+def check_each_rank_from_its_output(stack, job: str) -> None:
+    """Each rank's steps from its output alone (the first step's start is not printed), both
+    slow steps found, their cause unknown."""
+    steps = {s["step"]: s for s in stack.wait_for_steps(job, STEPS - 1)}
+    ranks = step_ranks(stack, job)
+    assert [rank for rank, _ in ranks] == list(range(NPROC)) and all(n >= STEPS - 1 for _, n in ranks), ranks
+    for step in (SLOW_INPUT_STEP, STRAGGLER_STEP):
+        assert steps[step]["slow"] and steps[step]["cause"] == "unknown", steps[step]
+
+
 @needs_mpirun
 def test_the_hooks_name_each_rank_of_a_job_that_never_sets_RANK(tansu_stack):
     """Hooks on, mpirun's output untagged, the group joined by TCP with the rank from Open MPI's
@@ -72,15 +96,7 @@ def test_the_hooks_name_each_rank_of_a_job_that_never_sets_RANK(tansu_stack):
     the straggler rank 2's, and the host probe samples each rank apart."""
     job = f"mpirun-hooks-{uuid.uuid4().hex[:6]}"
     mpirun(tansu_stack, job, "--no-rank-env", hooks=True, tag=False)
-    steps = {s["step"]: s for s in tansu_stack.wait_for_steps(job, STEPS)}
-    assert step_ranks(tansu_stack, job) == [(rank, STEPS) for rank in range(NPROC)]
-    assert (steps[SLOW_INPUT_STEP]["cause"], steps[SLOW_INPUT_STEP]["culprit_rank"]) == ("input", SLOW_INPUT_RANK), \
-        steps[SLOW_INPUT_STEP]
-    assert (steps[STRAGGLER_STEP]["cause"], steps[STRAGGLER_STEP]["culprit_rank"]) == ("compute", STRAGGLER_RANK), \
-        steps[STRAGGLER_STEP]
-    sampled = tansu_stack.sql(f"SELECT DISTINCT rank FROM host_samples WHERE job = '{job}' AND cpu_s > 0 "
-                              f"AND rank >= 0 ORDER BY rank")
-    assert [r["rank"] for r in sampled] == list(range(NPROC))      # (mpirun itself: rank -1)
+    check_each_rank_from_its_hooks(tansu_stack, job)
 
 
 @needs_mpirun
@@ -91,11 +107,7 @@ def test_a_job_mpirun_tags_is_read_rank_by_rank_from_its_output_alone(tansu_stac
     stdout alone."""
     job = f"mpirun-tagged-{uuid.uuid4().hex[:6]}"
     mpirun(tansu_stack, job, hooks=False, tag=True)
-    steps = {s["step"]: s for s in tansu_stack.wait_for_steps(job, STEPS - 1)}
-    ranks = step_ranks(tansu_stack, job)
-    assert [rank for rank, _ in ranks] == list(range(NPROC)) and all(n >= STEPS - 1 for _, n in ranks), ranks
-    for step in (SLOW_INPUT_STEP, STRAGGLER_STEP):
-        assert steps[step]["slow"] and steps[step]["cause"] == "unknown", steps[step]
+    check_each_rank_from_its_output(tansu_stack, job)
 
 
 @needs_mpirun
@@ -108,11 +120,7 @@ def test_the_files_mpirun_writes_each_ranks_output_to_are_read_as_that_ranks(tan
            launcher_flags=("--output-filename", f"{tmp_path}/out:nocopy"))
     assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.glob("out/*/rank.*/stdout")) == [
         f"out/1/rank.{rank}/stdout" for rank in range(NPROC)]
-    steps = {s["step"]: s for s in tansu_stack.wait_for_steps(job, STEPS - 1)}
-    ranks = step_ranks(tansu_stack, job)
-    assert [rank for rank, _ in ranks] == list(range(NPROC)) and all(n >= STEPS - 1 for _, n in ranks), ranks
-    for step in (SLOW_INPUT_STEP, STRAGGLER_STEP):
-        assert steps[step]["slow"] and steps[step]["cause"] == "unknown", steps[step]
+    check_each_rank_from_its_output(tansu_stack, job)
 
 
 @pytest.fixture
@@ -164,14 +172,10 @@ def test_mpichs_prefixed_output_is_read_rank_by_rank_from_its_output_alone(tansu
     which its steps are that rank's (`ranks.mpich_prefix`); before, the lines were no rank's."""
     job = f"mpich-prefixed-{uuid.uuid4().hex[:6]}"
     run_mpi_job(tansu_stack, job, [str(HYDRA), "-n", str(NPROC), "-prepend-rank"], hooks=False, env=HYDRA_ENV)
-    steps = {s["step"]: s for s in tansu_stack.wait_for_steps(job, STEPS - 1)}
-    ranks = step_ranks(tansu_stack, job)
-    assert [rank for rank, _ in ranks] == list(range(NPROC)) and all(n >= STEPS - 1 for _, n in ranks), ranks
+    check_each_rank_from_its_output(tansu_stack, job)
     rows = tansu_stack.sql(f"SELECT rank, count() AS n FROM progress WHERE job = '{job}' AND kind = 'progress' "
                            f"GROUP BY rank ORDER BY rank")
     assert [(r["rank"], r["n"]) for r in rows] == [(rank, STEPS) for rank in range(NPROC)]
-    for step in (SLOW_INPUT_STEP, STRAGGLER_STEP):
-        assert steps[step]["slow"] and steps[step]["cause"] == "unknown", steps[step]
 
 
 @needs_hydra
@@ -180,12 +184,4 @@ def test_the_hooks_name_each_rank_that_mpichs_mpiexec_started(tansu_stack):
     each rank's hook records and host samples are its own."""
     job = f"mpich-hooks-{uuid.uuid4().hex[:6]}"
     run_mpi_job(tansu_stack, job, [str(HYDRA), "-n", str(NPROC)], "--no-rank-env", hooks=True, env=HYDRA_ENV)
-    steps = {s["step"]: s for s in tansu_stack.wait_for_steps(job, STEPS)}
-    assert step_ranks(tansu_stack, job) == [(rank, STEPS) for rank in range(NPROC)]
-    assert (steps[SLOW_INPUT_STEP]["cause"], steps[SLOW_INPUT_STEP]["culprit_rank"]) == ("input", SLOW_INPUT_RANK), \
-        steps[SLOW_INPUT_STEP]
-    assert (steps[STRAGGLER_STEP]["cause"], steps[STRAGGLER_STEP]["culprit_rank"]) == ("compute", STRAGGLER_RANK), \
-        steps[STRAGGLER_STEP]
-    sampled = tansu_stack.sql(f"SELECT DISTINCT rank FROM host_samples WHERE job = '{job}' AND cpu_s > 0 "
-                              f"AND rank >= 0 ORDER BY rank")
-    assert [r["rank"] for r in sampled] == list(range(NPROC))
+    check_each_rank_from_its_hooks(tansu_stack, job)
