@@ -41,7 +41,7 @@ from ridgescope.cli.cmd_parse import (add_prefix_template, note, placed_nodes, p
 from ridgescope.cli.log_blocks import CUT_SHORT, collector_format, collector_of, cut_short, open_log
 from ridgescope.cli.cmd_run import parse_tags
 from ridgescope.cli.common import add_stack_args, settings_from
-from ridgescope.parsers import PARSERS, Dispatcher
+from ridgescope.parsers import FORMATS, Dispatcher
 from ridgescope.parsers.template import TeePrefix
 from ridgescope.probes.output_files import MPIRUN_RANK_FILE
 from ridgescope.probes.print_order import PrintOrder
@@ -448,8 +448,8 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--job", required=True, help="the job name the records are stored under")
     parser.add_argument("--tag", action="append", default=[], metavar="KEY=VALUE",
                         help="a tag stored with the job; repeatable")
-    parser.add_argument("--log-format", choices=sorted(PARSERS), default=None,
-                        help="force one parser instead of auto-detection")
+    parser.add_argument("--log-format", choices=sorted(FORMATS), default=None,
+                        help="force one parser instead of auto-detection (tqdm: a loop whose bar has no label)")
     parser.add_argument("--world-size", type=int, default=0,
                         help="ranks of the job (default: as the logs print it, else the ranks "
                              "found in them)")

@@ -12,7 +12,7 @@ from typing import Callable
 
 from ridgescope.cli import node_logs
 from ridgescope.cli.log_blocks import BLOCK, CUT_SHORT, collector_format, cut_short, head_blocks, open_log, read_blocks
-from ridgescope.parsers import PARSERS, Dispatcher
+from ridgescope.parsers import FORMATS, UNLABELLED_BAR, Dispatcher
 from ridgescope.parsers.srun import widest_node
 from ridgescope.parsers.template import TeePrefix, guess
 from ridgescope.probes.print_order import PrintOrder
@@ -26,8 +26,8 @@ _SHOWN = ("total_steps", "step_time_ms", "loss", "lr", "grad_norm", "it_per_s", 
 
 def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("files", nargs="+", metavar="FILE", help="log file(s); '-' reads stdin")
-    parser.add_argument("--log-format", choices=sorted(PARSERS), default=None,
-                        help="force one parser instead of auto-detection")
+    parser.add_argument("--log-format", choices=sorted(FORMATS), default=None,
+                        help="force one parser instead of auto-detection (tqdm: a loop whose bar has no label)")
     parser.add_argument("--format", choices=("table", "json"), default="table",
                         help="table (default) or json: one JSON object per line per record")
     add_prefix_template(parser)
@@ -212,6 +212,9 @@ def run(args: argparse.Namespace) -> int:
                 out.write(f"-- {path}: {s['lines']} lines, {s['records']} records, "
                           f"{s['garbage']} garbage, {s['timeouts']} timeouts{glued}\n")
                 out.write(f"-- {summary.line(disp.framework)}\n")
+                drawn = disp.unlabelled_bar_steps()
+                if drawn and not summary.steps:
+                    out.write(f"-- {UNLABELLED_BAR.format(drawn=drawn)}\n")
         except BrokenPipeError:
             raise                   # the reader left (`| head`): no more to print, see `main`
         except OSError as exc:

@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 from ridgescope.cli.common import add_stack_args, settings_from
+from ridgescope.parsers import FORMATS
 from ridgescope.probes import env, runner
 from ridgescope.probes.output_files import MPIRUN_RANK_FILE, NamedFiles, mpirun_output_files
 
@@ -25,6 +26,9 @@ def register(parser) -> None:
     parser.add_argument("--rank-in-path", default=None, metavar="REGEX",
                         help="with --log-file: the rank in a file's path, the regex's first group "
                              r"(e.g. 'rank(\d+)')")
+    parser.add_argument("--log-format", choices=sorted(FORMATS), default=None,
+                        help="read the job's output with this parser instead of auto-detection "
+                             "(tqdm: a loop whose bar has no label)")
     parser.add_argument("cmd", nargs="+", metavar="-- CMD", help="the command to run")
 
 
@@ -57,7 +61,8 @@ def run(args) -> int:
         rank_in_paths.append(MPIRUN_RANK_FILE)
     log_files = NamedFiles(patterns, rank_in_paths) if patterns else None
     result = runner.run(cmd, job, settings.broker or None, Path(settings.data_dir),
-                        hooks=not args.no_hooks, tags=tags, log_files=log_files)
+                        hooks=not args.no_hooks, tags=tags, log_files=log_files,
+                        log_format=args.log_format)
     stats = result.stats
     report = (f"[ridgescope] job {job}: {result.events} probe events, {result.log_lines} log "
               f"lines ({result.garbage_lines} unparsable); delivered {stats.delivered}")

@@ -58,6 +58,15 @@ PARSERS = {
     "nanogpt": NanoGPTParser,
     "generic": GenericParser,
 }
+LOOP_BAR = "tqdm"
+"""Not a framework: a stream whose training loop draws a tqdm bar with no label (`for batch in
+tqdm(loader)`), which by its looks is nobody's training and gives no record unless told so.
+The generic parser reads it, taking the first such bar each rank draws for its training bar."""
+FORMATS = (*PARSERS, LOOP_BAR)
+"""What `--log-format` may name."""
+UNLABELLED_BAR = ("a bar with no label drew {drawn} steps and gave none (downloads and evaluations "
+                  f"draw the same); if it is the training loop's, --log-format {LOOP_BAR} reads it")
+"""What `parse` and `run` say where such a bar was the only sign of steps."""
 
 
 _DENSE = 4
@@ -128,10 +137,12 @@ class Dispatcher:
 
     def __init__(self, log_format: str | None = None, nproc_per_node: int | None = None,
                  tee_prefix: TeePrefix | None = None) -> None:
-        if log_format is not None and log_format not in PARSERS:
-            raise ValueError(f"unknown log format {log_format!r}; one of {', '.join(PARSERS)}")
+        if log_format is not None and log_format not in FORMATS:
+            raise ValueError(f"unknown log format {log_format!r}; one of {', '.join(FORMATS)}")
+        self.generic = GenericParser(unlabelled_loop=log_format == LOOP_BAR)
+        if log_format == LOOP_BAR:
+            log_format = "generic"
         self.forced = log_format
-        self.generic = GenericParser()
         """The fallback of every stream, forced or not (its `parse` takes `bars`)."""
         self.parsers: dict[str, Parser] = {
             name: self.generic if name == "generic" else cls() for name, cls in PARSERS.items()
@@ -244,6 +255,11 @@ class Dispatcher:
         self._inherit(parser)
         self._switch(parser)
         return True
+
+    def unlabelled_bar_steps(self) -> int:
+        """The furthest count of a bar with no label that gave no record (0: none was drawn):
+        a loop's own, maybe, which `LOOP_BAR` would read."""
+        return self.generic.loop_bars.unlabelled.most_drawn()
 
     @property
     def framework(self) -> str | None:

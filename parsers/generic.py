@@ -162,8 +162,8 @@ class GenericParser(Parser):
     readers: tuple = ("_meter_at", "_mxnet_at")
     fallback_readers: tuple = ("_dict_at",)
 
-    def __init__(self) -> None:
-        self.loop_bars = LoopBars(self.name)
+    def __init__(self, unlabelled_loop: bool = False) -> None:
+        self.loop_bars = LoopBars(self.name, unlabelled_loop)
         self.last_step: dict = {}
         """rank -> its last MMEngine, timm, meter or MetricLogger step: the step an evaluation's
         result comes after"""

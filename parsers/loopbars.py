@@ -187,6 +187,10 @@ class UnlabelledBars:
         if done is not None:
             self.finished.setdefault(key, deque(maxlen=UNLABELLED_STEPS)).append(done)
 
+    def most_drawn(self) -> int:
+        """The furthest count of the bars held (0: none): what a user told of them is shown."""
+        return max((bar["n"] for bar in self.tracker.held.values()), default=0)
+
     def claim(self) -> dict:
         """rank -> (its finished redraws, its latest redraw) of each rank's likeliest training
         bar; held no longer."""
@@ -216,8 +220,11 @@ class LoopBars:
     bar that starts again (`for epoch ...: for batch in tqdm(loader)`) runs its steps on after
     the epoch before, as `step_inferred`."""
 
-    def __init__(self, framework: str) -> None:
+    def __init__(self, framework: str, unlabelled_loop: bool = False) -> None:
         self.framework = framework
+        self.unlabelled_loop: dict | None = {} if unlabelled_loop else None
+        """Where told that the loop's bar has no label (`--log-format tqdm`): rank -> the total
+        of the first bar with no label it drew, its training bar; None where not told."""
         self.tracker = BarTracker()
         self.offsets: dict = {}     # (rank, label) -> the steps of the bar's earlier runs
         self.columns: dict = {}     # rank -> the names of Ultralytics' columns, from its header
@@ -248,6 +255,9 @@ class LoopBars:
             relabel_own_loop(bar)
         ultralytics = not torchtune and rank in self.columns and relabel_ultralytics(
             bar, self.columns[rank], self.tracker.peek((rank, "steps")))
+        if not bar["desc"] and self.unlabelled_loop is not None and bar["total"]:
+            if self.unlabelled_loop.setdefault(rank, bar["total"]) == bar["total"]:
+                bar["desc"] = "steps"
         if not is_training_bar(bar):
             if not bar["desc"] and bar["total"]:
                 self.unlabelled.note(rank, bar)

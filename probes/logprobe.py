@@ -124,12 +124,15 @@ class StreamPump:
     payload, ts_ns)`.  `local_ranks` (see ranks.py) gives the job's rank of a local one, once
     the stream shows torchrun's `--tee` prefixes; `nproc_per_node`, torchrun's, the job's ranks
     of the lines of `srun --label torchrun --tee` (see parsers/srun.py); `tee_prefix`, the
-    prefix torchrun's `--role` or template gives, where not its default (parsers/template.py)."""
+    prefix torchrun's `--role` or template gives, where not its default (parsers/template.py);
+    `log_format`, the parser the user named (`run --log-format`), where not auto-detected."""
 
     def __init__(self, fd: int, out, stream: str, on_record, default_rank: int,
                  local_ranks: LocalRanks | None = None, nproc_per_node: int | None = None,
-                 tee_prefix: TeePrefix | None = None, pipes: PipeFrameworks | None = None):
+                 tee_prefix: TeePrefix | None = None, pipes: PipeFrameworks | None = None,
+                 log_format: str | None = None):
         self.fd, self.out, self.stream = fd, out, stream
+        self.log_format = log_format
         self.pipes = pipes
         self.on_record = on_record
         self.default_rank = default_rank
@@ -142,6 +145,7 @@ class StreamPump:
         """When the lines being parsed were read (None: at the stream's end, not live)."""
         self.lines = 0
         self.parse_errors = 0
+        self.progress_records = 0
         self.framework = ""
         """The first framework other than the generic fallback that the parsers recognised."""
         self.nproc_per_node = nproc_per_node
@@ -167,7 +171,8 @@ class StreamPump:
     def _dispatcher(self, tee_prefix: TeePrefix | None):
         try:
             from ridgescope.parsers import Dispatcher
-            return Dispatcher(nproc_per_node=self.nproc_per_node, tee_prefix=tee_prefix)
+            return Dispatcher(self.log_format, nproc_per_node=self.nproc_per_node,
+                              tee_prefix=tee_prefix)
         except Exception:  # noqa: BLE001 - without parsers the output still passes through
             return None
 
@@ -282,6 +287,7 @@ class StreamPump:
             if drawn is not None and record.get("kind") == "progress" and "drawn_ns" not in record \
                     and "step_time_ms" not in record:
                 record = dict(record, drawn_ns=drawn)
+            self.progress_records += record.get("kind") == "progress"
             if not self.framework and record.get("framework") not in (None, "", "generic"):
                 self.framework = str(record["framework"])
                 if self.pipes is not None:
@@ -332,6 +338,14 @@ class StreamPump:
     def garbage(self) -> int:
         stats = getattr(self.dispatcher, "stats", None) or {}
         return int(stats.get("garbage", 0)) + self.parse_errors
+
+    @property
+    def unlabelled_bar_steps(self) -> int:
+        """The furthest count of a bar with no label that gave no record (`Dispatcher`'s)."""
+        try:
+            return int(self.dispatcher.unlabelled_bar_steps()) if self.dispatcher is not None else 0
+        except Exception:  # noqa: BLE001 - a hint only
+            return 0
 
     @property
     def glued(self) -> int:

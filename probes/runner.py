@@ -83,9 +83,10 @@ def child_env(job: str, socket_path: Path, hooks: bool,
 
 def run(cmd: list[str], job: str, broker: str | None, data_dir: Path, *, hooks: bool = True,
         tags: dict | None = None, host_interval_s: float = 1.0,
-        log_files: NamedFiles | None = None) -> RunResult:
+        log_files: NamedFiles | None = None, log_format: str | None = None) -> RunResult:
     """`log_files`: the job's own log files to read as well (`--log-file`), their sizes taken
-    before the job starts."""
+    before the job starts; `log_format`: the parser every stream is read with (`--log-format`),
+    where auto-detection is not wanted."""
     host = socket.gethostname()
     run_dir = data_dir / "run"
     # one `ridgescope run` per rank, under srun or mpirun: the task is the rank of its lines
@@ -159,9 +160,9 @@ def run(cmd: list[str], job: str, broker: str | None, data_dir: Path, *, hooks: 
                 tee_prefix_from_cmd(cmd, dict(os.environ), host))
     pipes = PipeFrameworks()    # a framework shown on one pipe reads the other (HF's bar)
     pumps = [StreamPump(proc.stdout.fileno(), sys.stdout.buffer, "stdout", log_event,
-                        default_rank, *launcher, pipes=pipes).start(),
+                        default_rank, *launcher, pipes=pipes, log_format=log_format).start(),
              StreamPump(proc.stderr.fileno(), sys.stderr.buffer, "stderr", log_event,
-                        default_rank, *launcher, pipes=pipes).start()]
+                        default_rank, *launcher, pipes=pipes, log_format=log_format).start()]
     files = None
     read_outputs = os.environ.get(env.READ_FILES) != "0"
     if read_outputs or log_files is not None:
@@ -175,9 +176,11 @@ def run(cmd: list[str], job: str, broker: str | None, data_dir: Path, *, hooks: 
             rank = writer.get("rank", -1)
             if rank >= 0:
                 return StreamPump(read_fd, Discard(), stream, file_event, rank,
-                                  pipes=writers.setdefault(rank, PipeFrameworks())).start()
+                                  pipes=writers.setdefault(rank, PipeFrameworks()),
+                                  log_format=log_format).start()
             return StreamPump(read_fd, Discard(), stream, file_event, default_rank, *launcher,
-                              pipes=writers.setdefault(-1, PipeFrameworks())).start()
+                              pipes=writers.setdefault(-1, PipeFrameworks()),
+                              log_format=log_format).start()
 
         files = OutputFiles(
             (lambda: gpu_probe_mod.job_processes(proc.pid, seen_procs)) if read_outputs else (lambda: []),
@@ -223,6 +226,10 @@ def run(cmd: list[str], job: str, broker: str | None, data_dir: Path, *, hooks: 
         if pump.glued:
             note(f"{pump.stream}: {pump.glued} lines held prints of several ranks run together "
                  f"(cut apart; {labelling_option(cmd)} keeps them apart)")
+    drawn = max((p.unlabelled_bar_steps for p in pumps), default=0)
+    if drawn and not spanned and not any(p.progress_records for p in pumps):
+        from ridgescope.parsers import UNLABELLED_BAR     # (a pump had a Dispatcher: they load)
+        note(UNLABELLED_BAR.format(drawn=drawn))
     if local_ranks.unplaced:
         note(f"{local_ranks.unplaced} log records of torchrun's local ranks stored as rank -1: "
              f"neither the workers' RANK/LOCAL_RANK nor --node-rank told this node's ranks")

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ridgescope.parsers import PARSERS, Dispatcher
+from ridgescope.parsers import FORMATS, Dispatcher
 from ridgescope.parsers.base import MAX_LINE
 
 from .conftest import CORPUS
@@ -101,7 +101,7 @@ SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[Healt
 
 
 @SETTINGS
-@given(st.lists(lines, max_size=12), st.sampled_from([None, *PARSERS]))
+@given(st.lists(lines, max_size=12), st.sampled_from([None, *FORMATS]))
 def test_any_text_chunk_matches_lines(batch, fmt):
     batch = [line.replace("\n", " ") for line in batch]
     want = per_line(batch, fmt)

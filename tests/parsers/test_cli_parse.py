@@ -506,3 +506,20 @@ def test_ingest_times_steps_by_a_wrappers_clock():
     assert sorted((it.rank, it.record["step"]) for it in rank_steps.items) == [
         (rank, step) for rank in (0, 1) for step in range(1, 6)]
     assert {time.strftime("%b %d %H:%M:%S", time.gmtime(it.ts // 10**9)) for it in rank_steps.items} == {"Dec 03 02:09:57"}
+
+
+def test_a_loop_whose_bar_has_no_label_is_read_when_told(capsys):
+    """tqdm's default bar over each epoch's batches, then over its evaluation's, none labelled
+    (a real run into a pipe): by its looks nobody's training, so `parse` gives no step and says
+    what would read it; `--log-format tqdm` reads each epoch's bar as the run's steps."""
+    log = str(CAPTURED / "tqdm-4.70.1_own-loop_unlabelled-bar_pipe.log")
+    assert cmd_parse.run(_args([log])) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[-2:] == ["-- framework none; no steps",
+                        "-- a bar with no label drew 6 steps and gave none (downloads and evaluations draw "
+                        "the same); if it is the training loop's, --log-format tqdm reads it"]
+    assert cmd_parse.run(_args([log, "--log-format", "tqdm", "--format", "json"])) == 0
+    prog = [row for row in map(json.loads, capsys.readouterr().out.splitlines()) if row["kind"] == "progress"]
+    assert [row["step"] for row in prog] == list(range(1, 13))      # not the evaluations' 3 batches
+    assert min(prog, key=lambda row: row["it_per_s"])["step"] == 10   # the second epoch's slow 4th step
+    assert [row.get("iter_in_epoch") for row in prog[6:]] == list(range(1, 7))

@@ -14,7 +14,7 @@ import regex
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from ridgescope.parsers import PARSERS, Dispatcher
+from ridgescope.parsers import FORMATS, PARSERS, Dispatcher
 from ridgescope.parsers.base import TIMEOUT
 from ridgescope.parsers.events import EventParser
 from ridgescope.parsers.nccl import NcclParser
@@ -191,7 +191,7 @@ def _feed_checked(d, line):
 
 
 @SETTINGS
-@given(st.lists(lines, max_size=8), st.sampled_from([None, *PARSERS]))
+@given(st.lists(lines, max_size=8), st.sampled_from([None, *FORMATS]))
 @example([" iteration [default0]:\n0"], None)   # a torchrun prefix, then a newline inside
 @example(["0: " + "x" * 1024, "output: \n iteration "], None)     # srun's first piece, then a newline inside
 def test_any_text_never_raises(batch, fmt):
@@ -203,7 +203,7 @@ def test_any_text_never_raises(batch, fmt):
 
 
 @SETTINGS
-@given(st.lists(lines, max_size=8), st.sampled_from([None, *PARSERS]), st.booleans())
+@given(st.lists(lines, max_size=8), st.sampled_from([None, *FORMATS]), st.booleans())
 def test_any_block_never_raises(batch, fmt, as_bytes):
     """The same through `feed_chunk`, where the active parser's block readers see the text."""
     text = "".join(line + "\n" for line in batch)
@@ -214,7 +214,7 @@ def test_any_block_never_raises(batch, fmt, as_bytes):
 
 
 @SETTINGS
-@given(st.lists(lines, max_size=8), st.integers(1, 64), st.sampled_from([None, *PARSERS]))
+@given(st.lists(lines, max_size=8), st.integers(1, 64), st.sampled_from([None, *FORMATS]))
 def test_any_stream_read_as_the_probe_reads_never_raises(batch, read_size, fmt):
     """The log probe's way: whole lines, and the `\r` redraws of a line not ended yet, at any
     read size; each line is counted once, when it ends."""

@@ -107,3 +107,48 @@ def test_a_long_wait_for_the_first_dict_keeps_the_latest_steps():
     assert d.adopt("hf_trainer")
     got = [s for s, _, _ in progress(d.feed_chunk(text[cut:]) + d.flush())]
     assert got == list(range(steps - UNLABELLED_STEPS, steps + 11))
+
+
+def loop(epochs: int, steps: int, *, evaluation: int = 0) -> str:
+    """A loop of one's own (`for batch in tqdm(loader)`), each epoch's bar unlabelled, and after
+    it an unlabelled evaluation bar of `evaluation` batches.  Every update is drawn, as tqdm
+    does where a step takes longer than its `mininterval`."""
+    out = io.StringIO()
+    for _ in range(epochs):
+        for _ in tqdm(range(steps), file=out, mininterval=0, miniters=1):
+            pass
+        if evaluation:
+            for _ in tqdm(range(evaluation), file=out, mininterval=0, miniters=1):
+                pass
+    return out.getvalue()
+
+
+def test_told_the_loop_draws_it_each_epochs_bar_gives_the_runs_steps():
+    d = Dispatcher("tqdm")
+    records = [r for r in d.feed_chunk(loop(3, 8, evaluation=4)) + d.flush() if r["kind"] == "progress"]
+    # the epochs' bars, not the evaluations' (their total differs), each step once, in order
+    assert [(r["step"], r["total_steps"]) for r in records] == [(n, 8) for n in range(1, 25)]
+    assert [r.get("iter_in_epoch") for r in records[7:10]] == [None, 1, 2]
+    assert all(r.get("step_inferred") for r in records[8:]) and not records[7].get("step_inferred")
+    assert all(r["it_per_s"] > 0 for r in records)
+    assert d.unlabelled_bar_steps() == 4     # the evaluation bar: held, no record
+
+
+def test_told_the_loop_draws_it_the_first_bar_of_each_rank_is_its_own():
+    d = Dispatcher("tqdm")
+    out = []
+    for rank, steps in ((0, 6), (1, 6)):
+        for redraw in loop(1, steps, evaluation=2).split("\r"):
+            out += d.feed(redraw, rank)
+    out += d.flush()
+    assert sorted((r["rank"], r["step"]) for r in out if r["kind"] == "progress") == [
+        (rank, n) for rank in (0, 1) for n in range(1, 7)]
+
+
+def test_a_bar_no_framework_claims_is_counted_for_the_hint():
+    d = Dispatcher()
+    assert progress(d.feed_chunk(loop(2, 8, evaluation=4)) + d.flush()) == []
+    assert d.unlabelled_bar_steps() == 8
+    d = Dispatcher()
+    assert progress(d.feed_chunk("step 1/4 loss 2.5\nstep 2/4 loss 2.4\n") + d.flush()) != []
+    assert d.unlabelled_bar_steps() == 0
