@@ -50,3 +50,23 @@ def test_bars_of_two_ranks_under_tee_have_the_slow_step_found(tansu_stack):
             assert r["duration_ms"] > 4 * STEP_MS, r
         else:
             assert abs(r["duration_ms"] - STEP_MS) < STEP_MS / 2, (rank, step, r)
+
+
+@pytest.mark.tansu
+def test_unlabelled_bars_of_two_ranks_are_read_as_their_loops_when_told(tansu_stack):
+    """A real tqdm bar with no label on each rank (tqdm_loop_job.py), an evaluation's after each
+    epoch: `--log-format tqdm` reads each rank's epochs' bars as its steps, running on across
+    epochs, and rank 1's slow step 12 is found."""
+    job = f"tee-tqdm-{uuid.uuid4().hex[:6]}"
+    result = cli("run", *tansu_stack.flags, "--job", job, "--no-hooks", "--log-format", "tqdm", "--",
+                 sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", str(NPROC), "--tee", "3",
+                 str(Path(__file__).with_name("tqdm_loop_job.py")), timeout=300)
+    assert "NOT delivered" not in result.stderr and "--log-format tqdm reads it" not in result.stderr
+
+    steps = tansu_stack.wait_for_steps(job, 15)
+    assert [(s["step"], s["rank_count"]) for s in steps] == [(s, NPROC) for s in range(2, 17)]
+    slow = {s["step"]: s for s in steps if s["slow"]}
+    assert 12 in slow and slow[12]["cause"] == "unknown", steps
+    rows = {(r["rank"], r["step"]): r["duration_ms"] for r in tansu_stack.sql(
+        f"SELECT rank, step, duration_ms FROM step_rank FINAL WHERE job = '{job}'")}
+    assert max(rows, key=rows.__getitem__) == (1, 12), rows
