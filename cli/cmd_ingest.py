@@ -41,7 +41,7 @@ from ridgescope.cli.cmd_parse import (add_prefix_template, note, placed_nodes, p
 from ridgescope.cli.log_blocks import CUT_SHORT, collector_format, collector_of, cut_short, open_log
 from ridgescope.cli.cmd_run import parse_tags
 from ridgescope.cli.common import add_stack_args, settings_from
-from ridgescope.parsers import FORMATS, Dispatcher
+from ridgescope.parsers import FORMATS, UNLABELLED_BAR, Dispatcher
 from ridgescope.parsers.template import TeePrefix
 from ridgescope.probes.output_files import MPIRUN_RANK_FILE
 from ridgescope.probes.print_order import PrintOrder
@@ -294,6 +294,9 @@ def read_file(path: str, log_format: str | None, prefix: TeePrefix | None = None
     finally:
         if stream is not sys.stdin.buffer:
             stream.close()
+    drawn = disp.unlabelled_bar_steps()
+    if drawn and not any(item.record is not None and item.record["kind"] == "progress" for item in items):
+        note(f"{path}: {UNLABELLED_BAR.format(drawn=drawn)}")
     stats = disp.stats
     result.lines, result.records = stats["lines"], stats["records"]
     result.garbage, result.timeouts = stats["garbage"], stats["timeouts"]

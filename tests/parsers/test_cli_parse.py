@@ -523,3 +523,13 @@ def test_a_loop_whose_bar_has_no_label_is_read_when_told(capsys):
     assert [row["step"] for row in prog] == list(range(1, 13))      # not the evaluations' 3 batches
     assert min(prog, key=lambda row: row["it_per_s"])["step"] == 10   # the second epoch's slow 4th step
     assert [row.get("iter_in_epoch") for row in prog[6:]] == list(range(1, 7))
+
+
+def test_ingest_of_a_loop_whose_bar_has_no_label(capsys):
+    from ridgescope.cli.cmd_ingest import read_file
+    log = str(CAPTURED / "tqdm-4.70.1_own-loop_unlabelled-bar_pipe.log")
+    assert read_file(log, None).items == []
+    assert "a bar with no label drew 6 steps" in capsys.readouterr().err
+    told = read_file(log, "tqdm")
+    assert [it.record["step"] for it in told.items if it.record is not None] == list(range(1, 13))
+    assert "no label" not in capsys.readouterr().err
