@@ -355,16 +355,52 @@ def hms_to_s(text: str | None) -> float | None:
     return total
 
 
+NO_TOTAL_BAR = Pattern(
+    r"\|[^|\n]{0,200}+\|\s{0,8}+(?P<n>\d++)/(?P<total>\?)\s{0,4}+"
+    r"\[(?P<elapsed>[\d:]{1,12}+)(?:<(?P<remain>[\d:?]{1,12}+))?"
+    r"(?:,\s*+(?P<rate>[\d.]{1,20}+)(?P<unit>s/it|it/s))?(?P<post>[^\]]{0,2000}+)\]?")
+"""A bar drawn with tqdm's `{l_bar}{bar}|` format over an iterable with no length, which has no
+percentage: Lightning's `Epoch 0: |          | 8/? [00:01<00:00,  7.92it/s, train_loss=1.14]`."""
+
+
 def parse_bar(segment: str) -> dict | None:
     """Parse one tqdm/Lightning bar redraw; None when the segment is not a bar."""
-    if "%|" not in segment:
+    if "%|" in segment:
+        m = BAR.search(segment)
+    elif "/? [" in segment:
+        m = NO_TOTAL_BAR.search(segment)
+    else:
         return None
-    m = BAR.search(segment)
     if not m:
         return None
     n = int(m.group("n"))
     total = m.group("total")
     bar = {"n": n, "total": int(total) if total != "?" else None,
+           "desc": segment[:m.start()].strip().rstrip(":").strip(),
+           "elapsed_s": hms_to_s(m.group("elapsed")), "end": m.end()}
+    rate = num(m.group("rate"))
+    if rate:
+        bar["it_per_s"] = rate if m.group("unit") == "it/s" else round(1.0 / rate, 6)
+    bar["post"] = postfix_items(m.group("post"))
+    return bar
+
+
+UNSIZED_BAR = Pattern(
+    r"(?<![\w.])(?P<n>\d{1,12}+)it \[(?P<elapsed>[\d:]{1,12}+),\s{1,8}+(?:(?P<rate>[\d.]{1,20}+)|\?)"
+    r"(?P<unit>s/it|it/s)(?P<post>[^\]]{0,2000}+)\]?")
+
+
+def parse_unsized_bar(segment: str) -> dict | None:
+    """One redraw of a tqdm bar that knows no total (over an iterable with no length: a streaming
+    dataset's loader), `train: 45it [00:10,  4.50it/s, loss=2.3]`, as `parse_bar` gives a bar,
+    its total None; None when the segment is not one (or counts in another unit than tqdm's
+    own `it`, or scaled: `1.2kit`)."""
+    if "it [" not in segment:
+        return None
+    m = UNSIZED_BAR.search(segment)
+    if m is None:
+        return None
+    bar = {"n": int(m.group("n")), "total": None,
            "desc": segment[:m.start()].strip().rstrip(":").strip(),
            "elapsed_s": hms_to_s(m.group("elapsed")), "end": m.end()}
     rate = num(m.group("rate"))

@@ -46,6 +46,9 @@ class LightningParser(Parser):
         self.total: dict = {}
         self.rich_tail: dict = {}
         """rank -> the key of the Rich bar its last line drew (see `_wrapped_metrics`)."""
+        self.epochs_before: dict = {}
+        """rank -> (epoch, the steps of the epochs before it, its furthest count) of its training
+        bar with no total"""
 
     def detect(self, line: str) -> bool:
         return self.owns(line) or (
@@ -57,18 +60,31 @@ class LightningParser(Parser):
         stream from each other at every redraw).  Lightning's tqdm bar is `Epoch 3: ..%|`; a
         training loop's own `Epoch 3/10: ..%|` or `Epoch 3 loss 2.1: ..%|` is no Lightning's
         (`loopbars.py` reads it)."""
-        if "%|" in line:
+        if "%|" in line or "/? [" in line:     # (`8/?`: a loader with no length)
             return "Sanity Checking" in line or (
                 "Epoch " in line and LIGHTNINGS_LABEL.search(line) is not None)
         return ("Epoch " in line or "Sanity Checking" in line) and "it/s" in line and "\u2022" in line
 
     @staticmethod
     def _step(bar: dict) -> int:
-        """The training bar's step: its batch, after the batches of the epochs before."""
+        """The training bar's step: its batch, after the batches of the epochs before (where
+        the bar has no total, those its earlier epochs counted: `epochs_before`)."""
         epoch = bar.get("epoch")
         if epoch and bar["total"] and not bar.get("by_global_step"):
             return epoch * bar["total"] + bar["n"]
-        return bar["n"]
+        return bar.get("before", 0) + bar["n"]
+
+    def _count_on(self, rank, bar: dict) -> None:
+        """A training bar with no total (a loader with no length) counts each epoch from 0
+        again: its steps run on after the steps its earlier epochs drew.  (Lightning resets the
+        bar to 0 before it relabels it with the next epoch: the furthest count is the epoch's.)"""
+        if bar["total"] is not None or bar.get("by_global_step"):
+            return
+        epoch, before, furthest = self.epochs_before.get(rank) or (bar.get("epoch"), 0, 0)
+        if bar.get("epoch") != epoch:
+            epoch, before, furthest = bar.get("epoch"), before + furthest, 0
+        self.epochs_before[rank] = (epoch, before, max(furthest, bar["n"]))
+        bar["before"] = before
 
     @staticmethod
     def _by_global_step(bar: dict) -> None:
@@ -122,7 +138,7 @@ class LightningParser(Parser):
         dll_at = line.find("DLL ")
         bar_part = line if dll_at < 0 else line[:dll_at]
         bar = None
-        rich = "%|" not in bar_part
+        rich = "%|" not in bar_part and "/? [" not in bar_part
         if not rich:
             bar = parse_bar(bar_part)
         elif "it/s" in bar_part:
@@ -141,6 +157,7 @@ class LightningParser(Parser):
             else:
                 self._passes_ended(rank, out)
                 self._by_global_step(bar)
+                self._count_on(rank, bar)
                 done = self.bars.update(key, bar)
                 if done is not None:
                     r = self._bar_record(key, done)

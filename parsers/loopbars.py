@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import deque
 
 from .base import (EVAL_WORDS, ULTRALYTICS_MARKS, BarTracker, Pattern, drawn, num, parse_bar,
-                   parse_ultralytics_bar, record)
+                   parse_ultralytics_bar, parse_unsized_bar, record)
 from .kv import normalise, pairs
 
 TORCHTUNE = Pattern(r"(\d{1,6}+)\|(\d{1,12}+)\|Loss: (-?[\d.]++(?:[eE][-+]?\d++)?|nan|inf)")
@@ -249,7 +249,9 @@ class LoopBars:
         if bar is None and (ULTRALYTICS_MARKS[0] in line or ULTRALYTICS_MARKS[1] in line):
             bar = parse_ultralytics_bar(line)
         if bar is None:
-            return None
+            bar = parse_unsized_bar(line)
+            if bar is None:
+                return None
         torchtune = "|Loss: " in bar["desc"] and relabel_torchtune(bar)
         if not torchtune:
             relabel_own_loop(bar)

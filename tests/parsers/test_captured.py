@@ -64,6 +64,22 @@ def test_lightning_tqdm_bar_one_eval_record_per_pass():
                      ("Validation DataLoader 0", 16, 4, 4)]
 
 
+def test_lightning_tqdm_bar_over_a_loader_with_no_length():
+    """Training batches from an iterable with no length (a streaming dataset's): Lightning's
+    bar counts with no total and no percentage (`Epoch 0: |          | 8/? [...]`), from 0 each
+    epoch, and is reset to 0 before it is relabelled with the next epoch.  The steps run on
+    across epochs; one evaluation record per pass, at the step it followed."""
+    recs = parse_file("lightning-2.6.6_tqdmprogressbar_iterable-no-length_pipe.log")
+    prog = [r for r in recs if r["kind"] == "progress"]
+    assert [(r["step"], r["epoch"]) for r in prog] == [(n, (n - 1) // 8) for n in range(1, 17)]
+    assert {r["framework"] for r in recs} == {"lightning"} and not any("total_steps" in r for r in prog)
+    assert (prog[0]["loss"], prog[7]["loss"], prog[7]["metrics"], prog[8]["loss"], prog[15]["loss"]) == (
+        0.838, 1.14, {"val_loss": 0.869}, 0.829, 1.05)
+    evals = [(r["phase"], r["step"], r["batches"]) for r in recs if r["kind"] == "eval"]
+    assert evals == [("Sanity Checking DataLoader 0", None, 2), ("Validation DataLoader 0", 8, 4),
+                     ("Validation DataLoader 0", 16, 4)]
+
+
 def test_hf_trainer_5_bar_and_string_valued_dicts():
     """Transformers 5: values printed as strings, the first dict on the bar's own line.  Each log
     dict joins the step its bar showed; each evaluation gets the step it ran at (5, 10, 15 and
@@ -566,6 +582,7 @@ def behind_prefix_on_every_write(data: bytes, rank: int) -> bytes:
                                   "keras-3.15.1_fit-verbose1-evaluate-predict_pipe.log",
                                   "transformers-5.24.0_trainer_tqdm_pipe.log",
                                   "lightning-2.6.6_tqdmprogressbar_pipe.log",
+                                  "lightning-2.6.6_tqdmprogressbar_iterable-no-length_pipe.log",
                                   "keras-3.15.1_fit-325-step-epochs_pipe.log"])
 def test_bar_behind_a_prefix_on_every_redraw(name):
     """A rank's bar behind the prefix on every redraw gives the steps of the bar alone."""
@@ -621,6 +638,19 @@ def test_own_loop_nested_bars():
     assert recs[6]["step_inferred"] and (recs[6]["loss"], recs[6]["total_steps"]) == (1.36, 12)
 
 
+def test_own_loop_bar_with_no_total():
+    """A loop over an iterable with no length (a streaming dataset's loader): tqdm's `train`
+    bar counts with no total (`train: 3it [00:00,  6.64it/s, loss=1.8]`).  Each epoch's steps
+    run on after the one before, each with the loss set after it; the evaluation's unlabelled
+    bar gives nothing; the second epoch's slow third step draws the lowest rate."""
+    recs = parse_file("tqdm-4.70.1_own-loop_unsized-bar_pipe.log")
+    assert [r["step"] for r in recs] == list(range(1, 11))
+    assert {(r["kind"], r["framework"], r.get("total_steps")) for r in recs} == {("progress", "generic", None)}
+    assert [r["loss"] for r in recs] == [2.0, 1.9, 1.8, 1.7, 1.6, 1.5, 1.4, 1.3, 1.2, 1.1]
+    assert [r.get("iter_in_epoch") for r in recs[4:7]] == [None, 1, 2] and recs[5]["step_inferred"]
+    assert min(recs, key=lambda r: r["it_per_s"])["step"] == 8
+
+
 def test_bars_that_are_no_training_steps():
     """Downloads, `datasets.map`, checkpoint shards and evaluation bars, on a stream no framework
     claims, give no step."""
@@ -628,7 +658,9 @@ def test_bars_that_are_no_training_steps():
     lines = ["Map: 100%|██████████| 1000/1000 [00:00<00:00, 9950.32 examples/s]",
              "Loading checkpoint shards: 100%|██████████| 3/3 [00:02<00:00,  1.10it/s]",
              "Evaluating: 100%|██████████| 50/50 [00:03<00:00, 15.2it/s, loss=1.2]",
-             " 50%|█████     | 5/10 [00:01<00:01,  5.00it/s]"]
+             " 50%|█████     | 5/10 [00:01<00:01,  5.00it/s]",
+             "Evaluating: 12it [00:03, 4.00it/s, loss=1.2]", "12it [00:03,  4.00it/s]",
+             "Downloading: 1.2kit [00:03, 400it/s]"]
     assert [r for line in lines for r in d.feed(line)] + d.flush() == []
 
 

@@ -2,11 +2,13 @@
 
     python lightning_rich_fit.py rich|tqdm         2 epochs with that progress bar
     python lightning_rich_fit.py resume CKPT_DIR   1 epoch saving a checkpoint, then a fit resumed from it
+    python lightning_rich_fit.py iterable          2 epochs, tqdm's bar, the training batches from an
+                                                   iterable with no length (a streaming dataset's)
 """
 import sys, time
 import torch
 from torch import nn
-from torch.utils.data import DataLoader, TensorDataset
+from torch.utils.data import DataLoader, IterableDataset, TensorDataset
 import lightning as L
 from lightning.pytorch.callbacks import ModelCheckpoint, RichProgressBar, TQDMProgressBar
 
@@ -27,7 +29,19 @@ class M(L.LightningModule):
 
 ds = TensorDataset(torch.randn(64, 8), torch.randn(64, 1))
 loaders = DataLoader(ds, batch_size=8), DataLoader(ds, batch_size=16)
-if sys.argv[1] == "resume":
+
+
+class Stream(IterableDataset):
+    def __iter__(self):
+        for i in range(0, 64, 8):
+            yield ds[i:i + 8]
+
+
+if sys.argv[1] == "iterable":
+    L.Trainer(max_epochs=2, accelerator="cpu", devices=1, callbacks=[TQDMProgressBar()], logger=False,
+              enable_checkpointing=False, log_every_n_steps=1).fit(
+        M(), DataLoader(Stream(), batch_size=None), loaders[1])
+elif sys.argv[1] == "resume":
     save = ModelCheckpoint(dirpath=sys.argv[2], monitor="val_loss", verbose=True)
     L.Trainer(max_epochs=1, accelerator="cpu", devices=1, callbacks=[TQDMProgressBar(), save],
               logger=False, log_every_n_steps=1).fit(M(), *loaders)
