@@ -66,7 +66,7 @@ FORMATS = (*PARSERS, LOOP_BAR)
 """What `--log-format` may name."""
 UNLABELLED_BAR = ("a bar with no label drew {drawn} steps and gave none (downloads and evaluations "
                   f"draw the same); if it is the training loop's, --log-format {LOOP_BAR} reads it")
-"""What `parse` and `run` say where such a bar was the only sign of steps."""
+"""What `parse`, `ingest` and `run` say where such a bar was the only sign of steps."""
 
 
 _DENSE = 4
@@ -140,10 +140,10 @@ class Dispatcher:
         if log_format is not None and log_format not in FORMATS:
             raise ValueError(f"unknown log format {log_format!r}; one of {', '.join(FORMATS)}")
         self.generic = GenericParser(unlabelled_loop=log_format == LOOP_BAR)
+        """The fallback of every stream, forced or not (its `parse` takes `bars`)."""
         if log_format == LOOP_BAR:
             log_format = "generic"
         self.forced = log_format
-        """The fallback of every stream, forced or not (its `parse` takes `bars`)."""
         self.parsers: dict[str, Parser] = {
             name: self.generic if name == "generic" else cls() for name, cls in PARSERS.items()
             if log_format is None or name in (log_format, "generic")}

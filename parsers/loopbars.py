@@ -188,7 +188,8 @@ class UnlabelledBars:
             self.finished.setdefault(key, deque(maxlen=UNLABELLED_STEPS)).append(done)
 
     def most_drawn(self) -> int:
-        """The furthest count of the bars held (0: none): what a user told of them is shown."""
+        """The furthest count of the bars held (0: none), shown with the hint that `--log-format
+        tqdm` reads such a bar as the loop's steps."""
         return max((bar["n"] for bar in self.tracker.held.values()), default=0)
 
     def claim(self) -> dict:
