@@ -373,9 +373,14 @@ def parse_bar(segment: str) -> dict | None:
         return None
     if not m:
         return None
-    n = int(m.group("n"))
     total = m.group("total")
-    bar = {"n": n, "total": int(total) if total != "?" else None,
+    return _bar_of(segment, m, int(total) if total != "?" else None)
+
+
+def _bar_of(segment: str, m, total: int | None) -> dict:
+    """The redraw a bar pattern's match found in `segment`: its count, total, label, times and
+    postfix items."""
+    bar = {"n": int(m.group("n")), "total": total,
            "desc": segment[:m.start()].strip().rstrip(":").strip(),
            "elapsed_s": hms_to_s(m.group("elapsed")), "end": m.end()}
     rate = num(m.group("rate"))
@@ -398,16 +403,7 @@ def parse_unsized_bar(segment: str) -> dict | None:
     if "it [" not in segment:
         return None
     m = UNSIZED_BAR.search(segment)
-    if m is None:
-        return None
-    bar = {"n": int(m.group("n")), "total": None,
-           "desc": segment[:m.start()].strip().rstrip(":").strip(),
-           "elapsed_s": hms_to_s(m.group("elapsed")), "end": m.end()}
-    rate = num(m.group("rate"))
-    if rate:
-        bar["it_per_s"] = rate if m.group("unit") == "it/s" else round(1.0 / rate, 6)
-    bar["post"] = postfix_items(m.group("post"))
-    return bar
+    return None if m is None else _bar_of(segment, m, None)
 
 
 def postfix_items(text: str) -> dict:
