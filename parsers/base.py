@@ -363,12 +363,21 @@ NO_TOTAL_BAR = Pattern(
 percentage: Lightning's `Epoch 0: |          | 8/? [00:01<00:00,  7.92it/s, train_loss=1.14]`."""
 
 
+NO_CELLS_BAR = Pattern(
+    r"(?P<pct>\d{1,3}+)% (?P<n>\d++)/(?P<total>\d++) \[(?P<elapsed>[\d:]{1,12}+)(?:<(?P<remain>[\d:?]{1,12}+))?"
+    r"(?:,\s*+(?P<rate>[\d.]{1,20}+)(?P<unit>s/it|it/s))?(?P<post>[^\]]{0,2000}+)\]?")
+"""A tqdm bar drawn with `ncols=0` (EasyLM's `trange(..., ncols=0)`): its percentage, count and
+times with no cells, `train:  75% 3/4 [00:00<00:00, 14.0it/s, loss=1.7]`."""
+
+
 def parse_bar(segment: str) -> dict | None:
     """Parse one tqdm/Lightning bar redraw; None when the segment is not a bar."""
     if "%|" in segment:
         m = BAR.search(segment)
     elif "/? [" in segment:
         m = NO_TOTAL_BAR.search(segment)
+    elif "% " in segment and "/s" in segment:
+        m = NO_CELLS_BAR.search(segment)
     else:
         return None
     if not m:

@@ -228,7 +228,8 @@ class GenericParser(Parser):
         s = line.strip()
         if bars and "GPU_mem" in s and self.loop_bars.header(s, rank):
             return []
-        if bars and ("%|" in s or "it [" in s or ULTRALYTICS_MARKS[0] in s or ULTRALYTICS_MARKS[1] in s):
+        if bars and ("%|" in s or "it [" in s or ULTRALYTICS_MARKS[0] in s or ULTRALYTICS_MARKS[1] in s
+                     or ("% " in s and "/s" in s)):
             recs = self.loop_bars.parse(s, rank)
             if recs is not None:
                 return recs

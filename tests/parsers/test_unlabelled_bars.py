@@ -152,3 +152,28 @@ def test_a_bar_no_framework_claims_is_counted_for_the_hint():
     d = Dispatcher()
     assert progress(d.feed_chunk("step 1/4 loss 2.5\nstep 2/4 loss 2.4\n") + d.flush()) != []
     assert d.unlabelled_bar_steps() == 0
+
+
+def test_a_bar_drawn_with_no_cells_gives_its_steps():
+    """`ncols=0` (EasyLM's `trange(start, total, ncols=0)`) draws the percentage, count and
+    times with no cells: `train:  75% 3/4 [00:00<00:00, 14.0it/s, loss=1.7]`.  Labelled, its
+    steps are read as any loop bar's; with no label, where told."""
+    def draw(losses: bool, **kw) -> str:
+        out = io.StringIO()
+        bar = tqdm(range(6), file=out, mininterval=0, miniters=1, ncols=0, **kw)
+        for i in bar:
+            if losses:
+                bar.set_postfix(loss=round(2.0 - i / 10, 2))
+        bar.close()
+        return out.getvalue()
+
+    labelled = draw(True, desc="train")
+    assert "%|" not in labelled and " 50% 3/6 [" in labelled
+    d = Dispatcher()
+    records = [r for r in d.feed_chunk(labelled) + d.flush() if r["kind"] == "progress"]
+    assert [(r["step"], r["total_steps"], r["loss"]) for r in records] == [
+        (n, 6, round(2.1 - n / 10, 2)) for n in range(1, 7)]
+    unlabelled = draw(False)
+    assert progress(Dispatcher().feed_chunk(unlabelled)) == []
+    d = Dispatcher("tqdm")
+    assert [s for s, _, _ in progress(d.feed_chunk(unlabelled) + d.flush())] == list(range(1, 7))
