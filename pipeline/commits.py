@@ -135,6 +135,14 @@ class SafeCommitConsumer(aiokafka_driver.Consumer):
         self.gone_on_from[tp] = offset
         return None
 
+    async def _seek(self, partition, offset: int) -> None:
+        """Seek on the consumer's own thread.  Faust's seeks from the app's thread, where
+        aiokafka's fetcher may be handing out records on the other: its seek drops the
+        partition's fetched records, which the fetcher's loop had listed a moment before, and
+        the worker crashed on that (`KeyError: TopicPartition(...)` in `fetched_records`, as a
+        worker started and seeked each partition it had never committed)."""
+        await self._thread.call_thread(self._thread.seek, partition, offset)
+
     async def read_again(self, tp, offset: int) -> bool:
         """Read ``tp`` again from ``offset`` (the records after it are dropped until it
         comes); False where it is being read again from there already, or is not ours."""
