@@ -336,10 +336,14 @@ def parse_timer_list(text: str) -> dict[str, float]:
 
 
 # ---------------------------------------------------------------- tqdm-style bars
+_BAR_TIMES = (r"\[(?P<elapsed>[\d:]{1,12}+)(?:<(?P<remain>[\d:?]{1,12}+))?"
+              r"(?:,\s*+(?P<rate>[\d.]{1,20}+)(?P<unit>s/[A-Za-z]{1,16}+|[A-Za-z]{1,16}+/s))?"
+              r"(?P<post>[^\]]{0,2000}+)\]?")
+"""A bar's tail: `[elapsed<remaining, rate, postfix]`, the same whatever its head draws.  The
+rate is in tqdm's `unit` (`it` unless the loop names another: `unit="batch"`), per second, or
+seconds per unit where under one a second (`1.52s/it`): a slow step's."""
 BAR = Pattern(
-    r"(?P<pct>\d{1,3}+)%\|[^|\n]{0,200}+\|\s{0,8}+(?P<n>\d++)/(?P<total>\d++|\?)\s{0,4}+"
-    r"\[(?P<elapsed>[\d:]{1,12}+)(?:<(?P<remain>[\d:?]{1,12}+))?"
-    r"(?:,\s*+(?P<rate>[\d.]{1,20}+)(?P<unit>s/it|it/s))?(?P<post>[^\]]{0,2000}+)\]?")
+    r"(?P<pct>\d{1,3}+)%\|[^|\n]{0,200}+\|\s{0,8}+(?P<n>\d++)/(?P<total>\d++|\?)\s{0,4}+" + _BAR_TIMES)
 _POST_ITEM = Pattern(r"\s*+([A-Za-z_][\w/ .-]{0,60}?)=\s*+([^,\]]{1,40}+)")
 
 
@@ -355,17 +359,12 @@ def hms_to_s(text: str | None) -> float | None:
     return total
 
 
-NO_TOTAL_BAR = Pattern(
-    r"\|[^|\n]{0,200}+\|\s{0,8}+(?P<n>\d++)/(?P<total>\?)\s{0,4}+"
-    r"\[(?P<elapsed>[\d:]{1,12}+)(?:<(?P<remain>[\d:?]{1,12}+))?"
-    r"(?:,\s*+(?P<rate>[\d.]{1,20}+)(?P<unit>s/it|it/s))?(?P<post>[^\]]{0,2000}+)\]?")
+NO_TOTAL_BAR = Pattern(r"\|[^|\n]{0,200}+\|\s{0,8}+(?P<n>\d++)/(?P<total>\?)\s{0,4}+" + _BAR_TIMES)
 """A bar drawn with tqdm's `{l_bar}{bar}|` format over an iterable with no length, which has no
 percentage: Lightning's `Epoch 0: |          | 8/? [00:01<00:00,  7.92it/s, train_loss=1.14]`."""
 
 
-NO_CELLS_BAR = Pattern(
-    r"(?P<pct>\d{1,3}+)% (?P<n>\d++)/(?P<total>\d++) \[(?P<elapsed>[\d:]{1,12}+)(?:<(?P<remain>[\d:?]{1,12}+))?"
-    r"(?:,\s*+(?P<rate>[\d.]{1,20}+)(?P<unit>s/it|it/s))?(?P<post>[^\]]{0,2000}+)\]?")
+NO_CELLS_BAR = Pattern(r"(?P<pct>\d{1,3}+)% (?P<n>\d++)/(?P<total>\d++) " + _BAR_TIMES)
 """A tqdm bar drawn with `ncols=0` (EasyLM's `trange(..., ncols=0)`): its percentage, count and
 times with no cells, `train:  75% 3/4 [00:00<00:00, 14.0it/s, loss=1.7]`."""
 
@@ -376,7 +375,7 @@ def parse_bar(segment: str) -> dict | None:
         m = BAR.search(segment)
     elif "/? [" in segment:
         m = NO_TOTAL_BAR.search(segment)
-    elif "% " in segment and "/s" in segment:
+    elif "% " in segment and ("/s" in segment or "s/" in segment):
         m = NO_CELLS_BAR.search(segment)
     else:
         return None
@@ -394,22 +393,27 @@ def _bar_of(segment: str, m, total: int | None) -> dict:
            "elapsed_s": hms_to_s(m.group("elapsed")), "end": m.end()}
     rate = num(m.group("rate"))
     if rate:
-        bar["it_per_s"] = rate if m.group("unit") == "it/s" else round(1.0 / rate, 6)
+        bar["it_per_s"] = round(1.0 / rate, 6) if m.group("unit").startswith("s/") else rate
     bar["post"] = postfix_items(m.group("post"))
     return bar
 
 
 UNSIZED_BAR = Pattern(
-    r"(?<![\w.])(?P<n>\d{1,12}+)it \[(?P<elapsed>[\d:]{1,12}+),\s{1,8}+(?:(?P<rate>[\d.]{1,20}+)|\?)"
-    r"(?P<unit>s/it|it/s)(?P<post>[^\]]{0,2000}+)\]?")
+    r"(?<![\w.])(?P<n>\d{1,12}+)(?P<name>[A-Za-z]{1,16}+) \[(?P<elapsed>[\d:]{1,12}+),\s{1,8}+"
+    r"(?:(?P<rate>[\d.]{1,20}+)|\?)(?P<unit>s/(?P=name)|(?P=name)/s)(?P<post>[^\]]{0,2000}+)\]?")
+
+
+def unsized_bar_like(text: str) -> bool:
+    """Might `text` hold a bar with no total?  (Its count's unit before ` [`, its rate's after.)"""
+    return " [" in text and ("/s" in text or "s/" in text)
 
 
 def parse_unsized_bar(segment: str) -> dict | None:
     """One redraw of a tqdm bar that knows no total (over an iterable with no length: a streaming
-    dataset's loader), `train: 45it [00:10,  4.50it/s, loss=2.3]`, as `parse_bar` gives a bar,
-    its total None; None when the segment is not one (or counts in another unit than tqdm's
-    own `it`, or scaled: `1.2kit`)."""
-    if "it [" not in segment:
+    dataset's loader), `train: 45it [00:10,  4.50it/s, loss=2.3]` (or in the loop's own unit:
+    `45batch [00:10,  1.52s/batch]`), as `parse_bar` gives a bar, its total None; None when the
+    segment is not one, or counts scaled (`unit_scale`: `1.2kit`)."""
+    if not unsized_bar_like(segment):
         return None
     m = UNSIZED_BAR.search(segment)
     return None if m is None else _bar_of(segment, m, None)
@@ -449,7 +453,7 @@ def parse_ultralytics_bar(segment: str) -> dict | None:
            "end": m.end(), "post": {}}
     rate = num(m.group("rate"))
     if rate:
-        bar["it_per_s"] = rate if m.group("unit") == "it/s" else round(1.0 / rate, 6)
+        bar["it_per_s"] = round(1.0 / rate, 6) if m.group("unit").startswith("s/") else rate
     return bar
 
 

@@ -8,7 +8,7 @@ import re
 
 from . import fairseq, printers
 from .base import (CLOCK, SOURCE_LOCATION, ULTRALYTICS_MARKS, Parser, Pattern, num, printable_ascii,
-                   record, seconds_to_ms, to_gb, to_ms)
+                   record, seconds_to_ms, to_gb, to_ms, unsized_bar_like)
 from .kv import normalise, pairs
 from .loopbars import LoopBars
 from .means import interval_mean, printed_mean
@@ -228,8 +228,8 @@ class GenericParser(Parser):
         s = line.strip()
         if bars and "GPU_mem" in s and self.loop_bars.header(s, rank):
             return []
-        if bars and ("%|" in s or "it [" in s or ULTRALYTICS_MARKS[0] in s or ULTRALYTICS_MARKS[1] in s
-                     or ("% " in s and "/s" in s)):
+        # (a bar drawn with no cells, `75% 3/4 [00:03<00:01,  1.52s/it]`, is `unsized_bar_like` too)
+        if bars and ("%|" in s or unsized_bar_like(s) or ULTRALYTICS_MARKS[0] in s or ULTRALYTICS_MARKS[1] in s):
             recs = self.loop_bars.parse(s, rank)
             if recs is not None:
                 return recs

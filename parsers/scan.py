@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-KEYWORDS = ("tep", "NCCL", "oss", "ime", "iter", "%|", "rror", "Trace", "heckpoint", "poch", "/s",
+KEYWORDS = ("tep", "NCCL", "oss", "ime", "iter", "%|", "rror", "Trace", "heckpoint", "poch", "/s", "s/it",
             "val", "{", "esum", "estart", "ontinuing", "xitcode", "Kill", "atency", "Speed", "DLL ",
             "[batch=", "emory", "detected", "ppl", "ailed", "chosen_", "CHECKPOINT", "world_rank=",
             "process group for", "[token=", "[sample=", "egmentation fault", "core dumped", "Acc@",
@@ -24,7 +24,7 @@ def interesting(s: str) -> bool:
     line of chatter, a loop over KEYWORDS 1.64 us; a test checks that the two agree.  Each test
     costs a line of chatter ~40 ns: the keywords with a `=` are tested only where there is one.)"""
     return ("tep" in s or "oss" in s or "ime" in s or "iter" in s or "%|" in s or "NCCL" in s
-            or "rror" in s or "Trace" in s or "heckpoint" in s or "poch" in s or "/s" in s
+            or "rror" in s or "Trace" in s or "heckpoint" in s or "poch" in s or "/s" in s or "s/it" in s
             or "val" in s or "{" in s or "esum" in s or "estart" in s or "ontinuing" in s
             or "xitcode" in s or "Kill" in s or "atency" in s or "Speed" in s or "DLL " in s
             or "emory" in s or "detected" in s or "ppl" in s or "ailed" in s
@@ -37,7 +37,7 @@ def interesting(s: str) -> bool:
             or ("=" in s and ("[batch=" in s or "world_rank=" in s or "[token=" in s or "[sample=" in s)))
 
 
-ANCHORS = {"tep": "tep", "NCCL": "NCC", "oss": "oss", "ime": "ime", "iter": "ite", "rror": "ror",
+ANCHORS = {"tep": "tep", "s/it": "/it", "NCCL": "NCC", "oss": "oss", "ime": "ime", "iter": "ite", "rror": "ror",
            "Trace": "rac", "heckpoint": "ckp", "poch": "poc", "val": "val", "esum": "esu",
            "estart": "art", "ontinuing": "nui", "xitcode": "itc", "Kill": "Kil", "atency": "ncy",
            "Speed": "Spe", "DLL ": "LL ", "[batch=": "[ba", "emory": "mor", "detected": "det",
