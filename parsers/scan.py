@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
-KEYWORDS = ("tep", "NCCL", "oss", "ime", "iter", "%|", "rror", "Trace", "heckpoint", "poch", "/s", "s/it",
+RATE_PER_UNIT = tuple(f"{digit}s/" for digit in range(10))
+"""tqdm's rate where a step takes over a second, `1.52s/it` (or in the loop's own unit,
+`s/batch`): a bar's redraw may hold nothing else."""
+KEYWORDS = ("tep", "NCCL", "oss", "ime", "iter", "%|", "rror", "Trace", "heckpoint", "poch", "/s", *RATE_PER_UNIT,
             "val", "{", "esum", "estart", "ontinuing", "xitcode", "Kill", "atency", "Speed", "DLL ",
             "[batch=", "emory", "detected", "ppl", "ailed", "chosen_", "CHECKPOINT", "world_rank=",
             "process group for", "[token=", "[sample=", "egmentation fault", "core dumped", "Acc@",
@@ -24,7 +27,7 @@ def interesting(s: str) -> bool:
     line of chatter, a loop over KEYWORDS 1.64 us; a test checks that the two agree.  Each test
     costs a line of chatter ~40 ns: the keywords with a `=` are tested only where there is one.)"""
     return ("tep" in s or "oss" in s or "ime" in s or "iter" in s or "%|" in s or "NCCL" in s
-            or "rror" in s or "Trace" in s or "heckpoint" in s or "poch" in s or "/s" in s or "s/it" in s
+            or "rror" in s or "Trace" in s or "heckpoint" in s or "poch" in s or "/s" in s
             or "val" in s or "{" in s or "esum" in s or "estart" in s or "ontinuing" in s
             or "xitcode" in s or "Kill" in s or "atency" in s or "Speed" in s or "DLL " in s
             or "emory" in s or "detected" in s or "ppl" in s or "ailed" in s
@@ -34,10 +37,22 @@ def interesting(s: str) -> bool:
             or "Save weights" in s or "cur metric" in s or "Rtt/Rnk" in s or "Restoring parameters" in s
             or "noticed that process" in s
             or ("ave " in s and ("save model in" in s or "save best model" in s))
-            or ("=" in s and ("[batch=" in s or "world_rank=" in s or "[token=" in s or "[sample=" in s)))
+            or ("=" in s and ("[batch=" in s or "world_rank=" in s or "[token=" in s or "[sample=" in s))
+            or ("s/" in s and _rate_per_unit(s)))
 
 
-ANCHORS = {"tep": "tep", "s/it": "/it", "NCCL": "NCC", "oss": "oss", "ime": "ime", "iter": "ite", "rror": "ror",
+def _rate_per_unit(s: str) -> bool:
+    """Does `s` hold one of RATE_PER_UNIT (a digit, then `s/`)?  (One search for `s/`, which paths
+    hold too, then a look at the character before each.)"""
+    at = s.find("s/", 1)
+    while at > 0:
+        if "0" <= s[at - 1] <= "9":
+            return True
+        at = s.find("s/", at + 2)
+    return False
+
+
+ANCHORS = {"tep": "tep", **{rate: rate for rate in RATE_PER_UNIT}, "NCCL": "NCC", "oss": "oss", "ime": "ime", "iter": "ite", "rror": "ror",
            "Trace": "rac", "heckpoint": "ckp", "poch": "poc", "val": "val", "esum": "esu",
            "estart": "art", "ontinuing": "nui", "xitcode": "itc", "Kill": "Kil", "atency": "ncy",
            "Speed": "Spe", "DLL ": "LL ", "[batch=": "[ba", "emory": "mor", "detected": "det",
@@ -57,7 +72,7 @@ SHORT_KEYWORDS = ("{", "%|", "/s")
 
 def _trigram_table():
     """Indexed by three bytes, little-endian.  16 MiB of address space, but calloc'd: only the
-    pages of the 25 anchors are ever written, and reads of the rest share the kernel's zero page."""
+    pages of the anchors are ever written, and reads of the rest share the kernel's zero page."""
     table = np.zeros(1 << 24, np.bool_)
     for anchor in ANCHORS.values():
         b = anchor.encode()

@@ -42,23 +42,28 @@ def batches():
     yield from range(5)
 
 
-def steps_and_rates(text: str) -> list[tuple[int, float]]:
+def steps_and_rates(text: str, redraw_by_redraw: bool = False) -> list[tuple[int, float]]:
+    """The progress records' steps and rates, of `text` read at once or, as a pipe hands a live
+    bar over, one redraw at a time."""
     d = Dispatcher()
-    recs = [r for r in d.feed_chunk(text) + d.flush() if r["kind"] == "progress"]
-    return [(r["step"], r["it_per_s"]) for r in recs]
+    chunks = ["\r" + redraw for redraw in text.split("\r") if redraw] if redraw_by_redraw else [text]
+    recs = [r for chunk in chunks for r in d.feed_chunk(chunk)] + d.flush()
+    return [(r["step"], r["it_per_s"]) for r in recs if r["kind"] == "progress"]
 
 
 @pytest.mark.parametrize("shape, with_loss, kw", [
     ("no cells", False, {"desc": "train", "total": 5, "ncols": 0}),
     ("no total", False, {"desc": "train"}),
-    ("no total, own unit", True, {"desc": "train", "unit": "batch"}),
+    ("no total, loss", True, {"desc": "train"}),
+    ("no total, own unit", False, {"desc": "train", "unit": "batch"}),
+    ("no cells, own unit", False, {"desc": "train", "total": 5, "ncols": 0, "unit": "batch"}),
     ("cells, own unit", False, {"desc": "train", "total": 5, "unit": "batch"}),
 ])
 def test_steps_slower_than_a_second(clock, shape, with_loss, kw):
     """The label says it is the training loop, or the loss set in the postfix does.  Each of
     the 5 steps once, its rate as drawn (seconds per unit, so under 1 a second), the slow step's
-    the lowest.  (A bar with no total in a unit of its own, `train: 3batch [00:04,  1.50s/batch]`,
-    is read only with a loss, as here: nothing else in it passes the pre-check, `scan.py`.)"""
+    the lowest.  A redraw such as `train: 3batch [00:04,  1.50s/batch]` holds no other word that
+    the pre-check looks for (`scan.RATE_PER_UNIT`)."""
     text = draw(clock, batches(), with_loss, **kw)
     counted = [redraw for redraw in text.replace("\n", "\r").split("\r") if redraw and "?" not in redraw]
     assert len(counted) >= 6 and all("/s" not in redraw and "s/" in redraw for redraw in counted)
@@ -66,6 +71,7 @@ def test_steps_slower_than_a_second(clock, shape, with_loss, kw):
     assert [step for step, _ in got] == [1, 2, 3, 4, 5], shape
     assert all(0 < rate < 1 for _, rate in got)
     assert min(got, key=lambda sr: sr[1])[0] == 3
+    assert steps_and_rates(text, redraw_by_redraw=True) == got
 
 
 def test_a_bar_in_the_loops_own_unit_gives_its_rate(clock, monkeypatch):
