@@ -22,6 +22,7 @@ _SHOWN = ("total_steps", "step_time_ms", "loss", "lr", "grad_norm", "it_per_s", 
           "tokens_per_s_per_gpu", "samples_per_s", "tflops", "mfu", "mem_gb", "epoch", "action", "path",
           "duration_ms", "error", "op", "opCount", "count", "datatype", "nranks", "comm_rank", "version",
           "lanes_ms", "phase", "subset", "status", "exception", "signal", "message")
+_NAMED = frozenset(_COLUMNS + _SHOWN)
 
 
 def register(parser: argparse.ArgumentParser) -> None:
@@ -200,8 +201,12 @@ def run(args: argparse.Namespace) -> int:
                 else:
                     cells = [f"{k}={_cell(rec.get(k))}" for k in _COLUMNS]
                     cells += [f"{k}={_cell(rec[k])}" for k in _SHOWN if k in rec and rec[k] != {}]
-                    if rec["kind"] == "eval" and rec.get("metrics"):
-                        cells.append(f"metrics={_cell(rec['metrics'])}")
+                    if rec["kind"] == "eval":
+                        # an evaluation's own scores: under `metrics`, or, as the HF family gives them, fields
+                        cells += [f"{k}={_cell(v)}" for k, v in rec.items() if k not in _NAMED
+                                  and v.__class__ in (int, float)]
+                        if rec.get("metrics"):
+                            cells.append(f"metrics={_cell(rec['metrics'])}")
                     if rec["kind"] == "timing" and not rec.get("lanes_ms") and rec.get("timers_ms"):
                         # timers that map onto no lane (Megatron's `evaluate`): what was timed
                         cells.append(f"timers_ms={_cell(rec['timers_ms'])}")

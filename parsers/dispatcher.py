@@ -839,10 +839,12 @@ class Dispatcher:
         in it, with no traceback or multi-line record open)."""
         if rank is None and self._line_rank is not None:
             rank = self._line_rank(line)
-        if "%|" in line and line[-1:] != "]" and self.active is None:
-            # a training loop's bar (a framework's parser reads its own bars' lines whole)
+        if "%|" in line and line[-1:] != "]":
             end = _bar_end(line)
-            if end:     # a bar's redraw, then what was printed before its next one
+            if end and (self.active is None or line[end:end + 1] != "{"):
+                # a bar's redraw, then what was printed before its next one: a message logged to
+                # the bar's stream (a checkpoint's, an evaluation's).  (A printed dict, the HF
+                # Trainer's, its parser reads with the redraw.)
                 return self._line(line[:end], rank) + self._line(line[end:], rank)
         events = self.events
         if line[:1] == "{" and ('"message": "' in line or '"msg": "' in line):

@@ -9,6 +9,7 @@ from __future__ import annotations
 from . import launcher_errors, nccl, overflow, torchrun_report, watchdog
 from .base import SOURCE_LOCATION, Pattern, num, parse_bar, record, to_ms
 from .coco import CocoSummary
+from .hf import epoch_result
 from .victims import victim
 
 WATCHDOG = Pattern(
@@ -450,6 +451,10 @@ class EventParser:
             scores = {m.group(1): num(m.group(2)) for m in PADDLEOCR_METRIC.finditer(line[at:at + 2000])}
             if scores:
                 return [record("eval", framework, rank, step, phase="result", metrics=scores)]
+        if "epoch " in line:
+            fields = epoch_result(line)
+            if fields is not None:
+                return [record("eval", framework, rank, step, phase="result", **fields)]
         if line.rstrip().endswith("Current checkpoints:"):
             # timm's train.py, after it kept a checkpoint among its best: the list that follows,
             # best first, does not say which one is new

@@ -1,7 +1,8 @@
 """Hugging Face Trainer and Accelerate: tqdm bars plus the printed log dicts."""
 from __future__ import annotations
 
-from .base import CLOCK, EVAL_WORDS, OWN_TOTAL, BarTracker, Parser, parse_bar, parsed, record, to_ms
+from .base import CLOCK, EVAL_WORDS, OWN_TOTAL, BarTracker, Parser, Pattern, num, parse_bar, parsed, record, to_ms
+from .kv import pairs
 from .means import interval_mean, printed_mean
 from .pydict import parse_flat_dict
 
@@ -76,6 +77,32 @@ def dict_fields(d: dict) -> dict:
         if name not in _RECORD_SLOTS:
             out[name] = v
     return out
+
+
+EPOCH_RESULT = Pattern(r"(?:^|[\s-])epoch (\d{1,6}+): ")
+_TRAINING_WORDS = ("step", "iter", "train", "grad", "lr", "learning_rate")
+
+
+def epoch_result(line: str) -> dict | None:
+    """The evaluation that Accelerate's examples and Transformers' `*_no_trainer.py` scripts
+    print after each epoch, with no step: `epoch 0: {'accuracy': 0.68, 'f1': 0.81}`
+    (`accelerator.print(f"epoch {epoch}:", eval_metric)`), or behind their logger's prefix,
+    `epoch 0: perplexity: 25.31 eval_loss: 3.2311` (`run_clm_no_trainer.py`).  Its fields: the
+    epoch and the metrics (`eval_loss` as `loss`, as the Trainer's evaluations give it); None
+    for any other line, and for an epoch's training numbers (a step, a training loss, a rate)."""
+    m = EPOCH_RESULT.search(line)
+    if m is None:
+        return None
+    body = line[m.end():].strip()
+    if body.startswith("{"):
+        printed = parse_flat_dict(body) or {}
+    else:
+        printed = {key: value for key, value in ((k, num(v)) for k, v, _ in pairs(body)) if value is not None}
+    keys = [k.lower() for k in printed]
+    if not printed or "loss" in keys or any(w in k for k in keys for w in _TRAINING_WORDS):
+        return None
+    fields = dict_fields({k[5:] if k.startswith("eval_") else k: v for k, v in printed.items()})
+    return {**fields, "epoch": int(m.group(1))} if fields else None
 
 
 def _logged_dict(line: str, head: str) -> bool:
@@ -256,9 +283,15 @@ class HFTrainerParser(Parser):
 
     def place_events(self, recs: list[dict], rank) -> list[dict]:
         """`***** Running Evaluation *****` comes before the evaluation, while the bar may still
-        show an earlier step: like the evaluation's dict, it takes the step of the next redraw."""
+        show an earlier step: like the evaluation's dict, it takes the step of the next redraw.
+        An evaluation's result that a script logs itself (`epoch 0: perplexity: ...`, see
+        `epoch_result`) comes after it: its step is the one the bar shows, which it holds."""
         if rank not in self.main_total:
             return recs
+        if rank in self.held:
+            for r in recs:
+                if r["kind"] == "eval" and r.get("phase") == "result":
+                    r["step"] = self.held[rank]["step"]
         banners = [r for r in recs if r["kind"] == "eval" and r.get("phase") == "start"]
         if not banners:
             return recs
@@ -301,18 +334,9 @@ class AccelerateParser(HFTrainerParser):
             and "accelerate" in line.lower()
 
     def parse(self, line: str, rank: int | None) -> list[dict]:
-        s = line.strip()
-        if s.startswith("epoch ") and ": {" in s:
-            head, _, body = s.partition(": ")
-            d = parse_flat_dict(body)
-            if d:
-                try:
-                    epoch = int(head.split()[1])
-                except (IndexError, ValueError):
-                    epoch = None
+        if "epoch " in line:
+            fields = epoch_result(line)
+            if fields is not None:      # (on a stream of no framework's, the event parser's)
                 step = self.held[rank]["step"] if rank in self.held else None
-                fields = dict_fields(d)
-                if epoch is not None:       # the header's epoch, not the dict's
-                    fields["epoch"] = epoch
                 return [record("eval", self.name, rank, step, phase="result", **fields)]
         return super().parse(line, rank)

@@ -651,6 +651,28 @@ def test_own_loop_bar_with_no_total():
     assert min(recs, key=lambda r: r["it_per_s"])["step"] == 8
 
 
+def test_accelerate_example_prints_each_epochs_evaluation():
+    """Accelerate's examples print each epoch's metrics with no step and draw no bar:
+    `epoch 0: {'accuracy': 0.8125, 'f1': 0.82...}`, one evaluation each, on no framework's stream."""
+    recs = parse_file("accelerate-1.16.0_own-loop_epoch-eval-print.log")
+    assert [(r["kind"], r["phase"], r["step"], r["epoch"], r["accuracy"]) for r in recs] == [
+        ("eval", "result", None, 0, 0.8125), ("eval", "result", None, 1, 0.875), ("eval", "result", None, 2, 0.875)]
+    assert recs[0]["f1"] == 0.8235294117647058
+
+
+def test_no_trainer_script_logs_each_epochs_evaluation_after_the_bar():
+    """Transformers' `*_no_trainer.py` scripts log `epoch 0: perplexity: P eval_loss: L` to the
+    stream of their unlabelled bar, so that it runs on after the redraw of the epoch's last step
+    (`6/18 [...]12/04/2026 21:33:32 - INFO - __main__ - [RANK 0] epoch 0: ...`): an evaluation
+    at that step, its loss the evaluation's.  The bar's steps are read as before."""
+    recs = parse_file("transformers-no-trainer_accelerate-1.16.0_epoch-eval-logger_pipe.log")
+    assert [r["step"] for r in recs if r["kind"] == "progress"] == list(range(2, 19, 2))
+    evals = [(r["step"], r["epoch"], r["loss"], r["perplexity"]) for r in recs if r["kind"] == "eval"]
+    assert evals == [(6, 0, 0.5794653296470642, 1.785083744195989), (12, 1, 0.47215935587882996, 1.6034528830117116),
+                     (18, 2, 0.4215226173400879, 1.524280685800031)]
+    assert {r["framework"] for r in recs} == {"hf_trainer"}
+
+
 def test_bars_that_are_no_training_steps():
     """Downloads, `datasets.map`, checkpoint shards and evaluation bars, on a stream no framework
     claims, give no step."""

@@ -88,6 +88,14 @@ def test_table_shows_an_evaluations_metrics(capsys):
     assert len(evals) == 2 and "step=14" in evals[0] and "metrics=bbox/AP=0.107,bbox/AP50=0.388," in evals[0]
 
 
+def test_table_shows_an_evaluations_scores_given_as_fields(capsys):
+    """The HF family gives an evaluation's scores as fields of its own, not under `metrics`."""
+    f = str(CAPTURED / "accelerate-1.16.0_own-loop_epoch-eval-print.log")
+    assert cmd_parse.run(_args([f])) == 0
+    evals = [line for line in capsys.readouterr().out.splitlines() if line.startswith("kind=eval")]
+    assert evals[0].endswith("epoch=0  phase=result  accuracy=0.8125  f1=0.823529")
+
+
 def test_a_reader_that_leaves_ends_the_command_quietly():
     """`ridgescope parse LOG | head -1`: the closed pipe ends the command with no error message
     (the log's table, ~120 KB, is more than the pipe holds)."""

@@ -624,6 +624,35 @@ def test_accelerate_epoch_metrics():
     assert ev[0]["epoch"] == 2 and ev[0]["accuracy"] == 0.85
 
 
+def test_epoch_results_and_an_epochs_training_numbers():
+    """`epoch N: ` and an evaluation's metrics, as a dict or `key: value` pairs, is an evaluation
+    of no step; an epoch's training loss, step or rate is none."""
+    recs, _ = feed_all(["12/04/2026 10:01:41 - INFO - __main__ - epoch 3: perplexity: 25.31 eval_loss: 3.2311"])
+    assert [(r["kind"], r["phase"], r["epoch"], r["loss"], r["perplexity"]) for r in recs] == [
+        ("eval", "result", 3, 3.2311, 25.31)]
+    recs, _ = feed_all(["epoch 1: {'exact_match': 71.2, 'f1': 80.3}"])
+    assert [(r["kind"], r["epoch"], r["exact_match"], r["f1"]) for r in recs] == [("eval", 1, 71.2, 80.3)]
+    for line in ("epoch 0: loss: 2.31", "epoch 0: train_loss: 0.5 perplexity: 3.1", "epoch 2: {'loss': 0.4}",
+                 "epoch 1 train loss: 0.43", "epoch 4: step 20 acc 0.5", "epoch 0: lr: 0.1 accuracy: 0.5",
+                 "epoch 0: starting"):
+        recs, _ = feed_all([line])
+        assert [r for r in recs if r["kind"] == "eval"] == [], line
+
+
+def test_a_message_after_a_redraw_that_ends_a_step_on_a_frameworks_stream():
+    """A logger that writes to the bar's stream runs on after its redraw: on the Trainer's
+    stream, after a redraw that gives a step too, the message is read (it once was only where
+    the redraw gave none)."""
+    recs, _ = feed_all(["***** Running training *****", "  Total optimization steps = 18",
+                        "\r 11%|#         | 2/18 [00:00<00:00, 18.99it/s]\r 22%|##        | 4/18 [00:00<00:00, "
+                        "18.99it/s][INFO|trainer.py:3984] 2026-01-01 10:00:00,000 >> Saving model checkpoint to "
+                        "/tmp/out/checkpoint-4", "\r 33%|###       | 6/18 [00:00<00:00, 18.99it/s]"])
+    assert [(r["kind"], r["step"]) for r in recs if r["kind"] != "eval"] == [
+        ("progress", 2), ("checkpoint", 4), ("progress", 4), ("progress", 6)]
+    (save,) = [r for r in recs if r["kind"] == "checkpoint"]
+    assert (save["action"], save["path"]) == ("save", "/tmp/out/checkpoint-4")
+
+
 def test_dict_keys_named_like_record_slots():
     """A printed dict may hold `step`, `rank`, `kind` or `epoch` keys of its own: the record
     keeps its own slots (these once raised TypeError out of `feed`)."""
