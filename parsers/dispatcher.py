@@ -184,7 +184,8 @@ class Dispatcher:
     def _activate(self, parser) -> None:
         """Make `parser` the stream's framework, with cached references to its per-line hooks."""
         self.active = parser
-        self._open = getattr(parser, "open", None)  # the active parser's multi-line records
+        # the multi-line records being read: the active parser's, or pprint's dicts (`spread_dicts`)
+        self._open = self.generic.spread.open if parser in (None, self.generic) else getattr(parser, "open", None)
         self._fast = getattr(parser, "fast", None) if self.FAST else None  # no-regex fast path
         # No framework yet: the generic parser's readers, whose shapes no `detect` claims, and
         # its fallback readers, told which lines another parser claims.
@@ -860,7 +861,7 @@ class Dispatcher:
             if consumed:
                 return out
         active, opened = self.active, self._open
-        if active is not None and opened and rank in opened:
+        if active is not None and active is not self.generic and opened and rank in opened:
             # a multi-line record in progress (Composer's, Megatron's timer block): the line
             # adds to it, or closes it and then goes on as any other line
             recs = self._accept(active, active.parse(line, rank))
@@ -868,6 +869,11 @@ class Dispatcher:
             if rank in opened:
                 return out + recs
             out.extend(recs)
+        elif opened and rank in opened:     # pprint's dict over lines, on the generic parser's stream
+            spread = self.generic.spread_line(line, rank)
+            if spread is not None:
+                self._note_step(spread, rank)
+                return out + spread
         if not checked and not interesting(line):
             return out
         if "NCCL" in line:

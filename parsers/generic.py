@@ -11,6 +11,7 @@ from .base import (CLOCK, SOURCE_LOCATION, ULTRALYTICS_MARKS, Parser, Pattern, n
                    record, seconds_to_ms, to_gb, to_ms, unsized_bar_like)
 from .kv import normalise, pairs
 from .loopbars import LoopBars
+from .spread_dicts import SpreadDicts
 from .means import interval_mean, printed_mean
 from .pydict import parse_flat_dict
 from .scan import interesting
@@ -164,6 +165,7 @@ class GenericParser(Parser):
 
     def __init__(self, unlabelled_loop: bool = False) -> None:
         self.loop_bars = LoopBars(self.name, unlabelled_loop)
+        self.spread = SpreadDicts()
         self.last_step: dict = {}
         """rank -> its last MMEngine, timm, meter or MetricLogger step: the step an evaluation's
         result comes after"""
@@ -209,6 +211,7 @@ class GenericParser(Parser):
         return True
 
     def flush(self) -> list[dict]:
+        self.spread.open.clear()        # a dict the stream ended in the middle of
         return self.loop_bars.flush()
 
     def place_events(self, recs: list[dict], rank) -> list[dict]:
@@ -253,6 +256,8 @@ class GenericParser(Parser):
             recs = self._dict(s, rank)
             if recs is not None:
                 return recs
+        if bars and s.startswith("{'") and s.endswith(",") and self.spread.opens(s, rank):
+            return []       # pprint's dict over lines: its first (see `spread_line`)
         if "] [" in s:
             m = CLU.search(s)
             if m:
@@ -416,6 +421,17 @@ class GenericParser(Parser):
         if mode == "run":
             fields["total_steps"] = of
         return i
+
+    def spread_line(self, line: str, rank) -> list[dict] | None:
+        """A line of the dict that pprint spread over lines, which `rank` has open
+        (`spread_dicts`): [] while it goes on, the dict's record at its last; None where the line
+        is none of it (the dict is dropped, and the line read as any other)."""
+        if not self.spread.add(line, rank):
+            return None
+        whole = self.spread.closed(rank)
+        if whole is None:
+            return []
+        return self._dict(whole, rank) or []
 
     def _dict(self, s: str, rank) -> list[dict] | None:
         """The record of a printed dict with a step (`{'training_steps': 1, 'average_loss': 6.3}`);

@@ -112,8 +112,9 @@ _EXACT = 2 ** 53
 
 
 # A number printed inside its type: `tensor(1.52, device='cuda:0')` (a metric left on the GPU),
-# `np.float64(1.25)` (NumPy 2's repr).
-WRAPPED = Pattern(r"\b(?:tensor|(?:np|numpy)\.(?:float|int|uint)\d{1,3}+)\((-?[\d.]++(?:[eE][-+]?\d++)?)"
+# `np.float64(1.25)` (NumPy 2's repr), `array(3.11, dtype=float32)` (a JAX metric fetched with
+# `jax.device_get`: a NumPy array of no dimension).
+WRAPPED = Pattern(r"\b(?:tensor|array|(?:np|numpy)\.(?:float|int|uint)\d{1,3}+)\((-?[\d.]++(?:[eE][-+]?\d++)?)"
                   r"(?:, [^()]{0,200}+)?\)")
 
 

@@ -673,6 +673,17 @@ def test_no_trainer_script_logs_each_epochs_evaluation_after_the_bar():
     assert {r["framework"] for r in recs} == {"hf_trainer"}
 
 
+def test_jax_loop_logging_metrics_as_pprint_spreads_them():
+    """EasyLM and the other mlxu-based JAX trainers log each `log_freq`-th step's metrics with
+    `tqdm.write("\\n" + pprint.pformat(log_metrics) + "\\n")`: one item a line, each value a
+    NumPy array of no dimension (`array(212.1586, dtype=float32)`), between redraws of a bar
+    drawn with no cells and no label.  Each dict is its step's record."""
+    recs = parse_file("jax-0.10.2_easylm-style_pformat-metrics_ncols0-bar_pipe.log")
+    assert [(r["kind"], r["step"], r["loss"]) for r in recs] == [
+        ("progress", 0, 212.1586), ("progress", 3, 49.60297), ("progress", 6, 14.387232), ("progress", 9, 4.871448)]
+    assert (recs[0]["lr"], recs[0]["grad_norm"], recs[0]["metrics"]) == (0.1, 31.110884, {"param_norm": 3.1110885})
+
+
 def test_bars_that_are_no_training_steps():
     """Downloads, `datasets.map`, checkpoint shards and evaluation bars, on a stream no framework
     claims, give no step."""

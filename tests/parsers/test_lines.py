@@ -653,6 +653,35 @@ def test_a_message_after_a_redraw_that_ends_a_step_on_a_frameworks_stream():
     assert (save["action"], save["path"]) == ("save", "/tmp/out/checkpoint-4")
 
 
+SPREAD = ["{'accuracy': np.float32(0.3212),", " 'learning_rate': np.float32(0.0003),",
+          " 'loss': np.float32(3.2101),", " 'step': 100,", " 'tags': ['a long value that pprint',",
+          "          'puts on lines of its own'],", " 'train/perplexity': np.float32(24.8)}"]
+"""A step's metrics as `pprint.pformat` spreads a dict wider than 80 characters."""
+
+
+def test_a_dict_that_pprint_spread_over_lines_is_one_record():
+    recs, d = feed_all(SPREAD)
+    assert [(r["kind"], r["step"], r["loss"], r["lr"]) for r in recs] == [("progress", 100, 3.2101, 0.0003)]
+    assert recs[0]["metrics"] == {"accuracy": 0.3212, "train/perplexity": 24.8}
+    # each rank's apart, under torchrun's prefixes, their lines interleaved
+    lines = [f"[rank{rank}]:{line}" for pair in zip(SPREAD, SPREAD) for rank, line in enumerate(pair)]
+    recs, _ = feed_all(lines)
+    assert sorted((r["rank"], r["step"]) for r in recs) == [(0, 100), (1, 100)]
+    # read the same from a block of bytes, as the log probe reads a pipe
+    d = Dispatcher()
+    assert [r["step"] for r in d.feed_chunk("\n".join(SPREAD * 3) + "\n") + d.flush()] == [100, 100, 100]
+
+
+def test_a_spread_dict_cut_short_gives_nothing_and_loses_no_other_line():
+    """A line that pprint would not indent ends the dict unread, and is read as any other; a
+    dict the stream ends in leaves no state behind."""
+    recs, _ = feed_all(SPREAD[:3] + ["step 7 loss 2.5"] + SPREAD[3:])
+    assert [(r["step"], r["loss"]) for r in recs] == [(7, 2.5)]
+    d = Dispatcher()
+    assert d.feed_chunk("\n".join(SPREAD[:4]) + "\n") + d.flush() == []
+    assert [r["step"] for r in d.feed_chunk("step 8 loss 2.4\n") + d.flush()] == [8]
+
+
 def test_dict_keys_named_like_record_slots():
     """A printed dict may hold `step`, `rank`, `kind` or `epoch` keys of its own: the record
     keeps its own slots (these once raised TypeError out of `feed`)."""
