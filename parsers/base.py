@@ -404,8 +404,17 @@ UNSIZED_BAR = Pattern(
 
 
 def unsized_bar_like(text: str) -> bool:
-    """Might `text` hold a bar with no total?  (Its count's unit before ` [`, its rate's after.)"""
-    return " [" in text and ("/s" in text or "s/" in text)
+    """Might `text` hold a bar with no total (or one drawn with no cells)?  Its count's unit,
+    then ` [` and the time elapsed (`00:10`, `1:02:03`), then a rate.  (Without a regex: an
+    MXNet line, `Epoch[0] Batch [0-20]	Speed: 31830.13 samples/sec`, is none.)"""
+    if "/s" not in text and "s/" not in text:
+        return False
+    at = text.find(" [")
+    while at >= 0:
+        if text[at + 2:at + 3].isdigit() and ":" in text[at + 3:at + 5]:
+            return True
+        at = text.find(" [", at + 2)
+    return False
 
 
 def parse_unsized_bar(segment: str) -> dict | None:
