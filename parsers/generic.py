@@ -11,10 +11,10 @@ from .base import (CLOCK, SOURCE_LOCATION, ULTRALYTICS_MARKS, Parser, Pattern, n
                    record, seconds_to_ms, to_gb, to_ms, unsized_bar_like)
 from .kv import normalise, pairs
 from .loopbars import LoopBars
-from .spread_dicts import SpreadDicts
 from .means import interval_mean, printed_mean
 from .pydict import parse_flat_dict
 from .scan import interesting
+from .spread_dicts import SpreadDicts
 
 # `Epoch: [0][ 10/391]`, and Swin Transformer's (and its many followers') `Train: [30/300][400/2859]`
 METER = Pattern(r"(?:(TRAIN|VALIDATION|TEST|Epoch:|Test:|Train:|Eval:|Val:)\s*+)\[(\d++)(?:/\d++)?\]"
