@@ -14,6 +14,7 @@ from .events import EventParser
 from .generic import GenericParser
 from .glued import glued_at, glued_pieces
 from .hf import AccelerateParser, HFTrainerParser
+from .hf_epochs import TrainingBanner
 from .icefall import IcefallParser
 from .ignite import IgniteParser
 from .keras import KerasParser
@@ -136,7 +137,7 @@ class Dispatcher:
     NCCL chatter drop (tests turn them off to compare with the full regex path)."""
 
     def __init__(self, log_format: str | None = None, nproc_per_node: int | None = None,
-                 tee_prefix: TeePrefix | None = None) -> None:
+                 tee_prefix: TeePrefix | None = None, training_banner: TrainingBanner | None = None) -> None:
         if log_format is not None and log_format not in FORMATS:
             raise ValueError(f"unknown log format {log_format!r}; one of {', '.join(FORMATS)}")
         self.generic = GenericParser(unlabelled_loop=log_format == LOOP_BAR)
@@ -148,6 +149,12 @@ class Dispatcher:
             name: self.generic if name == "generic" else cls() for name, cls in PARSERS.items()
             if log_format is None or name in (log_format, "generic")}
         self.order = list(self.parsers.values())
+        if training_banner is not None:
+            # shared with the process's other pipe: HF's Trainer logs its banner on stderr and
+            # prints the log dicts whose steps it gives on stdout (`hf_epochs`)
+            for p in self.order:
+                if isinstance(p, HFTrainerParser):
+                    p.banner = training_banner
         self._detects = tuple((p, p.detect) for p in self.order if p.name != "generic")
         self.active: Parser | None = None
         self._activate(self.parsers[log_format] if log_format else None)

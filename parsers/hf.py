@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from .base import CLOCK, EVAL_WORDS, OWN_TOTAL, BarTracker, Parser, Pattern, num, parse_bar, parsed, record, to_ms
+from .hf_epochs import TrainingBanner
 from .kv import pairs
 from .means import interval_mean, printed_mean
 from .pydict import parse_flat_dict
@@ -131,6 +132,8 @@ class HFTrainerParser(Parser):
         """rank -> the last step a dict gave a record of its own, before any bar of the stream
         was read (ms-swift prints its first dict before the bar's first step)"""
         self.means = RunMeans()
+        self.banner = TrainingBanner()
+        """Where no bar is drawn, a log dict's epoch names its step (`hf_epochs`)."""
         self.adopted = False
         """Taken from the other pipe (`adopt`): this stream's bars are read from mid-run."""
         self.inherited: dict = {}
@@ -143,6 +146,8 @@ class HFTrainerParser(Parser):
         return True
 
     def detect(self, line: str) -> bool:
+        if " = " in line:
+            self.banner.read(line)      # the banner comes before the lines that name the Trainer
         return (_logged_dict(line, "{'loss':") or "{'train_runtime'" in line or "|trainer.py:" in line
                 or _logged_dict(line, "{'eval_loss'") or "Total optimization steps = " in line)
 
@@ -163,6 +168,7 @@ class HFTrainerParser(Parser):
                 # drawn as it starts (`0/2`) or as it ends, is not it
                 return
             main = self.main_total[rank] = total
+            self.banner.bar_drawn = True
         if total != main:
             return   # an evaluation/prediction loop's own bar
         shown = self.inherited.get(rank)
@@ -212,6 +218,7 @@ class HFTrainerParser(Parser):
             if rank in self.main_total or rank in self.held:
                 continue
             self.main_total[rank] = latest["total"]
+            self.banner.bar_drawn = True
             out += [self._step_record(rank, bar, bar.get("drawn_ns")) for bar in finished]
             if finished:
                 self.given[rank] = finished[-1]["n"]
@@ -220,9 +227,11 @@ class HFTrainerParser(Parser):
                 self.inherited[rank] = latest["n"]
         return out
 
-    def _dict(self, d: dict, rank, out: list) -> None:
+    def _dict(self, d: dict, line: str, rank, out: list) -> None:
         step = self.held[rank]["step"] if rank in self.held else None
         printed, total = printed_step(d)
+        if printed is None and rank not in self.main_total and "epoch" in d:
+            printed = self.banner.step(line)      # no bar: the epoch names the step
         if any(k.startswith("eval_") for k in d):
             fields = {}
             for k, v in dict_fields(d).items():
@@ -275,7 +284,9 @@ class HFTrainerParser(Parser):
         if s.startswith("{") and s.endswith("}"):
             d = parse_flat_dict(s)
             if d:
-                self._dict(d, rank, out)
+                self._dict(d, s, rank, out)
+        elif " = " in s:
+            self.banner.read(s)
         return out
 
     def note_restart(self, rank, step: int) -> None:

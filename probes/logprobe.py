@@ -117,6 +117,13 @@ class PipeFrameworks:
 
     def __init__(self) -> None:
         self.shown: list[str] = []
+        self.training_banner = None
+        """HF's training banner, logged on stderr, names the steps of the dicts on stdout."""
+        try:
+            from ridgescope.parsers.hf_epochs import TrainingBanner
+            self.training_banner = TrainingBanner()
+        except Exception:  # noqa: BLE001 - without it, the dicts of a run with no bar name no step
+            pass
 
 
 class StreamPump:
@@ -171,8 +178,8 @@ class StreamPump:
     def _dispatcher(self, tee_prefix: TeePrefix | None):
         try:
             from ridgescope.parsers import Dispatcher
-            return Dispatcher(self.log_format, nproc_per_node=self.nproc_per_node,
-                              tee_prefix=tee_prefix)
+            return Dispatcher(self.log_format, nproc_per_node=self.nproc_per_node, tee_prefix=tee_prefix,
+                              training_banner=self.pipes.training_banner if self.pipes is not None else None)
         except Exception:  # noqa: BLE001 - without parsers the output still passes through
             return None
 

@@ -153,6 +153,30 @@ def test_hf_trainer_5_without_bar():
     assert (recs[2]["loss"], recs[2]["duration_ms"], recs[2]["epoch"]) == (1.238, 103.5, 0.625)
 
 
+@pytest.mark.parametrize("version,losses,evals", [
+    ("4.57.3", [1.4848, 1.433, 2.2284, 1.6437, 1.9072, 1.6726], [5, 10]),
+    ("5.24.0", [1.279, 1.576, 1.901, 1.413, 1.013, 2.047], [5, 10, 12])])
+def test_hf_trainer_without_bar_steps_from_the_epoch(version, losses, evals):
+    """`disable_tqdm=True` with the INFO banner: each dict's epoch names its step.  17 batches an
+    epoch, 3 a step: step 2 ends on batch 6 (epoch 6/17), step 6 on the epoch's last batch."""
+    recs = parse_file(f"transformers-{version}_trainer_disable-tqdm_log-level-info_accum3_pipe.log")
+    prog = [r for r in recs if r["kind"] == "progress" and not r.get("summary")]
+    assert [(r["step"], r["loss"]) for r in prog] == list(zip([2, 4, 6, 8, 10, 12], losses))
+    assert [r["step"] for r in recs if r["kind"] == "eval" and r["phase"] == "result"] == evals
+    out = "/tmp/hfo1" if version == "4.57.3" else "/tmp/hfo3"
+    assert [(r["step"], r["path"]) for r in recs if r["kind"] == "checkpoint"] == [
+        (8, f"{out}/checkpoint-8"), (12, f"{out}/checkpoint-12")]
+
+
+@pytest.mark.parametrize("version,evals", [("4.57.3", [5]), ("5.24.0", [5, 6])])
+def test_hf_trainer_without_bar_on_two_processes(version, evals):
+    """Two processes share the 66 examples: 9 batches each an epoch, 3 steps; the dicts of rank 0."""
+    recs = parse_file(f"transformers-{version}_trainer_disable-tqdm_log-level-info_accum3_torchrun-tee3_2rank.log")
+    prog = [r for r in recs if r["kind"] == "progress" and not r.get("summary")]
+    assert [(r["rank"], r["step"]) for r in prog] == [(0, 2), (0, 4), (0, 6)]
+    assert [r["step"] for r in recs if r["kind"] == "eval" and r["phase"] == "result"] == evals
+
+
 def test_hf_trainer_5_checkpoints_logged_after_a_bar():
     """`log_level="info"`: both saves are found, the one glued to a bar's redraw too; each
     evaluation's start and result are at the step it ran at."""

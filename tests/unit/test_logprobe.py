@@ -283,3 +283,41 @@ def test_a_bar_on_stderr_is_read_as_the_framework_stdout_showed():
     evaluation bars (`0/2`) give none."""
     assert two_pipes(None) == []
     assert two_pipes(PipeFrameworks()) == [(n, 16) for n in (2, 4, 5, 6, 8, 10, 12, 14, 15, 16)]
+
+
+def pipes_in_order(name: str, order: tuple) -> list:
+    """(stream, step) of the progress records of a run's two pipe captures, read by two pumps
+    that share one `PipeFrameworks`, each pipe written whole in `order`."""
+    got: queue.Queue = queue.Queue()
+    pipes, pumps = PipeFrameworks(), {}
+    for stream in order:
+        read_fd, write_fd = os.pipe()
+        pump = StreamPump(read_fd, io.BytesIO(), stream, lambda rank, payload, ts: got.put(payload), 0,
+                          pipes=pipes).start()
+        pumps[stream] = (pump, write_fd)
+    for stream in order:
+        pump, write_fd = pumps[stream]
+        os.write(write_fd, (CAPTURED / name.format(stream)).read_bytes())
+        os.close(write_fd)
+        pump.join(20)
+    records = []
+    while not got.empty():
+        records.append(got.get())
+    return [(p["stream"], p["record"]["step"]) for p in records
+            if p["record"]["kind"] == "progress" and not p["record"].get("summary")]
+
+
+def test_the_banner_on_stderr_names_the_steps_of_the_dicts_on_stdout():
+    """`disable_tqdm=True`: the Trainer logs its banner on stderr and prints its dicts on stdout;
+    read as `ridgescope run` reads them, the banner read on one pipe gives the other's steps."""
+    got = pipes_in_order("transformers-4.57.3_trainer_disable-tqdm_log-level-info_accum3_two-pipes_{}.log",
+                         ("stderr", "stdout"))
+    assert got == [("stdout", step) for step in (2, 4, 6, 8, 10, 12)]
+
+
+def test_with_a_bar_on_the_other_pipe_the_dicts_give_no_second_record_of_a_step():
+    """The bar's redraws on stderr give the steps; the dicts on stdout, whose epochs the banner
+    would number, keep none, as before the banner was read."""
+    got = pipes_in_order("transformers-4.57.3_trainer_tqdm_log-level-info_two-pipes_{}.log", ("stderr", "stdout"))
+    assert [step for stream, step in got if stream == "stderr"] == [2, 4, 5, 6, 8, 10, 12, 14, 15, 16]   # as drawn
+    assert [step for stream, step in got if stream == "stdout"] == [None] * 8

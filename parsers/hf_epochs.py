@@ -1,0 +1,153 @@
+"""The Hugging Face Trainer's step, from the epoch its log dicts print.
+
+With `disable_tqdm=True` (common where a bar would flood a cluster's log files) the Trainer
+prints its log dicts bare, and they name no step: `{'loss': 1.48, ..., 'epoch': 0.75}`.  The
+epoch is `epoch + (batch + 1) / batches_in_epoch`, set at each optimizer step, so where the
+training banner says how many batches an epoch holds, the epoch names its step exactly.  The
+banner (`***** Running training *****`, logged at INFO, which the example scripts turn on)
+gives the examples, the total batch and its accumulation steps, the epochs and the steps;
+Transformers 5 adds the update steps per epoch.  A step is given only where the epoch's printed
+digits allow no other: Transformers 5 prints 4 significant digits (`'0.625'`), 4.x before
+~4.40 rounded to 2 decimals, later 4.x prints the float whole."""
+from __future__ import annotations
+
+import math
+import sys
+from dataclasses import dataclass
+
+from .base import Pattern
+
+BANNER = Pattern(r"(Num examples|Num Epochs|Num update steps per epoch|Gradient Accumulation steps|"
+                 r"Total optimization steps|Total train batch size \(w\. parallel, distributed & accumulation\))"
+                 r" = (\d[\d,]{0,30}+)\s*$")
+PRINTED_EPOCH = Pattern(r"'epoch': ('?)([0-9][0-9.e+-]{0,30}+)")
+_KEYS = {"Num examples": "examples", "Num Epochs": "epochs", "Num update steps per epoch": "steps_per_epoch",
+         "Gradient Accumulation steps": "accumulation", "Total optimization steps": "total_steps"}
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """One process's epoch: its batches, how many make an optimizer step, the steps it holds."""
+    batches: int
+    accumulation: int
+    steps_per_epoch: int
+
+
+def schedules(examples: int, epochs: int, total_batch: int, accumulation: int, total_steps: int,
+              steps_per_epoch: int | None = None) -> list[Schedule]:
+    """The epochs the banner's numbers allow.  A process reads ceil(examples / (total batch /
+    accumulation)) batches an epoch, or the floor where the last batch is dropped; the Trainer
+    makes ceil(batches / accumulation) steps of them, and prints ceil(total steps / steps per
+    epoch) epochs, which rules out a wrong guess.  A dataset with no length prints sys.maxsize
+    epochs: its one 'epoch' is the whole run."""
+    if min(examples, epochs, total_batch, accumulation, total_steps) < 1:
+        return []
+    if epochs == sys.maxsize:
+        return [Schedule(total_steps * accumulation, accumulation, total_steps)]
+    if total_batch % accumulation:
+        return []
+    per_batch = total_batch // accumulation
+    out = []
+    for batches in sorted({-(-examples // per_batch), examples // per_batch}):
+        steps = max(-(-batches // accumulation), 1)
+        if batches >= 1 and -(-total_steps // steps) == epochs and steps_per_epoch in (None, steps):
+            out.append(Schedule(batches, accumulation, steps))
+    return out
+
+
+def printed_epoch(line: str) -> tuple[float, float] | None:
+    """(epoch, how far the true epoch may lie from it) as a log dict prints it.  Quoted: the
+    Transformers 5 `f"{v:.4g}"`, half its last digit.  Bare with up to 2 decimals: maybe rounded
+    (`round(epoch, 2)` of older 4.x), 0.005.  Bare with more: Python's exact repr of the float."""
+    m = PRINTED_EPOCH.search(line)
+    if m is None:
+        return None
+    text = m.group(2).rstrip(".")
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    if not math.isfinite(value) or value < 0:
+        return None
+    if m.group(1):
+        if value == 0:
+            return value, 0.0
+        return value, 0.5 * 10.0 ** (math.floor(math.log10(value)) - 3)
+    mantissa = text.partition("e")[0]
+    decimals = len(mantissa.partition(".")[2])
+    if "e" not in text and decimals <= 2:
+        return value, 0.005
+    return value, 1e-9 * max(1.0, value)
+
+
+_MAX_CANDIDATES = 4
+
+
+def steps_within(epoch: float, slack: float, s: Schedule) -> set[int] | None:
+    """The optimizer steps of schedule `s` whose end the Trainer may have printed as `epoch`:
+    the batches counted since the start lie within `slack` of epoch * batches, and a step ends
+    on a whole accumulation or on an epoch's last batch.  None where the printed digits allow
+    too many to look at."""
+    lo, hi = (epoch - slack) * s.batches, (epoch + slack) * s.batches
+    first, last = max(math.ceil(lo - 1e-6), 1), math.floor(hi + 1e-6)
+    if last - first >= _MAX_CANDIDATES:
+        return None
+    found = set()
+    for x in range(first, last + 1):
+        done, batch = divmod(x - 1, s.batches)
+        batch += 1
+        if batch % s.accumulation == 0 or batch == s.batches:
+            found.add(done * s.steps_per_epoch + -(-batch // s.accumulation))
+    return found
+
+
+def step_at(epoch: float, slack: float, allowed: list[Schedule]) -> int | None:
+    """The one step that `epoch` names under any of the schedules allowed; None unless one."""
+    found: set = set()
+    for s in allowed:
+        steps = steps_within(epoch, slack, s)
+        if steps is None:
+            return None
+        found |= steps
+    return found.pop() if len(found) == 1 else None
+
+
+class TrainingBanner:
+    """The numbers of the last `***** Running training *****` banner read.  Its lines come before
+    any line that names the framework, so the parser reads them while detecting too."""
+
+    def __init__(self) -> None:
+        self.seen: dict = {}
+        self.allowed: list[Schedule] = []
+        self.bar_drawn = False
+        """The Trainer's bar was drawn, maybe on the process's other pipe: its redraws give the
+        steps, and a dict's step from its epoch would be a second record of one."""
+
+    def read(self, line: str) -> bool:
+        """Note a banner line; True if `line` was one."""
+        m = BANNER.search(line)
+        if m is None:
+            return False
+        key, value = m.group(1), int(m.group(2).replace(",", ""))
+        name = _KEYS.get(key, "total_batch")
+        self.seen[name] = value     # (an evaluation's banner prints its examples too: read before
+        # the next training banner's)
+        if name == "total_steps":
+            s = self.seen
+            if all(k in s for k in ("examples", "epochs", "total_batch", "accumulation")):
+                self.allowed = schedules(s["examples"], s["epochs"], s["total_batch"], s["accumulation"],
+                                         value, s.get("steps_per_epoch"))
+        return True
+
+    def step(self, line: str) -> int | None:
+        """The step a bare log dict's epoch names (`step_at`); None where no banner was read.
+        Where the banner allows two schedules (the last batch dropped or not), one that has no
+        step ending at a printed epoch is ruled out."""
+        if not self.allowed or self.bar_drawn:
+            return None
+        printed = printed_epoch(line)
+        if printed is None:
+            return None
+        if len(self.allowed) > 1:
+            self.allowed = [s for s in self.allowed if steps_within(*printed, s) != set()] or self.allowed
+        return step_at(printed[0], printed[1], self.allowed)

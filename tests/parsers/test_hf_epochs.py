@@ -1,0 +1,151 @@
+"""The Trainer's step from its printed epoch (`hf_epochs`): against the Trainer's own arithmetic,
+and on a real log with its bar taken out."""
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ridgescope.parsers import Dispatcher
+from ridgescope.parsers.hf_epochs import TrainingBanner, printed_epoch, schedules, step_at
+
+CORPUS = Path(__file__).resolve().parents[1] / "data" / "corpus"
+
+
+def trainer_epochs(batches: int, accumulation: int, total_steps: int):
+    """(step, epoch) at each optimizer step, as the Trainer counts them (transformers 4.57 and
+    5.x `_inner_training_loop`): a step on each whole accumulation and on an epoch's last batch,
+    then `epoch + (batch + 1) / batches`."""
+    step, epoch = 0, 0
+    while True:
+        for batch in range(batches):
+            if (batch + 1) % accumulation == 0 or batch + 1 == batches:
+                step += 1
+                yield step, epoch + (batch + 1) / batches
+                if step == total_steps:
+                    return
+        epoch += 1
+
+
+def banner(examples, epochs, total_batch, accumulation, total_steps):
+    return [f"  Num examples = {examples:,}", f"  Num Epochs = {epochs:,}",
+            f"  Total train batch size (w. parallel, distributed & accumulation) = {total_batch:,}",
+            f"  Gradient Accumulation steps = {accumulation}", f"  Total optimization steps = {total_steps:,}"]
+
+
+@st.composite
+def runs(draw):
+    """A run as TrainingArguments and a dataset make it: the banner's numbers and the batches
+    a process reads an epoch."""
+    examples = draw(st.integers(1, 5000))
+    per_device, world = draw(st.integers(1, 16)), draw(st.sampled_from([1, 2, 3, 8]))
+    accumulation = draw(st.integers(1, 8))
+    drop_last = draw(st.booleans()) and examples >= per_device * world
+    batches = examples // (per_device * world) if drop_last else -(-examples // (per_device * world))
+    per_epoch = max(-(-batches // accumulation), 1)
+    if draw(st.booleans()):     # num_train_epochs, maybe a fraction
+        wanted = draw(st.sampled_from([0.5, 1, 1.5, 2, 3]))
+        total_steps = math.ceil(wanted * per_epoch)
+        epochs = math.ceil(wanted)
+    else:                       # max_steps
+        total_steps = draw(st.integers(1, 3 * per_epoch))
+        epochs = -(-total_steps // per_epoch)
+    return examples, epochs, per_device * world * accumulation, accumulation, total_steps, batches
+
+
+@settings(max_examples=300, deadline=None)
+@given(runs())
+def test_an_epoch_printed_whole_names_its_step(run):
+    """Transformers 4.x after ~4.40 prints the float: every step is found, the right one."""
+    *numbers, batches = run
+    allowed = schedules(*numbers)
+    assert batches in [s.batches for s in allowed]
+    b = TrainingBanner()
+    for line in banner(*numbers):
+        b.read(line)
+    for step, epoch in trainer_epochs(batches, numbers[3], numbers[4]):
+        text = repr(epoch)
+        found = b.step(f"{{'loss': 1.0, 'epoch': {text}}}")
+        if len(allowed) == 1 and len(text.partition(".")[2]) > 2:   # else maybe rounded: below
+            assert found == step
+        else:
+            assert found in (step, None)
+
+
+@settings(max_examples=300, deadline=None)
+@given(runs())
+def test_an_epoch_printed_short_names_its_step_or_none(run):
+    """Transformers 5 (`'0.3529'`) and older 4.x (`round(epoch, 2)`) lose digits: a step is the
+    right one or none, and with 4 digits and up to 200 batches an epoch, always found where the
+    banner allows one schedule (it allows two where the last batch may have been dropped)."""
+    *numbers, batches = run
+    allowed = schedules(*numbers)
+    quoted, rounded = TrainingBanner(), TrainingBanner()
+    for b in (quoted, rounded):
+        for line in banner(*numbers):
+            b.read(line)
+    for step, epoch in trainer_epochs(batches, numbers[3], numbers[4]):
+        found = quoted.step(f"{{'loss': 1.0, 'epoch': '{epoch:.4g}'}}")
+        assert found in (step, None)
+        if batches <= 200 and len(allowed) == 1:
+            assert found == step
+        assert rounded.step(f"{{'loss': 1.0, 'epoch': {round(epoch, 2)!r}}}") in (step, None)
+
+
+def test_rounded_epochs_of_a_long_epoch_give_no_step():
+    """300 batches an epoch, rounded to 2 decimals: step 100 prints 0.33, as step 99 would."""
+    allowed = schedules(300, 1, 1, 1, 300)
+    assert step_at(*printed_epoch("'epoch': 0.33"), allowed) is None
+    assert step_at(*printed_epoch("'epoch': 0.3333333333333333"), allowed) == 100
+
+
+def test_a_banner_that_contradicts_itself_gives_no_schedule():
+    """ceil(examples / batch) steps an epoch must make the epochs printed: a sequence-parallel
+    run (its batches multiplied) or a changed banner gives none rather than wrong steps."""
+    assert schedules(64, 2, 8, 1, 16) == schedules(64, 2, 8, 1, 16, steps_per_epoch=8) != []
+    assert schedules(64, 2, 8, 1, 16, steps_per_epoch=9) == []
+    assert schedules(64, 5, 8, 1, 16) == []
+    assert schedules(64, 2, 9, 2, 16) == []     # a total batch that accumulation does not divide
+
+
+def test_a_dataset_with_no_length_is_one_long_epoch():
+    """An iterable dataset: `Num Epochs = 9,223,372,036,854,775,807`, and the Trainer counts
+    max_steps x accumulation batches as the epoch."""
+    allowed = schedules(2400, sys.maxsize, 24, 2, 100)
+    assert step_at(*printed_epoch("'epoch': 0.37"), allowed) == 37
+    assert step_at(*printed_epoch("'epoch': '0.37'"), allowed) == 37
+
+
+def test_the_banner_is_read_under_any_logger_prefix_and_an_evaluation_changes_nothing():
+    b = TrainingBanner()
+    lines = ["[INFO|trainer.py:2519] 2026-12-05 00:26:30,062 >>" + s for s in banner(66, 2, 12, 3, 12)]
+    assert all(b.read(line) for line in lines)
+    assert b.read("[transformers]   Num examples = 16") and not b.read("  Batch size = 8")
+    assert b.step("{'loss': 1.48, 'epoch': 0.35294117647058826}") == 2
+    assert b.step("{'loss': 1.48}") is None and TrainingBanner().step("{'epoch': 1.0}") is None
+    assert not b.read("  Num examples = 66 and more")
+
+
+def test_a_real_log_without_its_bar_gives_the_bar_s_steps():
+    """ezpz's Llama run (transformers 4.57, an iterable dataset of 100 steps) drew a bar; its lines
+    taken out, as `disable_tqdm=True` would print, the dicts' epochs give the same steps."""
+    text = (CORPUS / "hf_trainer" / "ezpz_hf-trainer_llama3.2-1b_aurora-xpu_24rank_fsdp.log").read_text()
+    kept = []
+    for line in text.replace("\r", "\n").splitlines(True):
+        if "%|" in line:
+            if "{'" not in line:
+                continue
+            line = line[line.index("{'"):]
+        kept.append(line)
+
+    def steps(log: str) -> list:
+        d = Dispatcher()
+        recs = d.feed_chunk(log.encode()) + d.flush()
+        return [(r["step"], r["loss"]) for r in recs if r["kind"] == "progress" and not r.get("summary")]
+
+    with_bar, without = steps(text), steps("".join(kept))
+    assert without == with_bar
+    assert [s for s, _ in without] == list(range(1, 12)) + list(range(96, 101))
