@@ -125,6 +125,8 @@ class TrainingBanner:
 
     def read(self, line: str) -> bool:
         """Note a banner line; True if `line` was one."""
+        if not ("Num " in line or "steps = " in line or "accumulation) = " in line):
+            return False    # (the pattern's search costs ~2.7 us a line; this, ~0.1)
         m = BANNER.search(line)
         if m is None:
             return False
