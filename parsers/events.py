@@ -9,7 +9,7 @@ from __future__ import annotations
 from . import launcher_errors, nccl, overflow, torchrun_report, watchdog
 from .base import SOURCE_LOCATION, Pattern, num, parse_bar, record, to_ms
 from .coco import CocoSummary
-from .hf import epoch_result
+from .hf import epoch_result, printed_metrics
 from .victims import victim
 
 WATCHDOG = Pattern(
@@ -453,6 +453,10 @@ class EventParser:
                 return [record("eval", framework, rank, step, phase="result", metrics=scores)]
         if "epoch " in line:
             fields = epoch_result(line)
+            if fields is not None:
+                return [record("eval", framework, rank, step, phase="result", **fields)]
+        if "{'" in line and ("{'bleu': " in line or "{'rouge1': " in line or "metrics: {" in line):
+            fields = printed_metrics(line)
             if fields is not None:
                 return [record("eval", framework, rank, step, phase="result", **fields)]
         if line.rstrip().endswith("Current checkpoints:"):

@@ -106,6 +106,33 @@ def epoch_result(line: str) -> dict | None:
     return {**fields, "epoch": int(m.group(1))} if fields else None
 
 
+RESULT_DICTS = ("{'bleu': ", "{'rouge1': ")
+"""The dicts that Transformers' `run_translation_no_trainer.py` (`logger.info({"bleu": ...})`) and
+`run_summarization_no_trainer.py` (`logger.info(result)`, the ROUGE scores) log after each
+epoch's evaluation."""
+_METRICS_HEAD = "Evaluation metrics: "
+"""`run_qa_no_trainer.py`'s, after training: `Evaluation metrics: {'exact_match': 80.1, 'f1': 88.2}`."""
+
+
+def printed_metrics(line: str) -> dict | None:
+    """The evaluation result that those example scripts log, behind their logger's prefix, with
+    neither a step nor an epoch: its scores as fields; None for any other line, and for a dict
+    that holds a training number."""
+    at = line.find("{'")
+    if at < 0:
+        return None
+    body = line[at:].rstrip()
+    if not (body.startswith(RESULT_DICTS) or line[:at].endswith(_METRICS_HEAD)):
+        return None
+    printed = parse_flat_dict(body)
+    if not printed:
+        return None
+    keys = [k.lower() for k in printed]
+    if "loss" in keys or "epoch" in keys or any(w in k for k in keys for w in _TRAINING_WORDS):
+        return None
+    return dict_fields(printed) or None
+
+
 def _logged_dict(line: str, head: str) -> bool:
     """The Trainer's log dict, printed as it is; not another's argument (Ray Train's `Reporting
     training result 1: TrainingReport(checkpoint=None, metrics={'loss': 5.49, 'step': 1}, ...)`)."""

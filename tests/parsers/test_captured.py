@@ -697,6 +697,23 @@ def test_no_trainer_script_logs_each_epochs_evaluation_after_the_bar():
     assert {r["framework"] for r in recs} == {"hf_trainer"}
 
 
+@pytest.mark.parametrize("script,evals", [
+    ("translation-bleu", [(6, {"bleu": 81.25}), (12, {"bleu": 87.5}), (18, {"bleu": 87.5})]),
+    ("summarization-rouge", [(6, {"rouge1": 75.0, "rouge2": 37.5, "rougeL": 75.0, "rougeLsum": 75.0}),
+                             (12, {"rouge1": 87.5, "rouge2": 43.75, "rougeL": 87.5, "rougeLsum": 87.5}),
+                             (18, {"rouge1": 87.5, "rouge2": 43.75, "rougeL": 87.5, "rougeLsum": 87.5})]),
+    ("qa-evaluation-metrics", [(18, {"exact_match": 87.5, "f1": 87.5})])])
+def test_no_trainer_scripts_log_their_scores_with_neither_step_nor_epoch(script, evals):
+    """`run_translation_no_trainer.py` logs `{'bleu': B}` after each epoch, the summarization
+    script its ROUGE dict, the QA script `Evaluation metrics: {...}` once after training, each
+    run on after the bar's redraw: an evaluation at the step the bar shows."""
+    recs = parse_file(f"transformers-no-trainer_accelerate-1.16.0_{script}-logger_pipe.log")
+    assert [r["step"] for r in recs if r["kind"] == "progress"] == list(range(2, 19, 2))
+    got = [(r["step"], {k: v for k, v in r.items() if k not in ("kind", "rank", "step", "framework", "phase")})
+           for r in recs if r["kind"] == "eval"]
+    assert got == evals
+
+
 def test_jax_loop_logging_metrics_as_pprint_spreads_them():
     """EasyLM and the other mlxu-based JAX trainers log each `log_freq`-th step's metrics with
     `tqdm.write("\\n" + pprint.pformat(log_metrics) + "\\n")`: one item a line, each value a

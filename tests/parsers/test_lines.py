@@ -639,6 +639,20 @@ def test_epoch_results_and_an_epochs_training_numbers():
         assert [r for r in recs if r["kind"] == "eval"] == [], line
 
 
+def test_scores_that_example_scripts_log_bare():
+    """The translation and summarization scripts' dicts and the QA script's `Evaluation metrics:`
+    are evaluations of no step; other dicts, and such a dict with a training number, are none."""
+    prefix = "12/04/2026 10:01:41 - INFO - __main__ - "
+    recs, _ = feed_all([prefix + "{'bleu': 22.4132}", "{'rouge1': 41.2, 'rouge2': 18.9, 'rougeL': 29.1}",
+                        prefix + "[RANK 0] Evaluation metrics: {'exact_match': 80.1, 'f1': 88.2}"])
+    assert [(r["kind"], r["phase"], r["step"]) for r in recs] == [("eval", "result", None)] * 3
+    assert (recs[0]["bleu"], recs[1]["rougeL"], recs[2]["exact_match"]) == (22.4132, 29.1, 80.1)
+    for line in ("Predict metrics: {'exact_match': 80.1, 'f1': 88.2}", "{'bleu': 22.4, 'train_loss': 2.1}",
+                 "{'rouge1': 41.2, 'epoch': 2}", "config: {'bleu': True}", "args {'rouge1': 'yes'}"):
+        recs, _ = feed_all([line])
+        assert [r for r in recs if r["kind"] == "eval"] == [], line
+
+
 def test_a_message_after_a_redraw_that_ends_a_step_on_a_frameworks_stream():
     """A logger that writes to the bar's stream runs on after its redraw: on the Trainer's
     stream, after a redraw that gives a step too, the message is read (it once was only where

@@ -6,6 +6,12 @@ as Accelerate's examples and Transformers' `*_no_trainer.py` scripts do.
     python accelerate_epoch_eval.py no_trainer  `run_clm_no_trainer.py` & co: their logger's setup
                                                 and banner, one unlabelled bar over all steps,
                                                 `epoch N: perplexity: P eval_loss: L`
+    python accelerate_epoch_eval.py translation     the same, logging `{'bleu': B}` after each epoch
+                                                    as `run_translation_no_trainer.py` does
+    python accelerate_epoch_eval.py summarization   ... the ROUGE dict, as `run_summarization_no_trainer.py`
+    python accelerate_epoch_eval.py qa              ... `Evaluation metrics: {...}` once, after training,
+                                                    as `run_qa_no_trainer.py`
+    (the toy model's accuracy and F1 stand in for those scripts' scores, under their keys)
 """
 import logging
 import math
@@ -84,6 +90,14 @@ else:
             train_step(x, y)
             progress_bar.update(1)
             completed_steps += 1
-        eval_loss, _, _ = evaluate()
-        perplexity = math.exp(eval_loss)
-        logger.info(f"epoch {epoch}: perplexity: {perplexity} eval_loss: {eval_loss}")
+        eval_loss, accuracy, f1 = evaluate()
+        if sys.argv[1] == "no_trainer":
+            perplexity = math.exp(eval_loss)
+            logger.info(f"epoch {epoch}: perplexity: {perplexity} eval_loss: {eval_loss}")
+        elif sys.argv[1] == "translation":
+            logger.info({"bleu": round(accuracy * 100, 4)})
+        elif sys.argv[1] == "summarization":
+            logger.info({k: round(v * 100, 4) for k, v in
+                         (("rouge1", f1), ("rouge2", f1 / 2), ("rougeL", accuracy), ("rougeLsum", accuracy))})
+    if sys.argv[1] == "qa":
+        logger.info(f"Evaluation metrics: {dict(exact_match=accuracy * 100, f1=f1 * 100)}")
