@@ -7,8 +7,8 @@ training banner says how many batches an epoch holds, the epoch names its step e
 banner (`***** Running training *****`, logged at INFO, which the example scripts turn on)
 gives the examples, the total batch and its accumulation steps, the epochs and the steps;
 Transformers 5 adds the update steps per epoch.  A step is given only where the epoch's printed
-digits allow no other: Transformers 5 prints 4 significant digits (`'0.625'`), 4.x before
-~4.40 rounded to 2 decimals, later 4.x prints the float whole."""
+digits allow no other: Transformers 5 prints 4 significant digits (`'0.625'`), older 4.x
+releases rounded it to 2 decimals (`round(epoch, 2)`, from 4.2), 4.57 prints the float whole."""
 from __future__ import annotations
 
 import math
@@ -58,7 +58,7 @@ def schedules(examples: int, epochs: int, total_batch: int, accumulation: int, t
 def printed_epoch(line: str) -> tuple[float, float] | None:
     """(epoch, how far the true epoch may lie from it) as a log dict prints it.  Quoted: the
     Transformers 5 `f"{v:.4g}"`, half its last digit.  Bare with up to 2 decimals: maybe rounded
-    (`round(epoch, 2)` of older 4.x), 0.005.  Bare with more: Python's exact repr of the float."""
+    (older 4.x), 0.005.  Bare with more: Python's exact repr of the float."""
     m = PRINTED_EPOCH.search(line)
     if m is None:
         return None
@@ -132,8 +132,7 @@ class TrainingBanner:
             return False
         key, value = m.group(1), int(m.group(2).replace(",", ""))
         name = _KEYS.get(key, "total_batch")
-        self.seen[name] = value     # (an evaluation's banner prints its examples too: read before
-        # the next training banner's)
+        self.seen[name] = value     # (an evaluation's banner names its examples too, before the next training banner)
         if name == "total_steps":
             s = self.seen
             if all(k in s for k in ("examples", "epochs", "total_batch", "accumulation")):
