@@ -257,8 +257,10 @@ class HFTrainerParser(Parser):
     def _dict(self, d: dict, line: str, rank, out: list) -> None:
         step = self.held[rank]["step"] if rank in self.held else None
         printed, total = printed_step(d)
+        beside_bar = False
         if printed is None and rank not in self.main_total and "epoch" in d:
-            printed = self.banner.step(line)      # no bar: the epoch names the step
+            printed = self.banner.step(line)      # no bar on this stream: the epoch names the step
+            beside_bar = printed is not None and self.banner.bar_drawn
         if any(k.startswith("eval_") for k in d):
             fields = {}
             for k, v in dict_fields(d).items():
@@ -289,7 +291,10 @@ class HFTrainerParser(Parser):
                 # no progress bar on this stream (disable_tqdm, file logging): nothing to wait for
                 if printed is not None:
                     self.given[rank] = printed
-                out.append(record("progress", self.name, rank, printed, total_steps=total, **parsed(fields, OWN_TOTAL)))
+                rec = record("progress", self.name, rank, printed, total_steps=total, **parsed(fields, OWN_TOTAL))
+                if beside_bar:
+                    rec["timed_by_bar"] = True   # the bar on the process's other pipe times it
+                out.append(rec)
                 return
             old = self.pending.pop(rank, None)
             if old is not None:

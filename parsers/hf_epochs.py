@@ -120,8 +120,8 @@ class TrainingBanner:
         self.seen: dict = {}
         self.allowed: list[Schedule] = []
         self.bar_drawn = False
-        """The Trainer's bar was drawn, maybe on the process's other pipe: its redraws give the
-        steps, and a dict's step from its epoch would be a second record of one."""
+        """The Trainer's bar was drawn, maybe on the process's other pipe: its redraws time the
+        steps, and a dict numbered from its epoch carries that step's values alone."""
 
     def read(self, line: str) -> bool:
         """Note a banner line; True if `line` was one."""
@@ -144,7 +144,7 @@ class TrainingBanner:
         """The step a bare log dict's epoch names (`step_at`); None where no banner was read.
         Where the banner allows two schedules (the last batch dropped or not), one that has no
         step ending at a printed epoch is ruled out."""
-        if not self.allowed or self.bar_drawn:
+        if not self.allowed:
             return None
         printed = printed_epoch(line)
         if printed is None:

@@ -7,7 +7,8 @@ read just before the bar's step 68 opens 70's window first, and 68's is then clo
 The first pipe that gives a rank a step times that rank's steps; the other pipe's step records
 are still stored, marked `timed_elsewhere`, and make no window.  A pipe whose records carry the
 framework's own step time takes a rank over from one whose steps are timed only by when their
-lines were read.
+lines were read.  A record that says another pipe's bar times its step (`timed_by_bar`: HF's log
+dicts on stdout, numbered from their epochs, its bar on stderr) never times the rank.
 """
 from __future__ import annotations
 
@@ -33,6 +34,8 @@ class StepStreams:
         record = payload.get("record") or {}
         if record.get("kind") not in ("progress", "timing") or not isinstance(record.get("step"), int):
             return payload
+        if record.get("timed_by_bar") is True:
+            return dict(payload, timed_elsewhere=True)
         stream, timed = payload.get("stream", ""), _timed(record)
         with self._lock:
             owner = self._owner.get(rank)

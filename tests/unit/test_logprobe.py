@@ -286,8 +286,8 @@ def test_a_bar_on_stderr_is_read_as_the_framework_stdout_showed():
 
 
 def pipes_in_order(name: str, order: tuple) -> list:
-    """(stream, step) of the progress records of a run's two pipe captures, read by two pumps
-    that share one `PipeFrameworks`, each pipe written whole in `order`."""
+    """(stream, step, timed by the other pipe's bar) of the progress records of a run's two pipe
+    captures, read by two pumps that share one `PipeFrameworks`, each pipe written whole in `order`."""
     got: queue.Queue = queue.Queue()
     pipes, pumps = PipeFrameworks(), {}
     for stream in order:
@@ -303,7 +303,7 @@ def pipes_in_order(name: str, order: tuple) -> list:
     records = []
     while not got.empty():
         records.append(got.get())
-    return [(p["stream"], p["record"]["step"]) for p in records
+    return [(p["stream"], p["record"]["step"], p["record"].get("timed_by_bar", False)) for p in records
             if p["record"]["kind"] == "progress" and not p["record"].get("summary")]
 
 
@@ -312,12 +312,15 @@ def test_the_banner_on_stderr_names_the_steps_of_the_dicts_on_stdout():
     read as `ridgescope run` reads them, the banner read on one pipe gives the other's steps."""
     got = pipes_in_order("transformers-4.57.3_trainer_disable-tqdm_log-level-info_accum3_two-pipes_{}.log",
                          ("stderr", "stdout"))
-    assert got == [("stdout", step) for step in (2, 4, 6, 8, 10, 12)]
+    assert got == [("stdout", step, False) for step in (2, 4, 6, 8, 10, 12)]
 
 
-def test_with_a_bar_on_the_other_pipe_the_dicts_give_no_second_record_of_a_step():
-    """The bar's redraws on stderr give the steps; the dicts on stdout, whose epochs the banner
-    would number, keep none, as before the banner was read."""
+def test_with_a_bar_on_the_other_pipe_the_dicts_carry_their_steps_values_untimed():
+    """The bar's redraws on stderr time the steps; the dicts on stdout, numbered from their epochs,
+    carry their steps' losses, each marked as timed by the bar (so it makes no window of its own,
+    `step_streams.py`)."""
     got = pipes_in_order("transformers-4.57.3_trainer_tqdm_log-level-info_two-pipes_{}.log", ("stderr", "stdout"))
-    assert [step for stream, step in got if stream == "stderr"] == [2, 4, 5, 6, 8, 10, 12, 14, 15, 16]   # as drawn
-    assert [step for stream, step in got if stream == "stdout"] == [None] * 8
+    assert [(step, by_bar) for stream, step, by_bar in got if stream == "stderr"] == [
+        (step, False) for step in (2, 4, 5, 6, 8, 10, 12, 14, 15, 16)]     # as drawn
+    assert [(step, by_bar) for stream, step, by_bar in got if stream == "stdout"] == [
+        (step, True) for step in range(2, 17, 2)]

@@ -26,6 +26,17 @@ def test_the_first_pipe_to_give_a_rank_a_step_times_it():
     assert "timed_elsewhere" not in streams.mark(0, payload("stderr", 3, 12))
 
 
+def test_a_record_timed_by_the_other_pipes_bar_never_times_the_rank():
+    """HF's dicts on stdout, numbered from their epochs while its bar draws on stderr, may be read
+    before the bar's first step: they still make no window."""
+    streams = StepStreams()
+    by_bar = payload("stdout", 2, 10)
+    by_bar["record"]["timed_by_bar"] = True
+    assert streams.mark(0, by_bar)["timed_elsewhere"] is True
+    assert "timed_elsewhere" not in streams.mark(0, payload("stderr", 2, 11))
+    assert streams.mark(0, by_bar)["timed_elsewhere"] is True
+
+
 def test_a_pipe_that_prints_its_step_times_takes_the_rank_over_from_read_times():
     streams = StepStreams()
     streams.mark(0, payload("stderr", 2, 10))
