@@ -35,7 +35,7 @@ class Schedule:
 
 def schedules(examples: int, epochs: int, total_batch: int, accumulation: int, total_steps: int,
               steps_per_epoch: int | None = None) -> list[Schedule]:
-    """The epochs the banner's numbers allow.  A process reads ceil(examples / (total batch /
+    """The schedules the banner's numbers allow.  A process reads ceil(examples / (total batch /
     accumulation)) batches an epoch, or the floor where the last batch is dropped; the Trainer
     makes ceil(batches / accumulation) steps of them, and prints ceil(total steps / steps per
     epoch) epochs, which rules out a wrong guess.  A dataset with no length prints sys.maxsize

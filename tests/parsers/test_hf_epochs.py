@@ -59,7 +59,7 @@ def runs(draw):
 @settings(max_examples=300, deadline=None)
 @given(runs())
 def test_an_epoch_printed_whole_names_its_step(run):
-    """Transformers 4.x after ~4.40 prints the float: every step is found, the right one."""
+    """Transformers 4.57 prints the float whole: every step is found, the right one."""
     *numbers, batches = run
     allowed = schedules(*numbers)
     assert batches in [s.batches for s in allowed]
