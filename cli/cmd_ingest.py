@@ -35,7 +35,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ridgescope.cli import log_dirs, node_logs, overlap, world_size
+from ridgescope.cli import log_dirs, node_logs, overlap, pipe_pairs, world_size
 from ridgescope.cli.cmd_parse import (add_prefix_template, note, placed_nodes, prefix_templates, tee_prefix,
                                       workers_per_node)
 from ridgescope.cli.log_blocks import CUT_SHORT, collector_format, collector_of, cut_short, open_log
@@ -170,6 +170,8 @@ class Item:
     stream: str = ""
     ts: int = 0
     source: str = "unknown"
+    timed_elsewhere: bool = False
+    """The process's other pipe times the rank's steps (`StepStreams`): this makes no window."""
 
 
 @dataclass
@@ -230,15 +232,24 @@ def megatron_prints_last(result: FileResult) -> bool:
 
 
 def read_file(path: str, log_format: str | None, prefix: TeePrefix | None = None,
-              node: node_logs.NodeLog | None = None, rank: int | None = None) -> FileResult:
+              node: node_logs.NodeLog | None = None, rank: int | None = None,
+              pipes: pipe_pairs.Pipes | None = None) -> FileResult:
     """`node`: where the file sits in the job, where it is one node's log (`--node-logs`).
     Records without a launcher prefix belong to `rank` where the caller knows the file's rank
     (`log_dirs.job_ranks`), else to the rank the file's path names, else to rank 0 (see
     `megatron_prints_last`, and `spread_repeated_steps` for a log that prints each step once per
-    rank)."""
+    rank).  `pipes`: the file is one of a process's two pipes, read after its stderr file."""
     result = FileResult(path)
     layout = world_size.MegatronLayout()
-    disp = Dispatcher(log_format, workers_per_node(path), prefix)
+
+    def fresh(path: str, banner=None) -> Dispatcher:
+        return Dispatcher(log_format, workers_per_node(path), prefix, training_banner=banner)
+    if pipes is None:
+        disp = fresh(path)
+    else:
+        pipe_pairs.prepare(pipes, fresh)
+        disp = fresh(path, pipes.frameworks.training_banner)
+        pipe_pairs.adopt_other(pipes, path, disp)
     named = rank if rank is not None else rank_in_path(path)
     fallback = (named or 0) if node is None else node.base
     items = result.items
@@ -311,6 +322,10 @@ def read_file(path: str, log_format: str | None, prefix: TeePrefix | None = None
         spread_repeated_steps(items, fallback, node.workers if node is not None else None)
     result.timestamps = place_in_time(items, end_ns)
     result.items = [it for it in items if it.record is not None]
+    if pipes is not None:
+        for it in result.items:
+            marked = pipes.streams.mark(it.rank, {"record": it.record, "stream": path})
+            it.timed_elsewhere = bool(marked.get("timed_elsewhere"))
     result.world_size = max(result.world_size, layout.size(),
                             world_size.from_records(it.record for it in result.items))
     if node is None and named is None and megatron_prints_last(result):
@@ -489,9 +504,13 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"ridgescope ingest: {exc}", file=sys.stderr)
         return 2
-    for path, node, template, rank in zip(args.files, nodes, templates, ranks):
+    placed = {path: (node, template, rank) for path, node, template, rank in zip(args.files, nodes, templates, ranks)}
+    pairs = pipe_pairs.pair_files(args.files)
+    pipe_pairs.tell(pairs, note)
+    for path in pipe_pairs.reading_order(args.files, pairs):
+        node, template, rank = placed[path]
         try:
-            results.append(read_file(path, args.log_format, tee_prefix(template), node, rank))
+            results.append(read_file(path, args.log_format, tee_prefix(template), node, rank, pairs.get(path)))
         except OSError as exc:
             print(f"ridgescope ingest: {path}: {exc.strerror or exc}", file=sys.stderr)
             return 1
@@ -500,7 +519,7 @@ def run(args: argparse.Namespace) -> int:
               f"({r.timeouts} timeouts); framework {r.framework or 'none'}; timestamps "
               f"{r.timestamps}", file=sys.stderr)
     if not args.node_logs:
-        for warning in overlap.overlaps([(r.path, overlap.rank_steps(r.items)) for r in results]):
+        for warning in overlap.overlaps(pipe_pairs.steps_by_process(results, pairs)):
             note(f"warning: {warning}")
     items = sorted((it for r in results for it in r.items), key=lambda it: it.ts)
     if not items:
@@ -541,8 +560,10 @@ def publish(args, settings, tags: dict, results: list[FileResult], items: list[I
     send("job_start", -1, {"world_size": world, "cmd": cmd, "tags": tags,
                            "framework": framework}, started)
     for it in items:
-        send("progress", it.rank, {"record": it.record, "stream": it.stream,
-                                   "world_size": world}, it.ts)
+        payload = {"record": it.record, "stream": it.stream, "world_size": world}
+        if it.timed_elsewhere:
+            payload["timed_elsewhere"] = True
+        send("progress", it.rank, payload, it.ts)
     code = _exit_code(items)
     # every rank of the job ended, those that printed nothing too: the pipeline judges the last
     # steps when it has heard the end of all the ranks it expects

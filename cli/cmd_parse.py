@@ -10,7 +10,7 @@ import json
 import sys
 from typing import Callable
 
-from ridgescope.cli import node_logs
+from ridgescope.cli import node_logs, pipe_pairs
 from ridgescope.cli.log_blocks import BLOCK, CUT_SHORT, collector_format, cut_short, head_blocks, open_log, read_blocks
 from ridgescope.parsers import FORMATS, UNLABELLED_BAR, Dispatcher
 from ridgescope.parsers.srun import widest_node
@@ -107,6 +107,21 @@ def workers_per_node(path: str) -> int | None:
     return widest or None
 
 
+def file_dispatcher(args: argparse.Namespace, path: str, template: str | None,
+                    pipes: pipe_pairs.Pipes | None) -> Dispatcher:
+    """The Dispatcher that reads one file; where the file is one of a process's two pipes, it
+    shares what the other shows (`pipe_pairs`)."""
+    def fresh(path: str, banner=None) -> Dispatcher:
+        return Dispatcher(getattr(args, "log_format", None), workers_per_node(path),
+                          tee_prefix(template), training_banner=banner)
+    if pipes is None:
+        return fresh(path)
+    pipe_pairs.prepare(pipes, fresh)
+    disp = fresh(path, pipes.frameworks.training_banner)
+    pipe_pairs.adopt_other(pipes, path, disp)
+    return disp
+
+
 def iter_records(path: str, disp: Dispatcher):
     """Yield each record that `disp` finds in the file, then what its flush gives.  A log saved
     from a collector is read as the job's own lines (`log_blocks.Collected`)."""
@@ -183,10 +198,13 @@ def run(args: argparse.Namespace) -> int:
     nodes = placed_nodes(args, "parse", templates)
     if isinstance(nodes, int):
         return nodes
-    for path, node, template in zip(args.files, nodes, templates):
+    placed = {path: (node, template) for path, node, template in zip(args.files, nodes, templates)}
+    pairs = pipe_pairs.pair_files(args.files)
+    pipe_pairs.tell(pairs, note)
+    for path in pipe_pairs.reading_order(args.files, pairs):
+        node, template = placed[path]
         try:
-            disp = Dispatcher(getattr(args, "log_format", None), workers_per_node(path),
-                              tee_prefix(template))
+            disp = file_dispatcher(args, path, template, pairs.get(path))
             if fmt == "table" and len(args.files) > 1:
                 out.write(f"== {path}\n")
             summary = Summary()

@@ -190,10 +190,14 @@ class HFTrainerParser(Parser):
         total, n = bar["total"], bar["n"]
         main = self.main_total.get(rank)
         if main is None:
-            if self.adopted and (n == 0 or (total is not None and n >= total)):
+            if self.adopted and (n == 0 or (total is not None and n >= total) or bar["desc"]):
                 # read from mid-run, the training bar shows up part way; an evaluation's,
-                # drawn as it starts (`0/2`) or as it ends, is not it
+                # drawn as it starts (`0/2`) or as it ends, is not it, nor a labelled one (a
+                # dataset's `Map`: the Trainer's has no label)
                 return
+            expected = self.banner.seen.get("total_steps")
+            if expected is not None and total != expected:
+                return      # the banner logged the training's steps: another loop's bar
             main = self.main_total[rank] = total
             self.banner.bar_drawn = True
         if total != main:

@@ -400,3 +400,26 @@ def test_ingest_srun_output_files_of_each_task_by_the_rank_their_paths_name(tans
     assert slow == [(10, 500.2, 1)]
     missed = cli("ingest", *tansu_stack.flags, "--job", job, *files, "--rank-in-path", r"task(\d+)", check=False)
     assert missed.returncode == 2 and "finds no rank in its path" in missed.stderr
+
+
+def test_ingest_a_workers_stdout_and_stderr_as_one_process(tansu_stack):
+    """torchrun's `--log-dir` with `--redirects 3` of an HF Trainer run on two ranks: rank 0's
+    stderr.log holds the training banner and the bar, its stdout.log the log dicts, none of
+    which names its step.  Given together, each worker's two files are read as its two pipes:
+    the store holds each dict's loss at its step, on rank 0, beside the bar's steps."""
+    job = f"ingest-pipes-{uuid.uuid4().hex[:6]}"
+    files = sorted(str(f) for f in (CAPTURED / "transformers-4.57.3_trainer_tqdm-info_log-dir-redirects3_2rank").glob(
+        "*/attempt_0/*/*.log"))
+    report = ingest(tansu_stack, job, *files).stderr
+    assert report.count("one process's stdout and stderr, read together") == 2
+    assert "warning" not in report and "NOT delivered" not in report
+    query = (f"SELECT stream, step, rank, JSONExtractFloat(record, 'loss') AS loss FROM progress "
+             f"WHERE job = '{job}' AND kind = 'progress' AND step >= 0 ORDER BY stream, step")
+    deadline, rows = time.monotonic() + 60, []
+    while time.monotonic() < deadline and len(rows) < 9:
+        rows = tansu_stack.sql(query)
+        time.sleep(0.5)
+    assert [(r["stream"], r["step"], r["rank"], r["loss"]) for r in rows] == [
+        ("ingest:stderr.log", step, 0, 0) for step in (2, 4, 5, 6, 8)] + [
+        ("ingest:stdout.log", 2, 0, 1.4024), ("ingest:stdout.log", 4, 0, 1.924),
+        ("ingest:stdout.log", 6, 0, 1.4404), ("ingest:stdout.log", 8, 0, 1.885)]

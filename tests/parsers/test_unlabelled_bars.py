@@ -57,6 +57,27 @@ def test_adopted_from_the_other_pipe_the_bar_gives_every_step_it_drew():
     assert progress(out) == [(n, "hf_trainer", 40) for n in range(1, 41)]
 
 
+def test_adopted_before_any_bar_a_labelled_bar_is_not_the_trainers():
+    """Read as HF's from the first line (`parse` and `ingest` of a stdout file and its stderr
+    file): a dataset's `Map` bar, drawn part way, is not the training bar, which has no label."""
+    d = Dispatcher()
+    assert d.adopt("hf_trainer")
+    assert progress(d.feed_chunk(draw(40, map_items=20, evaluation_after=12)) + d.flush()) == [
+        (n, "hf_trainer", 40) for n in range(1, 41)]
+
+
+def test_the_banners_total_names_the_training_bar():
+    """An unlabelled preprocessing loop drawn after the banner: the Trainer logged its training's
+    steps (`Total optimization steps`), and the loop's bar of 50 items is not it."""
+    banner = ("***** Running training *****\n  Num examples = 320\n  Num Epochs = 1\n"
+              "  Total train batch size (w. parallel, distributed & accumulation) = 8\n"
+              "  Gradient Accumulation steps = 1\n  Total optimization steps = 40\n")
+    d = Dispatcher()
+    assert d.adopt("hf_trainer")
+    out = d.feed_chunk(banner + draw(40, before=50)) + d.flush()
+    assert progress(out) == [(n, "hf_trainer", 40) for n in range(1, 41)]
+
+
 def test_a_bar_never_claimed_gives_nothing():
     d = Dispatcher()
     assert progress(d.feed_chunk(draw(40, evaluation_after=12)) + d.flush()) == []

@@ -1,0 +1,139 @@
+"""One process's stdout and stderr saved to two files, read as the log probe reads its two pipes.
+
+Slurm's `--output`/`--error` (`train-%j.out`, `train-%j.err`) and torchrun's `--log-dir` with
+`--redirects 3` (`.../attempt_0/3/stdout.log`, `.../attempt_0/3/stderr.log`) split each process's
+pipes into two files.  Some frameworks split what they print the same way: HF's Trainer draws
+its bar (no label) and logs its training banner on stderr, and prints its log dicts on stdout.
+Read alone, the bar names no framework and the dicts name no step.  Given both files, `parse`
+and `ingest` read them as one process's pipes: they share what each shows (`PipeFrameworks`:
+the framework, HF's banner), the stderr file first, since what it logs (the banner, the bar)
+numbers the stdout file's dicts.  Which pipe times a rank's steps is decided as live
+(`StepStreams`), by `ingest`.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Callable
+
+from ridgescope.cli import overlap
+from ridgescope.cli.log_blocks import open_log, read_blocks
+from ridgescope.probes.logprobe import PipeFrameworks
+from ridgescope.probes.step_streams import StepStreams
+
+_COMPRESSED = (".gz", ".bz2", ".xz")
+
+
+def stderr_name(name: str) -> str | None:
+    """The name of the stderr file that goes with a stdout file's name: `stdout` -> `stderr`
+    (the last one: torchrun's `stdout.log`, `train_stdout.txt`), `.out` -> `.err` (Slurm's
+    `%j.out`), a compression suffix kept; None for another name."""
+    base, packed = name, ""
+    for suffix in _COMPRESSED:
+        if name.endswith(suffix):
+            base, packed = name[:-len(suffix)], suffix
+    at = base.rfind("stdout")
+    if at >= 0:
+        return base[:at] + "stderr" + base[at + 6:] + packed
+    if base.endswith(".out") and len(base) > 4:
+        return base[:-4] + ".err" + packed
+    return None
+
+
+@dataclass
+class Pipes:
+    """A process's two files: what their pumps share."""
+    stdout: str
+    stderr: str
+    frameworks: PipeFrameworks = field(default_factory=PipeFrameworks)
+    streams: StepStreams = field(default_factory=StepStreams)
+
+
+def pair_files(paths: list[str]) -> dict[str, Pipes]:
+    """path -> its Pipes, for each file given together with its other pipe's (in one
+    directory); a file given twice is paired once at most."""
+    where = {os.path.realpath(p): p for p in paths if p != "-"}
+    pairs: dict[str, Pipes] = {}
+    for path in paths:
+        if path == "-" or path in pairs:
+            continue
+        name = stderr_name(os.path.basename(path))
+        if name is None:
+            continue
+        other = where.get(os.path.realpath(os.path.join(os.path.dirname(path), name)))
+        if other is not None and other != path and other not in pairs:
+            pairs[path] = pairs[other] = Pipes(path, other)
+    return pairs
+
+
+def reading_order(paths: list[str], pairs: dict[str, Pipes]) -> list[str]:
+    """The files in the order given, but each pair's stderr file just before its stdout file."""
+    order: list[str] = []
+    for path in paths:
+        pipes = pairs.get(path)
+        if pipes is None:
+            order.append(path)
+        elif path == pipes.stdout:
+            order += [pipes.stderr, pipes.stdout]
+    return order
+
+
+def tell(pairs: dict[str, Pipes], say: Callable[[str], None]) -> None:
+    for path, pipes in pairs.items():
+        if path == pipes.stdout:
+            say(f"{pipes.stdout} and {pipes.stderr}: one process's stdout and stderr, read "
+                f"together (stderr first)")
+
+
+def framework_shown(path: str, dispatcher) -> str | None:
+    """The first framework that the file shows, read by `dispatcher` up to where it names one
+    (the whole file where it names none)."""
+    with open_log(path) as stream:
+        for block in read_blocks(stream):
+            dispatcher.feed_chunk(block)
+            if dispatcher.framework is not None:
+                return dispatcher.framework
+    dispatcher.flush()
+    return dispatcher.framework
+
+
+def prepare(pipes: Pipes, make_dispatcher: Callable[[str], object]) -> None:
+    """Note the framework the stdout file shows, which the stderr file may be read as from its
+    first line (`adopt_other`).  `make_dispatcher(path)`: a fresh Dispatcher of that file.  A file
+    that cannot be read shows none here, and gives its error where it is read."""
+    if pipes.frameworks.shown:
+        return
+    try:
+        shown = framework_shown(pipes.stdout, make_dispatcher(pipes.stdout))
+    except OSError:
+        return
+    if shown is not None and shown != "generic":
+        pipes.frameworks.shown.append(shown)
+
+
+def adopt_other(pipes: Pipes | None, path: str, dispatcher) -> None:
+    """Read the stderr file as the framework the stdout file showed, where that framework draws
+    on stderr what names it on stdout (`Dispatcher.adopt`: HF's bar), as the log probe does live."""
+    if pipes is None or path != pipes.stderr:
+        return
+    for name in pipes.frameworks.shown:
+        if dispatcher.adopt(name):
+            return
+
+
+def steps_by_process(results, pairs: dict[str, Pipes]) -> list[tuple[str, set]]:
+    """(name, its (rank, step) pairs) of each file read for `overlap.overlaps`, a process's two
+    files as one: both pipes give its steps (the bar's and the log dicts'), which is no clash."""
+    out: list[tuple[str, set]] = []
+    at: dict[int, int] = {}
+    for r in results:
+        steps = overlap.rank_steps(r.items)
+        pipes = pairs.get(r.path)
+        if pipes is None:
+            out.append((r.path, steps))
+        elif id(pipes) in at:
+            out[at[id(pipes)]][1].update(steps)
+        else:
+            at[id(pipes)] = len(out)
+            out.append((f"{pipes.stdout} (with {pipes.stderr})", steps))
+    return out

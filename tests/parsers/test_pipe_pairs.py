@@ -1,0 +1,140 @@
+"""A process's stdout and stderr saved to two files, given together to `parse` and `ingest`:
+read as the log probe reads the two pipes of one process (`cli/pipe_pairs.py`)."""
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import pytest
+
+from ridgescope.cli import cmd_parse, pipe_pairs
+from ridgescope.cli.cmd_ingest import read_file
+
+CAPTURED = Path(__file__).resolve().parents[1] / "data" / "captured"
+LOG_DIR = CAPTURED / "transformers-4.57.3_trainer_tqdm-info_log-dir-redirects3_2rank"
+
+
+def two_pipes(stem: str) -> list[str]:
+    return [str(CAPTURED / f"{stem}_two-pipes_{pipe}.log") for pipe in ("stdout", "stderr")]
+
+
+def parsed(files: list[str], capsys) -> dict[str, list[dict]]:
+    p = argparse.ArgumentParser()
+    cmd_parse.register(p)
+    assert cmd_parse.run(p.parse_args([*files, "--format", "json"])) == 0
+    out: dict[str, list[dict]] = {}
+    for line in capsys.readouterr().out.splitlines():
+        row = json.loads(line)
+        out.setdefault(Path(row.get("file", files[0])).name, []).append(row)
+    return out
+
+
+def steps(rows: list[dict], kind: str = "progress") -> list:
+    return [r["step"] for r in rows if r["kind"] == kind and not r.get("summary")]
+
+
+@pytest.mark.parametrize("name, other", [
+    ("stdout.log", "stderr.log"),                   # torchrun --log-dir --redirects 3
+    ("train-4242.out", "train-4242.err"),           # Slurm --output/--error
+    ("train_stdout.txt.gz", "train_stderr.txt.gz"),
+    ("stdout-of-stdout.log", "stdout-of-stderr.log"),
+    ("job.out.xz", "job.err.xz"),
+])
+def test_the_stderr_file_of_a_stdout_file(name, other):
+    assert pipe_pairs.stderr_name(name) == other
+
+
+@pytest.mark.parametrize("name", ["train.log", "out", ".out", "rank0.log.gz", "stderr.log", "layout.txt"])
+def test_a_name_of_no_stdout_file_has_none(name):
+    assert pipe_pairs.stderr_name(name) is None
+
+
+def test_pairs_are_of_one_directory_and_stderr_is_read_first(tmp_path):
+    for rank in ("0", "1"):
+        (tmp_path / rank).mkdir()
+        for pipe in ("stdout", "stderr"):
+            (tmp_path / rank / f"{pipe}.log").write_text("")
+    (tmp_path / "a.out").write_text("")
+    out0, err0, out1, err1 = (str(tmp_path / r / f"{p}.log") for r in "01" for p in ("stdout", "stderr"))
+    alone = str(tmp_path / "a.out")
+    # rank 1's stderr given without its stdout, and rank 0's stdout twice
+    pairs = pipe_pairs.pair_files([out0, alone, err1, err0, out0])
+    assert set(pairs) == {out0, err0} and pairs[out0] is pairs[err0]
+    assert pipe_pairs.reading_order([out0, alone, err1, err0], pairs) == [err0, out0, alone, err1]
+    pairs = pipe_pairs.pair_files([err1, out1])
+    assert pipe_pairs.reading_order([err1, out1], pairs) == [err1, out1]
+
+
+def test_the_banner_on_stderr_numbers_the_dicts_on_stdout(capsys):
+    """A Trainer run with no bar (`disable_tqdm`), 3 batches a step: read alone, its log dicts
+    give no step; read with the stderr file that logged the training banner, their epochs give
+    steps 2-12, as live under `ridgescope run`."""
+    files = two_pipes("transformers-4.57.3_trainer_disable-tqdm_log-level-info_accum3")
+    alone = parsed(files[:1], capsys)
+    assert steps(alone[Path(files[0]).name]) == [None] * 6
+    rows = parsed(files, capsys)
+    out = rows[Path(files[0]).name]
+    assert [(r["step"], r["loss"]) for r in out if r["kind"] == "progress" and not r.get("summary")] == [
+        (2, 1.4859), (4, 1.4165), (6, 1.5993), (8, 1.1497), (10, 1.0687), (12, 2.3413)]
+    assert steps(out, "eval") == [5, 10]
+    assert not any(r.get("timed_by_bar") for r in out)     # no bar was drawn
+    assert [(r["step"], r["action"]) for r in rows[Path(files[1]).name] if r["kind"] == "checkpoint"] == [
+        (8, "save"), (12, "save")]
+
+
+def test_the_dicts_beside_a_bar_on_stderr_are_numbered_and_timed_by_the_bar(capsys):
+    files = two_pipes("transformers-4.57.3_trainer_tqdm_log-level-info")
+    rows = parsed(files, capsys)
+    bar, dicts = rows[Path(files[1]).name], rows[Path(files[0]).name]
+    assert steps(bar) == [2, 4, 5, 6, 8, 10, 12, 14, 15, 16]
+    logged = [r for r in dicts if r["kind"] == "progress" and not r.get("summary")]
+    assert [(r["step"], r["loss"]) for r in logged] == [
+        (2, 0.7972), (4, 0.9701), (6, 2.8824), (8, 1.7717), (10, 0.7868), (12, 2.3337), (14, 1.2684),
+        (16, 2.0304)]
+    assert all(r["timed_by_bar"] for r in logged)
+
+
+def test_a_bar_with_no_label_is_the_trainers_where_stdout_shows_the_trainer(capsys):
+    """No INFO logging: stderr holds the bar alone, which names nothing, and read alone gives no
+    step.  With the stdout file that shows HF's dicts, it is HF's bar (`adopt`) from its first
+    redraw: every step it drew, none of the evaluations' bars (`0/2`)."""
+    files = two_pipes("transformers-5.24.0_trainer_tqdm")
+    assert steps(parsed(files[1:], capsys).get(Path(files[1]).name, [])) == []
+    bar = parsed(files, capsys)[Path(files[1]).name]
+    assert [(r["step"], r["total_steps"]) for r in bar if r["kind"] == "progress"] == [
+        (n, 16) for n in (2, 4, 5, 6, 8, 10, 12, 14, 15, 16)]
+
+
+def test_torchruns_log_dir_of_two_ranks(capsys):
+    """`torchrun --nproc-per-node 2 --log-dir D --redirects 3`: each worker's stdout.log and
+    stderr.log.  Rank 0's banner and bar are in its stderr.log, its dicts in its stdout.log;
+    read in pairs, the dicts get their steps."""
+    files = sorted(str(f) for f in LOG_DIR.glob("*/attempt_0/*/*.log"))
+    assert len(files) == 4
+    rows = parsed(files, capsys)
+    assert set(rows) == {"stderr.log", "stdout.log"}      # rank 1's files give no record
+    assert steps(rows["stderr.log"]) == [2, 4, 5, 6, 8]
+    assert [(r["step"], r["loss"]) for r in rows["stdout.log"] if r["kind"] == "progress"
+            and not r.get("summary")] == [(2, 1.4024), (4, 1.924), (6, 1.4404), (8, 1.885)]
+    assert steps(rows["stdout.log"], "eval") == [5]
+
+
+def test_ingest_reads_a_pair_as_one_process():
+    """`ingest` reads the pair so too: the rank is the directory's, and the dicts, whose steps
+    the bar on stderr times, make no window of their own (`StepStreams`), so that each step is
+    timed once."""
+    pairs = pipe_pairs.pair_files([str(LOG_DIR / "x"), *map(str, LOG_DIR.glob("*/attempt_0/0/*.log"))])
+    (err,) = {p.stderr for p in pairs.values()}
+    (out,) = {p.stdout for p in pairs.values()}
+    bar = read_file(err, None, pipes=pairs[err])
+    dicts = read_file(out, None, pipes=pairs[out])
+    assert [(it.rank, it.record["step"], it.timed_elsewhere) for it in bar.items
+            if it.record["kind"] == "progress"] == [(0, n, False) for n in (2, 4, 5, 6, 8)]
+    assert [(it.rank, it.record["step"], it.timed_elsewhere) for it in dicts.items
+            if it.record["kind"] == "progress" and not it.record.get("summary")] == [
+        (0, n, True) for n in (2, 4, 6, 8)]
+    alone = read_file(out, None)
+    assert [it.record["step"] for it in alone.items] == [None] * 6
+    assert pipe_pairs.steps_by_process([bar, dicts, alone], pairs)[0] == (
+        f"{out} (with {err})", {(0, n) for n in (2, 4, 5, 6, 8)})
