@@ -365,6 +365,24 @@ def _step_ms(rec: dict | None) -> float:
     return float(value) if isinstance(value, (int, float)) and value > 0 else 0.0
 
 
+def _ran_ms(items: list[Item]) -> list[float]:
+    """For each item, how long its rank ran up to it by its record's step time: that time, times
+    the steps since the rank's last record that gave one (a log that prints every N steps
+    prints the mean of those N, or the last one's time: either way N steps ran)."""
+    last: dict[int, int] = {}
+    out: list[float] = []
+    for it in items:
+        ms = _step_ms(it.record)
+        step = it.record.get("step") if ms else None
+        if isinstance(step, int):
+            prev = last.get(it.rank)
+            if prev is not None and step > prev:
+                ms *= step - prev
+            last[it.rank] = step
+        out.append(ms)
+    return out
+
+
 def place_in_time(items: list[Item], end_ns: int) -> str:
     """Give every item a time (see the module's docstring); returns how the file's records were
     timed: 'printed', 'partly printed, the rest estimated', 'estimated from the times other
@@ -391,9 +409,9 @@ def place_in_time(items: list[Item], end_ns: int) -> str:
     anchor_ts, gen = None, 0
     pending: list[tuple[Item, int]] = []  # (item, its rank's clock) before the first anchor
     printed = 0
-    for it in items:
+    for it, ran_ms in zip(items, _ran_ms(items)):
         rank = it.rank
-        clock = cum.get(rank, 0) + int(_step_ms(it.record) * 1e6)
+        clock = cum.get(rank, 0) + int(ran_ms * 1e6)
         cum[rank] = clock
         if it.own_ts is not None and not it.precise and anchor_ts is not None \
                 and it.own_ts <= anchor_ts < it.own_ts + _SECOND_NS:
@@ -416,7 +434,7 @@ def place_in_time(items: list[Item], end_ns: int) -> str:
         else:
             anchor_gen, at = base.get(rank, (None, 0))
             if anchor_gen != gen:
-                at = clock - int(_step_ms(it.record) * 1e6)
+                at = clock - int(ran_ms * 1e6)
                 base[rank] = (gen, at)
             it.ts, it.source = anchor_ts + (clock - at), "estimated"
     if pending:  # no timestamp anywhere: the log ends at the file's modification time

@@ -3,6 +3,7 @@ no timestamp prefix but whose printed dicts hold their own Unix time (`'timestam
 from __future__ import annotations
 
 import calendar
+import os
 
 from pathlib import Path
 
@@ -264,3 +265,23 @@ def test_watchdog_lines_are_placed_at_their_own_times():
     assert (first.record["rank"], first.record["error"], second.record["rank"], second.record["error"]) == (
         2, "nccl_timeout", 7, "nccl_heartbeat")
     assert second.ts - first.ts == (8 * 60 + 6) * 10**9 + 393067540 - 929096625
+
+
+def test_a_log_that_prints_every_n_steps_runs_n_steps_between_its_lines(tmp_path):
+    """A loop that prints every 10 steps the mean step time of those 10, and no timestamp but
+    one date before its first step: the times placed on its lines are 10 steps apart (before,
+    each line moved its rank's clock by one step, and the job seemed to run for a tenth of its
+    time)."""
+    log = tmp_path / "train.log"
+    log.write_text("Sun May 23 08:40:52 2021\n"
+                   + "".join(f"step {n}/40 loss 2.5 step_time_ms {ms}\n"
+                             for n, ms in ((10, 100), (20, 100), (30, 250), (40, 100))))
+    result = read_file(str(log), None)
+    t0 = 1621759252 * 10**9
+    assert [(it.record["step"], it.ts - t0) for it in result.items] == [
+        (10, 100_000_000), (20, 1_100_000_000), (30, 3_600_000_000), (40, 4_600_000_000)]
+    undated = tmp_path / "undated.log"
+    undated.write_text("".join(log.read_text().splitlines(keepends=True)[1:]))
+    os.utime(undated, ns=(t0, t0))
+    result = read_file(str(undated), None)
+    assert [it.ts - t0 for it in result.items] == [-4_500_000_000, -3_500_000_000, -1_000_000_000, 0]
