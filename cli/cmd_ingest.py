@@ -15,7 +15,10 @@ event), by the step times printed since (`ts_source: estimated`). A log that pri
 all gets times synthesised from its cumulative step times, ending at the file's modification time,
 and its records say `ts_unknown: true`. When a progress line has a timestamp but no step time, the
 step time is the time since the previous progress line of that rank (`step_time_from_ts: true`), if
-the timestamps have sub-second precision or the two lines are 20 s apart or more.
+the timestamps have sub-second precision or the two lines are 20 s apart or more.  A bar's steps
+(tqdm's, which print the time elapsed and no step time) are timed so by the elapsed time they
+draw (`step_time_from_elapsed: true`).  A log that prints every N steps moves its rank's clock
+by N step times from one line to the next.
 
 The job's world size is what the logs print of it (Megatron-LM's `using world size: 64`,
 DeepSpeed's `dist_world_size=8`, Lightning's `MEMBER: 1/16`, NCCL's init lines, torchtitan's
@@ -383,6 +386,31 @@ def _ran_ms(items: list[Item]) -> list[float]:
     return out
 
 
+def times_from_elapsed(items: list[Item]) -> None:
+    """Step times from the time elapsed that a bar prints (tqdm's `[03:45<...]`, in whole
+    seconds), for a bar's steps that print no step time of their own: as for whole-second
+    timestamps, the mean step between two of a rank's records at least 20 s apart
+    (`step_time_from_elapsed`).  A bar that starts again (Lightning's, each epoch) starts anew.
+    Where a run prints its steps more often than that, the steps between get no time of their
+    own: the record 20 s on has their mean."""
+    since: dict[int, tuple[int, float]] = {}
+    for it in items:
+        rec = it.record
+        if rec is None or rec.get("kind") != "progress":
+            continue
+        step, elapsed = rec.get("step"), rec.get("elapsed_s")
+        if not isinstance(step, int) or elapsed.__class__ not in (int, float):
+            continue
+        prev = since.get(it.rank)
+        if prev is None or step <= prev[0] or elapsed < prev[1]:
+            since[it.rank] = (step, elapsed)
+        elif (elapsed - prev[1]) * _SECOND_NS >= _COARSE_GAP_NS:
+            if "step_time_ms" not in rec:
+                rec["step_time_ms"] = round((elapsed - prev[1]) * 1000 / (step - prev[0]), 3)
+                rec["step_time_from_elapsed"] = True
+            since[it.rank] = (step, elapsed)
+
+
 def place_in_time(items: list[Item], end_ns: int) -> str:
     """Give every item a time (see the module's docstring); returns how the file's records were
     timed: 'printed', 'partly printed, the rest estimated', 'estimated from the times other
@@ -402,6 +430,8 @@ def place_in_time(items: list[Item], end_ns: int) -> str:
             last_progress[it.rank] = (rec["step"], it.own_ts, it.precise)
         else:
             last_progress.pop(it.rank, None)
+
+    times_from_elapsed(items)
 
     # Each rank's clock runs on its printed step times; printed timestamps anchor the clocks.
     cum: dict[int, int] = {}

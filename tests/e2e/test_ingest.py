@@ -423,3 +423,15 @@ def test_ingest_a_workers_stdout_and_stderr_as_one_process(tansu_stack):
         ("ingest:stderr.log", step, 0, 0) for step in (2, 4, 5, 6, 8)] + [
         ("ingest:stdout.log", 2, 0, 1.4024), ("ingest:stdout.log", 4, 0, 1.924),
         ("ingest:stdout.log", 6, 0, 1.4404), ("ingest:stdout.log", 8, 0, 1.885)]
+
+
+def test_ingest_times_a_trainers_steps_by_its_bars_elapsed_time(tansu_stack):
+    """ezpz's HF Trainer run prints no step time: its bar draws the time elapsed (whole seconds)
+    and a smoothed rate.  Before, its steps reached the store and none was judged; now the runs
+    of steps 20 s long or more are timed by their mean step (`step_time_from_elapsed`)."""
+    job = f"ingest-elapsed-{uuid.uuid4().hex[:6]}"
+    log = CORPUS / "hf_trainer" / "ezpz_hf-trainer_llama3.2-1b_aurora-xpu_24rank_fsdp.log"
+    assert "NOT delivered" not in ingest(tansu_stack, job, str(log)).stderr
+    steps = tansu_stack.wait_for_steps(job, 3)
+    assert [(s["step"], s["duration_ms"]) for s in steps] == [
+        (7, pytest.approx(3666.7, abs=0.1)), (96, pytest.approx(3662.9, abs=0.1)), (100, 12_500.0)]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import calendar
 import os
+from collections import Counter
 
 from pathlib import Path
 
@@ -285,3 +286,33 @@ def test_a_log_that_prints_every_n_steps_runs_n_steps_between_its_lines(tmp_path
     os.utime(undated, ns=(t0, t0))
     result = read_file(str(undated), None)
     assert [it.ts - t0 for it in result.items] == [-4_500_000_000, -3_500_000_000, -1_000_000_000, 0]
+
+
+def _elapsed_timed(path: Path) -> list[tuple]:
+    return [(it.record["step"], it.record["step_time_ms"]) for it in read_file(str(path), None).items
+            if it.record.get("step_time_from_elapsed")]
+
+
+def test_a_bars_elapsed_time_gives_its_steps_times():
+    """HF Trainer bars print no step time, only the time elapsed (whole seconds) and tqdm's
+    smoothed rate.  BigScience's GPT-2 run on 16 nodes draws a step every ~3.5 min: each step's
+    time is the elapsed time since the step before (225, 435, 650 and 871 s; one node's 872).  ezpz's Llama run
+    draws steps ~3.7 s apart: the mean step of each run of steps 20 s long or more."""
+    big = _elapsed_timed(CORPUS / "hf_trainer" / "bigscience_hf-trainer-deepspeed-zero3_gpt2_16node_slurm_cr-progress.log")
+    assert Counter(big) == {(2, 210_000.0): 16, (3, 215_000.0): 16, (4, 221_000.0): 15, (4, 222_000.0): 1}
+    ezpz = _elapsed_timed(CORPUS / "hf_trainer" / "ezpz_hf-trainer_llama3.2-1b_aurora-xpu_24rank_fsdp.log")
+    assert ezpz == [(7, approx(22_000 / 6)), (96, approx(326_000 / 89)), (100, 12_500.0)]
+
+
+def test_a_bar_that_starts_again_times_from_its_new_start():
+    """Lightning draws a bar per epoch, its time elapsed from 0 again; a record that prints its
+    own step time keeps it."""
+    from ridgescope.cli.cmd_ingest import times_from_elapsed
+
+    def bar(step, elapsed, **more):
+        return Item(0, {"kind": "progress", "step": step, "elapsed_s": elapsed, **more}, None, False)
+    items = [bar(5, 30.0), bar(10, 55.0), bar(11, 2.0), bar(20, 40.0), bar(30, 80.0, step_time_ms=3900.0),
+             Item(1, {"kind": "progress", "step": 31, "elapsed_s": 90.0}, None, False)]
+    times_from_elapsed(items)
+    assert [it.record.get("step_time_ms") for it in items] == [None, 5000.0, None, approx(38_000 / 9), 3900.0, None]
+    assert "step_time_from_elapsed" not in items[4].record
