@@ -319,9 +319,7 @@ def read_file(path: str, log_format: str | None, prefix: TeePrefix | None = None
     result.framework = disp.framework or next(
         (it.record["framework"] for it in items if it.record is not None
          and it.record.get("framework") not in (None, "", "generic")), None)
-    if (named is None or node is not None) and result.framework != "megatron" \
-            and not any(it.record is not None and it.record.get("kind") == "progress"
-                        and it.record.get("rank") is not None for it in items):
+    if (named is None or node is not None) and result.framework != "megatron":
         spread_repeated_steps(items, fallback, node.workers if node is not None else None)
     result.timestamps = place_in_time(items, end_ns)
     result.items = [it for it in items if it.record is not None]
@@ -338,18 +336,27 @@ def read_file(path: str, log_format: str | None, prefix: TeePrefix | None = None
 
 
 def spread_repeated_steps(items: list[Item], base: int, workers: int | None = None) -> None:
-    """Where a step was printed twice, the Kth print of each step goes to rank `base + K`
-    (`probes/print_order.py`), and every progress record says `rank_from_print_order`.  Only
-    for a file no step line of which names its rank: those ranks would clash.  `workers`: the
-    ranks of a node's log (`--node-logs`), which more prints than that would run past."""
+    """Where a step was printed twice by lines that name no rank, the Kth print of each step goes
+    to rank `base + K` (`probes/print_order.py`), and each such progress record says
+    `rank_from_print_order`.  Not where that would put a print on a step of a rank that a line
+    names (every rank's lines labelled, and their bars not): those would clash.  A line that
+    names its rank on other steps (DeepSpeed's `[Rank 0] step=0` before each node's bar) is
+    no clash.  `workers`: the ranks of a node's log (`--node-logs`), which more prints than
+    that would run past."""
+    named = {(it.rank, it.record["step"]) for it in items if it.record is not None
+             and it.record.get("kind") == "progress" and it.record.get("rank") is not None}
     order = PrintOrder()
-    placed = [(it, order.place(it.record)) for it in items if it.record is not None]
+    placed = [(it, order.place(it.record)) for it in items
+              if it.record is not None and it.record.get("rank") is None]
     if not order.repeated or (workers is not None and max(k for _, k in placed) >= workers):
         return
-    for it, k in placed:
-        if it.record.get("kind") == "progress" and isinstance(it.record.get("step"), int):
-            it.rank = base + k
-            it.record["rank_from_print_order"] = True
+    moves = [(it, base + k) for it, k in placed
+             if it.record.get("kind") == "progress" and isinstance(it.record.get("step"), int)]
+    if any((rank, it.record["step"]) in named for it, rank in moves):
+        return
+    for it, rank in moves:
+        it.rank = rank
+        it.record["rank_from_print_order"] = True
 
 
 def add_clock(items: list[Item], clock: Item) -> None:

@@ -51,7 +51,8 @@ def test_a_step_printed_once_moves_nothing():
 def test_only_unlabelled_logs_of_ranks_that_all_print_are_spread():
     """Over every log in the repository: the logs whose steps are printed again, by rank, with
     no line saying whose, and no other.  A log whose step lines name their rank, a Megatron log
-    (its last rank prints), and a log whose path names its rank keep their ranks."""
+    (its last rank prints), and a log whose path names its rank keep their ranks; so do those
+    steps of a log whose lines name the rank of some steps only (BigScience's)."""
     spread = {}
     for log in sorted(DATA.glob("**/*.log")):
         ranks = {it.rank for it in read_file(str(log), None).items if it.record.get("rank_from_print_order")}
@@ -65,7 +66,36 @@ def test_only_unlabelled_logs_of_ranks_that_all_print_are_spread():
         "torchtitan-0.3.0_llama3-debugmodel_2rank-unlabelled_cpu.log": [0, 1],
         "torch-2.15_torchrun-unlabelled_prints-glued-in-one-line_2x2rank.log": [0, 1],
         "torch-2.15_mnist-example-loop_torchrun-2rank.log": [0, 1],
+        BIGSCIENCE.name: list(range(16)),
     }
+
+
+BIGSCIENCE = DATA / "corpus" / "hf_trainer" / "bigscience_hf-trainer-deepspeed-zero3_gpt2_16node_slurm_cr-progress.log"
+
+
+def test_a_line_that_names_its_rank_on_another_step_is_no_clash():
+    """BigScience's 16-node HF Trainer job: each node draws the Trainer's bar, unlabelled, and
+    DeepSpeed logs `[Rank 0] step=0` once.  Before, that one line kept all 16 bars on rank 0,
+    each print of a step replacing the one before; now each node's bar is a rank of its own,
+    timed by its elapsed time, and DeepSpeed's step 0 stays rank 0's."""
+    items = [it for it in read_file(str(BIGSCIENCE), None).items if it.record["kind"] == "progress"
+             and isinstance(it.record["step"], int)]
+    assert [(it.rank, it.record["framework"]) for it in items if it.record["step"] == 0] == [(0, "deepspeed")]
+    bars = {(it.rank, it.record["step"]) for it in items if it.record.get("rank_from_print_order")}
+    assert bars == {(rank, step) for rank in range(16) for step in range(1, 5)}
+    assert [(it.record["step"], it.record.get("step_time_ms")) for it in items if it.rank == 0 and it.record.get("rank_from_print_order")] == [
+        (1, None), (2, 210_000.0), (3, 215_000.0), (4, 221_000.0)]
+
+
+def test_prints_that_would_fall_on_a_named_ranks_step_stay_where_they_are():
+    named = Item(0, {"kind": "progress", "step": 2, "framework": "deepspeed", "rank": 0}, None, False)
+    items = [progress(0, 1), progress(0, 1), progress(0, 2), progress(0, 2), named]
+    spread_repeated_steps(items, base=0)
+    assert [it.rank for it in items] == [0] * 5
+    assert not any(it.record.get("rank_from_print_order") for it in items)
+    items[-1] = Item(0, {"kind": "progress", "step": 0, "framework": "deepspeed", "rank": 0}, None, False)
+    spread_repeated_steps(items, base=0)
+    assert [it.rank for it in items] == [0, 1, 0, 1, 0] and "rank_from_print_order" not in items[-1].record
 
 
 def test_a_run_printed_again_long_after_is_no_other_rank():
