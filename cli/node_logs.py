@@ -5,6 +5,7 @@ node's log has its `[default0]:`.  Given the logs in node order, the Kth log's l
 the job's rank K x workers per node + N: torch's own numbering where the node ranks were given
 (a static rendezvous's `--node-rank K`).  A c10d rendezvous numbers nodes as they join, which no
 log says; there the ranks are still one per worker, not necessarily torch's number for it.
+A node's stdout and stderr saved apart and given together (`pipe_pairs`) are one node.
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable
 
+from ridgescope.cli import pipe_pairs
 from ridgescope.cli.log_blocks import head_blocks
 from ridgescope.parsers.template import TeePrefix
 
@@ -24,7 +26,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--node-logs", action="store_true",
                         help="each FILE is one node's torchrun --tee output, in node order: its "
                              "[defaultN] are local ranks, and the Kth file's are the job's ranks "
-                             "K x workers per node + N")
+                             "K x workers per node + N (a node's stdout and stderr files, "
+                             "node0.out and node0.err, are one node)")
     parser.add_argument("--nproc-per-node", type=int, default=None, metavar="N",
                         help="workers per node, for --node-logs and for torchrun --log-dir files "
                              "of several nodes (default: the most local ranks the files show)")
@@ -77,7 +80,10 @@ def places(args: argparse.Namespace, prefixes: list[TeePrefix | None],
         raise ValueError(f"a file shows local rank {max(shown) - 1}, more than --nproc-per-node "
                          f"{nproc} allows")
     out: list[NodeLog | None] = []
-    for node, (path, count) in enumerate(zip(paths, shown)):
+    pairs = pipe_pairs.pair_files(paths)
+    nodes: dict[str, int] = {}      # a node's stdout and stderr files are one node
+    for path, count in zip(paths, shown):
+        node = nodes.setdefault(pairs[path].stdout if path in pairs else path, len(nodes))
         base = node * workers
         if count:
             say(f"{path}: node {node}, ranks {base}-{base + workers - 1}")

@@ -176,6 +176,19 @@ def test_without_node_logs_the_nodes_ranks_collide(capsys):
         assert all(sorted(ranks) == [0, 1] for ranks in _progress(capsys).values())
 
 
+def test_a_nodes_stdout_and_stderr_files_are_one_node(capsys, tmp_path):
+    """Each node's torchrun under `srun --output node%n.out --error node%n.err`: the two files
+    of a node are one node, so node 1's workers are ranks 2 and 3, not 4 and 5."""
+    files = []
+    for node, log in enumerate(NODE_LOGS):
+        out, err = tmp_path / f"node{node}.out", tmp_path / f"node{node}.err"
+        out.write_bytes(Path(log).read_bytes())
+        err.write_text("[default1]:UserWarning: something the job warns about\n")
+        files += [str(out), str(err)]
+    assert cmd_parse.run(_args([*files, "--node-logs", "--format", "json"])) == 0
+    assert all(sorted(ranks) == [0, 1, 2, 3] for ranks in _progress(capsys).values())
+
+
 def test_node_logs_take_the_workers_per_node_given(capsys):
     """A node whose last workers printed nothing shows fewer local ranks than it ran: the
     count given places node 1 after all of node 0's workers, and a count too small is refused."""
