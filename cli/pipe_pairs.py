@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from ridgescope.cli import overlap
-from ridgescope.cli.log_blocks import open_log, read_blocks
+from ridgescope.cli.log_blocks import head_blocks
 from ridgescope.probes.logprobe import PipeFrameworks
 from ridgescope.probes.step_streams import StepStreams
 
@@ -86,13 +86,12 @@ def tell(pairs: dict[str, Pipes], say: Callable[[str], None]) -> None:
 
 
 def framework_shown(path: str, dispatcher) -> str | None:
-    """The first framework that the file shows, read by `dispatcher` up to where it names one
-    (the whole file where it names none)."""
-    with open_log(path) as stream:
-        for block in read_blocks(stream):
-            dispatcher.feed_chunk(block)
-            if dispatcher.framework is not None:
-                return dispatcher.framework
+    """The first framework that the file's head (`head_blocks`: its first 64 MiB) shows, read
+    by `dispatcher` up to where it names one."""
+    for block in head_blocks(path):
+        dispatcher.feed_chunk(block)
+        if dispatcher.framework is not None:
+            return dispatcher.framework
     dispatcher.flush()
     return dispatcher.framework
 

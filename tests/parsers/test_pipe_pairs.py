@@ -138,3 +138,19 @@ def test_ingest_reads_a_pair_as_one_process():
     assert [it.record["step"] for it in alone.items] == [None] * 6
     assert pipe_pairs.steps_by_process([bar, dicts, alone], pairs)[0] == (
         f"{out} (with {err})", {(0, n) for n in (2, 4, 5, 6, 8)})
+
+
+def test_only_the_stdout_files_head_is_read_ahead(tmp_path, monkeypatch):
+    """The stdout file is read ahead for the framework it shows up to its head's end (64 MiB;
+    one block here), not through a long log of another kind."""
+    from ridgescope.cli import log_blocks
+    monkeypatch.setattr(log_blocks, "SCAN_HEAD", log_blocks.BLOCK)
+    stem = "transformers-5.24.0_trainer_tqdm"
+    dicts, bar = (Path(p).read_bytes() for p in two_pipes(stem))
+    for name, before in (("near", b""), ("far", b"a line of the job's own\n" * 4000)):
+        (tmp_path / f"{name}.out").write_bytes(before + dicts)
+        (tmp_path / f"{name}.err").write_bytes(bar)
+        pairs = pipe_pairs.pair_files([str(tmp_path / f"{name}.out"), str(tmp_path / f"{name}.err")])
+        pipes = pairs[str(tmp_path / f"{name}.err")]
+        pipe_pairs.prepare(pipes, lambda path, banner=None: cmd_parse.Dispatcher())
+        assert pipes.frameworks.shown == (["hf_trainer"] if name == "near" else [])
