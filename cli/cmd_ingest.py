@@ -174,7 +174,8 @@ class Item:
     ts: int = 0
     source: str = "unknown"
     timed_elsewhere: bool = False
-    """The process's other pipe times the rank's steps (`StepStreams`): this makes no window."""
+    """The process's other pipe times the rank's steps (`pipe_pairs.mark_timed_elsewhere`): this
+    makes no window."""
 
 
 @dataclass
@@ -323,10 +324,6 @@ def read_file(path: str, log_format: str | None, prefix: TeePrefix | None = None
         spread_repeated_steps(items, fallback, node.workers if node is not None else None)
     result.timestamps = place_in_time(items, end_ns)
     result.items = [it for it in items if it.record is not None]
-    if pipes is not None:
-        for it in result.items:
-            marked = pipes.streams.mark(it.rank, {"record": it.record, "stream": path})
-            it.timed_elsewhere = bool(marked.get("timed_elsewhere"))
     result.world_size = max(result.world_size, layout.size(),
                             world_size.from_records(it.record for it in result.items))
     if node is None and named is None and megatron_prints_last(result):
@@ -569,6 +566,7 @@ def run(args: argparse.Namespace) -> int:
         except OSError as exc:
             print(f"ridgescope ingest: {path}: {exc.strerror or exc}", file=sys.stderr)
             return 1
+    pipe_pairs.mark_timed_elsewhere({r.path: r for r in results}, pairs)
     for r in results:
         print(f"[ridgescope] {r.path}: {r.lines} lines, {r.records} records, {r.garbage} garbage "
               f"({r.timeouts} timeouts); framework {r.framework or 'none'}; timestamps "

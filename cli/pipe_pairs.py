@@ -7,8 +7,8 @@ its bar (no label) and logs its training banner on stderr, and prints its log di
 Read alone, the bar names no framework and the dicts name no step.  Given both files, `parse`
 and `ingest` read them as one process's pipes: they share what each shows (`PipeFrameworks`:
 the framework, HF's banner), the stderr file first, since what it logs (the banner, the bar)
-numbers the stdout file's dicts.  Which pipe times a rank's steps is decided as live
-(`StepStreams`), by `ingest`.
+numbers the stdout file's dicts.  Which of the two times each rank's steps is decided as live
+(`probes/step_streams.py`), with both files known (`mark_timed_elsewhere`).
 """
 from __future__ import annotations
 
@@ -19,7 +19,6 @@ from typing import Callable
 from ridgescope.cli import overlap
 from ridgescope.cli.log_blocks import head_blocks
 from ridgescope.probes.logprobe import PipeFrameworks
-from ridgescope.probes.step_streams import StepStreams
 
 _COMPRESSED = (".gz", ".bz2", ".xz")
 
@@ -46,7 +45,6 @@ class Pipes:
     stdout: str
     stderr: str
     frameworks: PipeFrameworks = field(default_factory=PipeFrameworks)
-    streams: StepStreams = field(default_factory=StepStreams)
 
 
 def pair_files(paths: list[str]) -> dict[str, Pipes]:
@@ -136,3 +134,38 @@ def steps_by_process(results, pairs: dict[str, Pipes]) -> list[tuple[str, set]]:
             at[id(pipes)] = len(out)
             out.append((f"{pipes.stdout} (with {pipes.stderr})", steps))
     return out
+
+
+DERIVED_TIMES = ("step_time_from_ts", "step_time_from_elapsed")
+"""Step times that `ingest` worked out from when lines were printed, not the framework's own."""
+
+
+def _steps_of(items, rank) -> list:
+    return [it for it in items if it.rank == rank and it.record.get("kind") in ("progress", "timing")
+            and isinstance(it.record.get("step"), int)]
+
+
+def _own_time(record: dict) -> bool:
+    ms = record.get("step_time_ms")
+    return (ms.__class__ in (int, float) and ms > 0
+            and not any(record.get(flag) for flag in DERIVED_TIMES))
+
+
+def mark_timed_elsewhere(results: dict, pairs: dict[str, Pipes]) -> None:
+    """For each pair read (`results`: path -> its FileResult), the step records of one file per
+    rank make no window (`Item.timed_elsewhere`), as `StepStreams` decides live: a file whose
+    records carry the framework's own step time times the rank, else the stderr file (read
+    first, as the first to give a step is live); a log dict numbered beside the other pipe's
+    bar (`timed_by_bar`) never does."""
+    for pipes in {id(p): p for p in pairs.values()}.values():
+        files = [results[path].items for path in (pipes.stderr, pipes.stdout) if path in results]
+        if len(files) < 2:
+            continue
+        for rank in {it.rank for items in files for it in items}:
+            steps = [[it for it in _steps_of(items, rank) if not it.record.get("timed_by_bar")]
+                     for items in files]
+            owner = next((i for i, its in enumerate(steps) if any(_own_time(it.record) for it in its)),
+                         next((i for i, its in enumerate(steps) if its), 0))
+            for i, items in enumerate(files):
+                for it in _steps_of(items, rank):
+                    it.timed_elsewhere = i != owner or bool(it.record.get("timed_by_bar"))

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from ridgescope.cli import cmd_parse, pipe_pairs
-from ridgescope.cli.cmd_ingest import read_file
+from ridgescope.cli.cmd_ingest import FileResult, Item, read_file
 
 CAPTURED = Path(__file__).resolve().parents[1] / "data" / "captured"
 LOG_DIR = CAPTURED / "transformers-4.57.3_trainer_tqdm-info_log-dir-redirects3_2rank"
@@ -129,6 +129,7 @@ def test_ingest_reads_a_pair_as_one_process():
     (out,) = {p.stdout for p in pairs.values()}
     bar = read_file(err, None, pipes=pairs[err])
     dicts = read_file(out, None, pipes=pairs[out])
+    pipe_pairs.mark_timed_elsewhere({err: bar, out: dicts}, pairs)
     assert [(it.rank, it.record["step"], it.timed_elsewhere) for it in bar.items
             if it.record["kind"] == "progress"] == [(0, n, False) for n in (2, 4, 5, 6, 8)]
     assert [(it.rank, it.record["step"], it.timed_elsewhere) for it in dicts.items
@@ -154,3 +155,30 @@ def test_only_the_stdout_files_head_is_read_ahead(tmp_path, monkeypatch):
         pipes = pairs[str(tmp_path / f"{name}.err")]
         pipe_pairs.prepare(pipes, lambda path, banner=None: cmd_parse.Dispatcher())
         assert pipes.frameworks.shown == (["hf_trainer"] if name == "near" else [])
+
+
+def _file(path: str, *records: dict) -> FileResult:
+    return FileResult(path, items=[Item(r.get("rank", 0), dict(r, kind=r.get("kind", "progress")), None, False)
+                                   for r in records])
+
+
+def _elsewhere(result: FileResult) -> list:
+    return [(it.rank, it.record["step"]) for it in result.items if it.timed_elsewhere]
+
+
+def test_the_file_with_the_frameworks_own_step_times_times_the_rank(tmp_path):
+    """As live (`StepStreams`): of the two files, the one whose records carry the framework's own
+    step time times the rank, over a bar timed only by the time it drew; else the stderr file.
+    Each rank is decided apart, and a dict numbered beside a bar never times its step."""
+    pairs = pipe_pairs.pair_files([str(tmp_path / "stdout.log"), str(tmp_path / "stderr.log")])
+    err, out = str(tmp_path / "stderr.log"), str(tmp_path / "stdout.log")
+    bar = _file(err, {"step": 5, "step_time_ms": 400.0, "step_time_from_elapsed": True},
+                {"step": 10, "step_time_ms": 410.0, "step_time_from_elapsed": True},
+                {"rank": 1, "step": 5}, {"kind": "checkpoint", "step": 5})
+    printed = _file(out, {"step": 5, "step_time_ms": 395.2}, {"step": 10, "step_time_ms": 401.7},
+                    {"rank": 1, "step": 5, "timed_by_bar": True})
+    pipe_pairs.mark_timed_elsewhere({err: bar, out: printed}, pairs)
+    assert _elsewhere(bar) == [(0, 5), (0, 10)] and _elsewhere(printed) == [(1, 5)]
+    untimed = _file(out, {"step": 5}, {"step": 10})
+    pipe_pairs.mark_timed_elsewhere({err: bar, out: untimed}, pairs)
+    assert _elsewhere(bar) == [] and _elsewhere(untimed) == [(0, 5), (0, 10)]
