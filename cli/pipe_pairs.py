@@ -65,13 +65,16 @@ def pair_files(paths: list[str]) -> dict[str, Pipes]:
 
 
 def reading_order(paths: list[str], pairs: dict[str, Pipes]) -> list[str]:
-    """The files in the order given, but each pair's stderr file just before its stdout file."""
+    """The files in the order given, but each pair once, its stderr file just before its stdout
+    file."""
     order: list[str] = []
+    read: set[str] = set()
     for path in paths:
         pipes = pairs.get(path)
         if pipes is None:
             order.append(path)
-        elif path == pipes.stdout:
+        elif path == pipes.stdout and path not in read:
+            read.add(path)
             order += [pipes.stderr, pipes.stdout]
     return order
 

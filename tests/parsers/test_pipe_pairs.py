@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ridgescope.cli import cmd_parse, pipe_pairs
 from ridgescope.cli.cmd_ingest import FileResult, Item, read_file
@@ -182,3 +184,26 @@ def test_the_file_with_the_frameworks_own_step_times_times_the_rank(tmp_path):
     untimed = _file(out, {"step": 5}, {"step": 10})
     pipe_pairs.mark_timed_elsewhere({err: bar, out: untimed}, pairs)
     assert _elsewhere(bar) == [] and _elsewhere(untimed) == [(0, 5), (0, 10)]
+
+
+NAMES = st.sampled_from(["stdout.log", "stderr.log", "a.out", "a.err", "b.out", "train_stdout.txt",
+                         "train_stderr.txt", "x.log", "stdout.log.gz", "stderr.log.gz", "-"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["d0", "d1"]), NAMES), max_size=10))
+def test_pairs_and_reading_order_of_any_files(given_files):
+    """Any files: each pair is a stdout file and the stderr file its name names, in one
+    directory, each file in one pair at most; the reading order holds each file given exactly
+    once (as often as it was given, save a pair's), a pair's stderr file just before its stdout."""
+    paths = [name if name == "-" else f"/logs/{d}/{name}" for d, name in given_files]
+    pairs = pipe_pairs.pair_files(paths)
+    for path, pipes in pairs.items():
+        assert path in (pipes.stdout, pipes.stderr) and pairs[pipes.stdout] is pairs[pipes.stderr]
+        assert Path(pipes.stdout).parent == Path(pipes.stderr).parent
+        assert pipe_pairs.stderr_name(Path(pipes.stdout).name) == Path(pipes.stderr).name
+    order = pipe_pairs.reading_order(paths, pairs)
+    assert sorted(set(order)) == sorted(set(paths))
+    assert all(order.count(p) == (1 if p in pairs else paths.count(p)) for p in set(paths))
+    for pipes in pairs.values():
+        assert order.index(pipes.stderr) + 1 == order.index(pipes.stdout)
