@@ -394,25 +394,27 @@ def times_from_elapsed(items: list[Item]) -> None:
     """Step times from the time elapsed that a bar prints (tqdm's `[03:45<...]`, in whole
     seconds), for a bar's steps that print no step time of their own: as for whole-second
     timestamps, the mean step between two of a rank's records at least 20 s apart
-    (`step_time_from_elapsed`).  A bar that starts again (Lightning's, each epoch) starts anew.
+    (`step_time_from_elapsed`).  A bar that starts again (Lightning's and Ignite's, each epoch)
+    starts anew: its time goes back, or its count in the epoch moved on by other than the step.
     Where a run prints its steps more often than that, the steps between get no time of their
     own: the record 20 s on has their mean."""
-    since: dict[int, tuple[int, float]] = {}
+    since: dict[int, tuple[int, float, object]] = {}
     for it in items:
         rec = it.record
         if rec is None or rec.get("kind") != "progress":
             continue
-        step, elapsed = rec.get("step"), rec.get("elapsed_s")
+        step, elapsed, in_epoch = rec.get("step"), rec.get("elapsed_s"), rec.get("iter_in_epoch")
         if not isinstance(step, int) or elapsed.__class__ not in (int, float):
             continue
         prev = since.get(it.rank)
-        if prev is None or step <= prev[0] or elapsed < prev[1]:
-            since[it.rank] = (step, elapsed)
+        if prev is None or step <= prev[0] or elapsed < prev[1] or (
+                isinstance(in_epoch, int) and isinstance(prev[2], int) and in_epoch - prev[2] != step - prev[0]):
+            since[it.rank] = (step, elapsed, in_epoch)
         elif (elapsed - prev[1]) * _SECOND_NS >= _COARSE_GAP_NS:
             if "step_time_ms" not in rec:
                 rec["step_time_ms"] = round((elapsed - prev[1]) * 1000 / (step - prev[0]), 3)
                 rec["step_time_from_elapsed"] = True
-            since[it.rank] = (step, elapsed)
+            since[it.rank] = (step, elapsed, in_epoch)
 
 
 def place_in_time(items: list[Item], end_ns: int) -> str:

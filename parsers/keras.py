@@ -144,7 +144,7 @@ class KerasParser(Parser):
             fields["step_inferred"] = True
         self.last_step[rank] = step
         if bar["time_s"] is not None and n == total:
-            fields["elapsed_s"] = bar["time_s"]
+            fields["epoch_time_s"] = bar["time_s"]     # the epoch's, from its bar's start
         out = [record("progress", self.name, rank, step, epoch=epoch, iter_in_epoch=n,
                       total_steps=epoch_count * total if total is not None else None, **fields,
                       **({"metrics": extra} if extra else {}), **drawn(bar))]

@@ -771,8 +771,8 @@ def test_keras_fit_bar_one_record_per_step():
     assert (first["step_avg_ms"], first["metrics"]) == (91.0, {"accuracy": 0.4375})
     assert (by_step[17]["epoch"], by_step[17]["iter_in_epoch"]) == (2, 1)
     assert (by_step[26]["step_avg_ms"], by_step[27]["step_avg_ms"]) == (94.0, 147.0)
-    assert (by_step[16]["elapsed_s"], by_step[32]["loss"]) == (2.0, 0.6715)
-    assert "elapsed_s" not in by_step[15]          # mid-epoch, the bar's time is an ETA
+    assert (by_step[16]["epoch_time_s"], by_step[32]["loss"]) == (2.0, 0.6715)
+    assert "epoch_time_s" not in by_step[15]          # mid-epoch, the bar's time is an ETA
     evals = [(r["step"], r["phase"], r["loss"], r["metrics"]["accuracy"]) for r in recs if r["kind"] == "eval"]
     assert evals == [(16, "validation", 0.6836, 0.5469), (32, "validation", 0.6569, 0.6094),
                      (32, "evaluate", 0.6648, 0.5813)]
@@ -784,7 +784,7 @@ def test_keras_fit_verbose_2():
     recs, _ = _keras("keras-3.15.1_fit-verbose2_pipe.log")
     assert [(r["kind"], r["step"], r["loss"]) for r in recs] == [
         ("progress", 16, 0.6923), ("eval", 16, 0.6836), ("progress", 32, 0.6715), ("eval", 32, 0.6569)]
-    assert [(r["step_avg_ms"], r["elapsed_s"]) for r in recs if r["kind"] == "progress"] == [(94.0, 2.0), (109.0, 2.0)]
+    assert [(r["step_avg_ms"], r["epoch_time_s"]) for r in recs if r["kind"] == "progress"] == [(94.0, 2.0), (109.0, 2.0)]
 
 
 def test_keras_model_checkpoint_messages():
@@ -805,7 +805,7 @@ def test_keras_epoch_of_325_steps():
     assert (stats["lines"], stats["truncated"], stats["garbage"]) == (4, 0, 0)
     slow = prog[335]
     assert (slow["epoch"], slow["iter_in_epoch"], slow["step_avg_ms"], prog[334]["step_avg_ms"]) == (2, 11, 123.0, 69.0)
-    assert (prog[-1]["elapsed_s"], prog[-1]["loss"]) == (25.0, 0.5223)
+    assert (prog[-1]["epoch_time_s"], prog[-1]["loss"]) == (25.0, 0.5223)
 
 
 def _by_kind(recs: list[dict], kind: str) -> list[dict]:

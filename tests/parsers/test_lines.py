@@ -309,7 +309,7 @@ def test_tf_keras_2_bar_and_verbose_2():
              erase.join(["", "   10/Unknown - 1s 50ms/step - loss: 0.2500"])]
     recs, d = feed_all(lines)
     assert d.stats["garbage"] == 0
-    prog = [(r["step"], r["epoch"], r["loss"], r.get("step_avg_ms"), r.get("elapsed_s"), r.get("step_inferred"))
+    prog = [(r["step"], r["epoch"], r["loss"], r.get("step_avg_ms"), r.get("epoch_time_s"), r.get("step_inferred"))
             for r in recs if r["kind"] == "progress"]
     assert prog == [(1, 1, 2.305, None, None, None), (32, 1, 1.295, None, None, None),
                     (1875, 1, 0.2941, 3.0, 5.0, None), (3750, 2, 0.2937, 2.0, 4.0, None),

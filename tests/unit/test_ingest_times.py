@@ -316,3 +316,9 @@ def test_a_bar_that_starts_again_times_from_its_new_start():
     times_from_elapsed(items)
     assert [it.record.get("step_time_ms") for it in items] == [None, 5000.0, None, approx(38_000 / 9), 3900.0, None]
     assert "step_time_from_elapsed" not in items[4].record
+    # Ignite's bar, one record per epoch: each epoch's bar counts its own time, so two epochs'
+    # ends are no run of steps, whatever their times (its count in the epoch says so)
+    ends = [bar(100, 40.0, iter_in_epoch=100), bar(200, 65.0, iter_in_epoch=100),
+            bar(230, 70.0, iter_in_epoch=30), bar(260, 95.0, iter_in_epoch=60)]
+    times_from_elapsed(ends)
+    assert [it.record.get("step_time_ms") for it in ends] == [None, None, None, approx(25_000 / 30)]
