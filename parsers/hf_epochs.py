@@ -122,6 +122,9 @@ class TrainingBanner:
         self.bar_drawn = False
         """The Trainer's bar was drawn, maybe on the process's other pipe: its redraws time the
         steps, and a dict numbered from its epoch carries that step's values alone."""
+        self._changed = False
+        """A number changed since `allowed` was worked out: a line read again changes nothing
+        (the log probe notes a banner as it comes, before its pipe's parser reads it)."""
 
     def read(self, line: str) -> bool:
         """Note a banner line; True if `line` was one."""
@@ -132,8 +135,11 @@ class TrainingBanner:
             return False
         key, value = m.group(1), int(m.group(2).replace(",", ""))
         name = _KEYS.get(key, "total_batch")
-        self.seen[name] = value     # (an evaluation's banner names its examples too, before the next training banner)
-        if name == "total_steps":
+        if self.seen.get(name) != value:
+            self.seen[name] = value     # (an evaluation's banner names its examples too, before the next training banner)
+            self._changed = True
+        if name == "total_steps" and self._changed:
+            self._changed = False
             s = self.seen
             if all(k in s for k in ("examples", "epochs", "total_batch", "accumulation")):
                 self.allowed = schedules(s["examples"], s["epochs"], s["total_batch"], s["accumulation"],

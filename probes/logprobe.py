@@ -210,8 +210,10 @@ class StreamPump:
             for part in parts:
                 if self._head is None:
                     self._take(clock, part)
-                elif self._head.hold(part):
-                    self._release(clock)
+                else:
+                    self._note_banner(part[1])
+                    if self._head.hold(part):
+                        self._release(clock)
             if len(pending) > MAX_LINE:
                 self._release(clock)
                 self._parse(pending, 1)
@@ -233,6 +235,19 @@ class StreamPump:
         if redraws:
             self._read("feed_redraws", redraws)
         self._drawn_ns = None
+
+    def _note_banner(self, lines: bytes) -> None:
+        """Note HF's training banner in a held head at once: the process's other pipe may print
+        the log dicts whose steps it names before this head is released (the Trainer logs it on
+        stderr as training starts, and may print its first dict within the second)."""
+        banner = self.pipes.training_banner if self.pipes is not None else None
+        if banner is None or b" = " not in lines:
+            return
+        try:
+            for line in lines.decode("utf-8", "replace").splitlines():
+                banner.read(line)
+        except Exception:  # noqa: BLE001 - the parser reads the banner when the head is released
+            pass
 
     def _release(self, clock) -> None:
         """Read the held head with the prefix it shows, if it shows one, and what follows so."""

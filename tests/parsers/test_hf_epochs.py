@@ -149,3 +149,20 @@ def test_a_real_log_without_its_bar_gives_the_bar_s_steps():
     with_bar, without = steps(text), steps("".join(kept))
     assert without == with_bar
     assert [s for s, _ in without] == list(range(1, 12)) + list(range(96, 101))
+
+
+def test_a_banner_read_again_keeps_what_the_epochs_ruled_out():
+    """The log probe notes a banner as its pipe holds it, and the parser reads it again later:
+    the second reading changes nothing, so a schedule that a printed epoch ruled out stays out.
+    A banner with other numbers (the next training) is worked out anew."""
+    b = TrainingBanner()
+    for line in banner(66, 2, 12, 3, 12):
+        b.read(line)
+    assert len(b.allowed) == 2      # 17 batches an epoch, or 16 with the last dropped
+    assert b.step("{'loss': 1.48, 'epoch': 0.35294117647058826}") == 2 and len(b.allowed) == 1
+    for line in banner(66, 2, 12, 3, 12):
+        b.read(line)
+    assert len(b.allowed) == 1
+    for line in banner(64, 2, 16, 1, 8):
+        b.read(line)
+    assert [(s.batches, s.steps_per_epoch) for s in b.allowed] == [(4, 4)]

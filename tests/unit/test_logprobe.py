@@ -7,6 +7,7 @@ import queue
 import time
 from pathlib import Path
 
+from ridgescope.probes import logprobe
 from ridgescope.probes.logprobe import GUESS_WAIT_S, PipeFrameworks, StreamPump, cut_pending
 from ridgescope.probes.print_order import HOLD_S, HOLD_STEPS
 from ridgescope.probes.ranks import LocalRanks
@@ -324,3 +325,33 @@ def test_with_a_bar_on_the_other_pipe_the_dicts_carry_their_steps_values_untimed
         (step, False) for step in (2, 4, 5, 6, 8, 10, 12, 14, 15, 16)]     # as drawn
     assert [(step, by_bar) for stream, step, by_bar in got if stream == "stdout"] == [
         (step, True) for step in range(2, 17, 2)]
+
+
+def test_a_banner_held_with_its_pipes_head_numbers_the_dicts_read_meanwhile(monkeypatch):
+    """Each pipe's first lines are held (up to 1 s, here until its end) while a launcher's prefix
+    is guessed from them.  A toy run prints its first dicts on stdout within that second of the
+    banner on stderr: the banner is noted as it comes, so those dicts are numbered too."""
+    monkeypatch.setattr(logprobe, "GUESS_WAIT_S", 60.0)
+    name = "transformers-4.57.3_trainer_disable-tqdm_log-level-info_accum3_two-pipes_{}.log"
+    got: queue.Queue = queue.Queue()
+    pipes, pumps = PipeFrameworks(), {}
+    for stream in ("stderr", "stdout"):
+        read_fd, write_fd = os.pipe()
+        pumps[stream] = (StreamPump(read_fd, io.BytesIO(), stream, lambda rank, payload, ts: got.put(payload), 0,
+                                    pipes=pipes).start(), write_fd)
+    (err, err_fd), (out, out_fd) = pumps["stderr"], pumps["stdout"]
+    os.write(err_fd, (CAPTURED / name.format("stderr")).read_bytes())
+    deadline = time.monotonic() + 10
+    while pipes.training_banner.seen.get("total_steps") is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    os.write(out_fd, (CAPTURED / name.format("stdout")).read_bytes())
+    os.close(out_fd)
+    out.join(20)
+    assert err._head is not None        # stderr's lines are still held
+    records = []
+    while not got.empty():
+        records.append(got.get())
+    assert [r["record"]["step"] for r in records if r["record"]["kind"] == "progress"
+            and not r["record"].get("summary")] == [2, 4, 6, 8, 10, 12]
+    os.close(err_fd)
+    err.join(20)
