@@ -13,6 +13,7 @@ numbers the stdout file's dicts.  Which of the two times each rank's steps is de
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -21,12 +22,15 @@ from ridgescope.cli.log_blocks import head_blocks
 from ridgescope.probes.logprobe import PipeFrameworks
 
 _COMPRESSED = (".gz", ".bz2", ".xz")
+_PBS_OUT = re.compile(r"(.+)\.o(\d+(?:\[\d*\])?(?:\.\d+)?)")
+"""PBS's and Grid Engine's stdout file, `NAME.oJOBID` (an array job's `.o4242.3`, `.o4242[]`)."""
 
 
 def stderr_name(name: str) -> str | None:
     """The name of the stderr file that goes with a stdout file's name: `stdout` -> `stderr`
     (the last one: torchrun's `stdout.log`, `train_stdout.txt`), `.out` -> `.err` (Slurm's
-    `%j.out`), a compression suffix kept; None for another name."""
+    `%j.out`, LSF's), `.oJOBID` -> `.eJOBID` (PBS's and Grid Engine's `train.o4242`), a
+    compression suffix kept; None for another name."""
     base, packed = name, ""
     for suffix in _COMPRESSED:
         if name.endswith(suffix):
@@ -36,6 +40,9 @@ def stderr_name(name: str) -> str | None:
         return base[:at] + "stderr" + base[at + 6:] + packed
     if base.endswith(".out") and len(base) > 4:
         return base[:-4] + ".err" + packed
+    m = _PBS_OUT.fullmatch(base)
+    if m:
+        return f"{m.group(1)}.e{m.group(2)}{packed}"
     return None
 
 

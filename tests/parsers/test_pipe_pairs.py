@@ -42,12 +42,16 @@ def steps(rows: list[dict], kind: str = "progress") -> list:
     ("train_stdout.txt.gz", "train_stderr.txt.gz"),
     ("stdout-of-stdout.log", "stdout-of-stderr.log"),
     ("job.out.xz", "job.err.xz"),
+    ("train.o4242", "train.e4242"),                 # PBS, Grid Engine
+    ("train.o4242.3", "train.e4242.3"),
+    ("a.b.o17.gz", "a.b.e17.gz"),
 ])
 def test_the_stderr_file_of_a_stdout_file(name, other):
     assert pipe_pairs.stderr_name(name) == other
 
 
-@pytest.mark.parametrize("name", ["train.log", "out", ".out", "rank0.log.gz", "stderr.log", "layout.txt"])
+@pytest.mark.parametrize("name", ["train.log", "out", ".out", "rank0.log.gz", "stderr.log", "layout.txt",
+                                  "train.e4242", "photo.o", "x.oops1"])
 def test_a_name_of_no_stdout_file_has_none(name):
     assert pipe_pairs.stderr_name(name) is None
 
