@@ -1,7 +1,8 @@
 """Back-fill old training logs into the store: `ridgescope ingest FILE... --job NAME`.
 
 Each file is parsed as one stream, exactly as the log probe of `ridgescope run` parses a job's
-stdout, and its records travel the same way: `job_start`, one `progress` message per record
+stdout (a process's stdout and stderr files given together as its two pipes: `pipe_pairs`), and
+its records travel the same way: `job_start`, one `progress` message per record
 (with its rank), and one `job_end` per rank, through the broker to the pipeline, so that the
 job's steps are judged and stored like those of a job run under RidgeScope.
 

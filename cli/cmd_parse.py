@@ -1,7 +1,8 @@
 """Parse training logs into step records (progress, timing, checkpoint, eval, restart, error, NCCL).
 
 Prints one JSON object per record (`--format json`) or a table, so that a log can be checked
-before it is trusted.  Each file is one stream; launcher rank prefixes are honoured.
+before it is trusted.  Each file is one stream; launcher rank prefixes are honoured.  A process's
+stdout and stderr files given together are read as its two pipes (`pipe_pairs`).
 """
 from __future__ import annotations
 
