@@ -249,12 +249,7 @@ def read_file(path: str, log_format: str | None, prefix: TeePrefix | None = None
 
     def fresh(path: str, banner=None) -> Dispatcher:
         return Dispatcher(log_format, workers_per_node(path), prefix, training_banner=banner)
-    if pipes is None:
-        disp = fresh(path)
-    else:
-        pipe_pairs.prepare(pipes, fresh)
-        disp = fresh(path, pipes.frameworks.training_banner)
-        pipe_pairs.adopt_other(pipes, path, disp)
+    disp = pipe_pairs.dispatcher(path, pipes, fresh)
     named = rank if rank is not None else rank_in_path(path)
     fallback = (named or 0) if node is None else node.base
     items = result.items
@@ -559,13 +554,15 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"ridgescope ingest: {exc}", file=sys.stderr)
         return 2
-    placed = {path: (node, template, rank) for path, node, template, rank in zip(args.files, nodes, templates, ranks)}
+    placed = {path: (node, template, rank)
+              for path, node, template, rank in zip(args.files, nodes, templates, ranks)}
     pairs = pipe_pairs.pair_files(args.files)
     pipe_pairs.tell(pairs, note)
     for path in pipe_pairs.reading_order(args.files, pairs):
         node, template, rank = placed[path]
         try:
-            results.append(read_file(path, args.log_format, tee_prefix(template), node, rank, pairs.get(path)))
+            results.append(read_file(path, args.log_format, tee_prefix(template), node, rank,
+                                     pairs.get(path)))
         except OSError as exc:
             print(f"ridgescope ingest: {path}: {exc.strerror or exc}", file=sys.stderr)
             return 1

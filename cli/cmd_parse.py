@@ -115,12 +115,7 @@ def file_dispatcher(args: argparse.Namespace, path: str, template: str | None,
     def fresh(path: str, banner=None) -> Dispatcher:
         return Dispatcher(getattr(args, "log_format", None), workers_per_node(path),
                           tee_prefix(template), training_banner=banner)
-    if pipes is None:
-        return fresh(path)
-    pipe_pairs.prepare(pipes, fresh)
-    disp = fresh(path, pipes.frameworks.training_banner)
-    pipe_pairs.adopt_other(pipes, path, disp)
-    return disp
+    return pipe_pairs.dispatcher(path, pipes, fresh)
 
 
 def iter_records(path: str, disp: Dispatcher):

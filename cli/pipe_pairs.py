@@ -19,6 +19,7 @@ from typing import Callable
 
 from ridgescope.cli import overlap
 from ridgescope.cli.log_blocks import head_blocks
+from ridgescope.parsers import Dispatcher
 from ridgescope.probes.logprobe import PipeFrameworks
 
 _COMPRESSED = (".gz", ".bz2", ".xz")
@@ -93,7 +94,7 @@ def tell(pairs: dict[str, Pipes], say: Callable[[str], None]) -> None:
                 f"together (stderr first)")
 
 
-def framework_shown(path: str, dispatcher) -> str | None:
+def framework_shown(path: str, dispatcher: Dispatcher) -> str | None:
     """The first framework that the file's head (`head_blocks`: its first 64 MiB) shows, read
     by `dispatcher` up to where it names one."""
     for block in head_blocks(path):
@@ -104,28 +105,32 @@ def framework_shown(path: str, dispatcher) -> str | None:
     return dispatcher.framework
 
 
-def prepare(pipes: Pipes, make_dispatcher: Callable[[str], object]) -> None:
-    """Note the framework the stdout file shows, which the stderr file may be read as from its
-    first line (`adopt_other`).  `make_dispatcher(path)`: a fresh Dispatcher of that file.  A file
+def dispatcher(path: str, pipes: Pipes | None, fresh: Callable[..., Dispatcher]) -> Dispatcher:
+    """The Dispatcher that reads `path`: `fresh(path, banner=None)` builds one.  Where the file
+    is one of a process's two, it shares the training banner the other logs, and the stderr
+    file is read from its first line as the framework the stdout file shows, where that
+    framework draws on stderr what names it on stdout (`Dispatcher.adopt`: HF's bar), as the
+    log probe does live."""
+    if pipes is None:
+        return fresh(path)
+    disp = fresh(path, pipes.frameworks.training_banner)
+    if path == pipes.stderr:
+        _note_shown(pipes, fresh)
+        for name in pipes.frameworks.shown:
+            if disp.adopt(name):
+                break
+    return disp
+
+
+def _note_shown(pipes: Pipes, fresh: Callable[..., Dispatcher]) -> None:
+    """Note the framework the stdout file shows, read ahead by a Dispatcher of its own.  A file
     that cannot be read shows none here, and gives its error where it is read."""
-    if pipes.frameworks.shown:
-        return
     try:
-        shown = framework_shown(pipes.stdout, make_dispatcher(pipes.stdout))
+        shown = framework_shown(pipes.stdout, fresh(pipes.stdout))
     except OSError:
         return
-    if shown is not None and shown != "generic":
+    if shown is not None and shown != "generic" and shown not in pipes.frameworks.shown:
         pipes.frameworks.shown.append(shown)
-
-
-def adopt_other(pipes: Pipes | None, path: str, dispatcher) -> None:
-    """Read the stderr file as the framework the stdout file showed, where that framework draws
-    on stderr what names it on stdout (`Dispatcher.adopt`: HF's bar), as the log probe does live."""
-    if pipes is None or path != pipes.stderr:
-        return
-    for name in pipes.frameworks.shown:
-        if dispatcher.adopt(name):
-            return
 
 
 def steps_by_process(results, pairs: dict[str, Pipes]) -> list[tuple[str, set]]:

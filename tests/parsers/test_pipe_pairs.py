@@ -159,8 +159,9 @@ def test_only_the_stdout_files_head_is_read_ahead(tmp_path, monkeypatch):
         (tmp_path / f"{name}.err").write_bytes(bar)
         pairs = pipe_pairs.pair_files([str(tmp_path / f"{name}.out"), str(tmp_path / f"{name}.err")])
         pipes = pairs[str(tmp_path / f"{name}.err")]
-        pipe_pairs.prepare(pipes, lambda path, banner=None: cmd_parse.Dispatcher())
+        disp = pipe_pairs.dispatcher(pipes.stderr, pipes, lambda path, banner=None: cmd_parse.Dispatcher())
         assert pipes.frameworks.shown == (["hf_trainer"] if name == "near" else [])
+        assert disp.framework == ("hf_trainer" if name == "near" else None)
 
 
 def _file(path: str, *records: dict) -> FileResult:
