@@ -21,6 +21,7 @@ from ridgescope.cli import overlap
 from ridgescope.cli.log_blocks import head_blocks
 from ridgescope.parsers import Dispatcher
 from ridgescope.probes.logprobe import PipeFrameworks
+from ridgescope.probes.step_streams import carries_step_time
 
 _COMPRESSED = (".gz", ".bz2", ".xz")
 _PBS_OUT = re.compile(r"(.+)\.o(\d+(?:\[\d*\])?(?:\.\d+)?)")
@@ -155,15 +156,17 @@ DERIVED_TIMES = ("step_time_from_ts", "step_time_from_elapsed")
 """Step times that `ingest` worked out from when lines were printed, not the framework's own."""
 
 
-def _steps_of(items, rank) -> list:
-    return [it for it in items if it.rank == rank and it.record.get("kind") in ("progress", "timing")
-            and isinstance(it.record.get("step"), int)]
+def _steps_by_rank(items) -> dict:
+    """rank -> the items of its step records (progress or timing, with a step)."""
+    out: dict = {}
+    for it in items:
+        if it.record.get("kind") in ("progress", "timing") and isinstance(it.record.get("step"), int):
+            out.setdefault(it.rank, []).append(it)
+    return out
 
 
 def _own_time(record: dict) -> bool:
-    ms = record.get("step_time_ms")
-    return (ms.__class__ in (int, float) and ms > 0
-            and not any(record.get(flag) for flag in DERIVED_TIMES))
+    return carries_step_time(record) and not any(record.get(flag) for flag in DERIVED_TIMES)
 
 
 def mark_timed_elsewhere(results: dict, pairs: dict[str, Pipes]) -> None:
@@ -173,14 +176,15 @@ def mark_timed_elsewhere(results: dict, pairs: dict[str, Pipes]) -> None:
     first, as the first to give a step is live); a log dict numbered beside the other pipe's
     bar (`timed_by_bar`) never does."""
     for pipes in {id(p): p for p in pairs.values()}.values():
-        files = [results[path].items for path in (pipes.stderr, pipes.stdout) if path in results]
+        files = [_steps_by_rank(results[path].items) for path in (pipes.stderr, pipes.stdout)
+                 if path in results]
         if len(files) < 2:
             continue
-        for rank in {it.rank for items in files for it in items}:
-            steps = [[it for it in _steps_of(items, rank) if not it.record.get("timed_by_bar")]
-                     for items in files]
+        for rank in set(files[0]) | set(files[1]):
+            steps = [[it for it in by_rank.get(rank, ()) if not it.record.get("timed_by_bar")]
+                     for by_rank in files]
             owner = next((i for i, its in enumerate(steps) if any(_own_time(it.record) for it in its)),
                          next((i for i, its in enumerate(steps) if its), 0))
-            for i, items in enumerate(files):
-                for it in _steps_of(items, rank):
+            for i, by_rank in enumerate(files):
+                for it in by_rank.get(rank, ()):
                     it.timed_elsewhere = i != owner or bool(it.record.get("timed_by_bar"))

@@ -15,7 +15,8 @@ from __future__ import annotations
 import threading
 
 
-def _timed(record: dict) -> bool:
+def carries_step_time(record: dict) -> bool:
+    """Does the record carry a step time of its own (not only the time its line was read)?"""
     ms = record.get("step_time_ms")
     return isinstance(ms, (int, float)) and not isinstance(ms, bool) and ms > 0
 
@@ -36,7 +37,7 @@ class StepStreams:
             return payload
         if record.get("timed_by_bar") is True:
             return dict(payload, timed_elsewhere=True)
-        stream, timed = payload.get("stream", ""), _timed(record)
+        stream, timed = payload.get("stream", ""), carries_step_time(record)
         with self._lock:
             owner = self._owner.get(rank)
             if owner is None or owner[0] == stream:
