@@ -18,14 +18,38 @@ REPO = Path(__file__).resolve().parents[1]
 
 def cli(*args: str, check: bool = True, env: dict | None = None,
         timeout: float = 300) -> subprocess.CompletedProcess:
-    """Run the real `ridgescope` command line."""
-    proc = subprocess.run([sys.executable, "-m", "ridgescope.cli.main", *args],
-                          capture_output=True, text=True, timeout=timeout,
-                          env={**os.environ, **(env or {})})
+    """Run the real `ridgescope` command line.  One that outruns `timeout` fails with what it
+    printed, its threads' stacks and the processes it left, and none of them outlives it."""
+    cmd = [sys.executable, "-X", "faulthandler", "-m", "ridgescope.cli.main", *args]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, **(env or {})}, start_new_session=True)
+    try:
+        stdout, stderr = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise AssertionError(f"ridgescope {' '.join(args)} still running after {timeout:.0f} s\n"
+                             f"{hung_session_report(proc)}") from None
     if check and proc.returncode != 0:
         raise AssertionError(f"ridgescope {' '.join(args)} exited {proc.returncode}:\n"
-                             f"{proc.stdout}\n{proc.stderr}")
-    return proc
+                             f"{stdout}\n{stderr}")
+    return subprocess.CompletedProcess(cmd, proc.returncode, stdout, stderr)
+
+
+def hung_session_report(proc: subprocess.Popen) -> str:
+    """The processes of a command's session, then the command's own threads' stacks (SIGABRT,
+    which -X faulthandler prints), then the end of what it printed; the session is killed."""
+    tree = subprocess.run(["ps", "-o", "pid,ppid,stat,etime,args", "-s", str(proc.pid)],
+                          capture_output=True, text=True).stdout
+    proc.send_signal(signal.SIGABRT)
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        pass
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    stdout, stderr = proc.communicate()
+    return f"processes:\n{tree}\nstdout (end):\n{stdout[-4000:]}\nstderr (end):\n{stderr[-12000:]}"
 
 
 @dataclass

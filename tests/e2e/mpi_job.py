@@ -8,7 +8,9 @@ passed in, as a job that never sets RANK does (Horovod's, say).
 """
 from __future__ import annotations
 
+import faulthandler
 import os
+import signal
 import sys
 
 import torch.distributed as dist
@@ -27,7 +29,15 @@ def mpi_placement() -> tuple[int, int, int]:
     raise SystemExit("mpi_job.py: no MPI launcher's variables: start it with mpirun or mpiexec")
 
 
+HUNG_AFTER_S = 200
+"""Past this (the job takes about 20 s), a rank prints where each of its threads is and ends, so
+that a hang fails its test saying where, before the test's own limit (300 s).  An alarm, not a
+timer thread: the DataLoader's forked workers inherit no alarm."""
+
+
 if __name__ == "__main__":
+    faulthandler.register(signal.SIGALRM, all_threads=True, chain=True)   # then SIGALRM ends it
+    signal.alarm(HUNG_AFTER_S)
     port, rank_env = sys.argv[1], "--no-rank-env" not in sys.argv
     rank, world, local = mpi_placement()
     if rank_env:
