@@ -20,6 +20,8 @@ from typing import Callable
 from ridgescope.cli import overlap
 from ridgescope.cli.log_blocks import head_blocks
 from ridgescope.parsers import Dispatcher
+from ridgescope.parsers.hf import HFTrainerParser
+from ridgescope.parsers.hf_run_end import RunEnd, read_ahead
 from ridgescope.probes.logprobe import PipeFrameworks
 from ridgescope.probes.step_streams import carries_step_time
 
@@ -124,10 +126,17 @@ def dispatcher(path: str, pipes: Pipes | None, fresh: Callable[..., Dispatcher])
 
 
 def _note_shown(pipes: Pipes, fresh: Callable[..., Dispatcher]) -> None:
-    """Note the framework the stdout file shows, read ahead by a Dispatcher of its own.  A file
-    that cannot be read shows none here, and gives its error where it is read."""
+    """Note the framework the stdout file shows, read ahead by a Dispatcher of its own, and, for
+    HF's Trainer, how its run ended (`hf_run_end`: where no banner was logged, with the bar's
+    total, it numbers the dicts).  A file that cannot be read shows none here, and gives its
+    error where it is read."""
+    banner = pipes.frameworks.training_banner
     try:
         shown = framework_shown(pipes.stdout, fresh(pipes.stdout))
+        if shown == HFTrainerParser.name and banner is not None:
+            end, logged = read_ahead(head_blocks(pipes.stdout))
+            if end is not None:
+                banner.run_end = RunEnd(end, logged)
     except OSError:
         return
     if shown is not None and shown != "generic" and shown not in pipes.frameworks.shown:

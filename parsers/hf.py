@@ -199,7 +199,7 @@ class HFTrainerParser(Parser):
             if expected is not None and total != expected:
                 return      # the banner logged the training's steps: another loop's bar
             main = self.main_total[rank] = total
-            self.banner.bar_drawn = True
+            self.banner.drawn(total)
         if total != main:
             return   # an evaluation/prediction loop's own bar
         shown = self.inherited.get(rank)
@@ -249,7 +249,7 @@ class HFTrainerParser(Parser):
             if rank in self.main_total or rank in self.held:
                 continue
             self.main_total[rank] = latest["total"]
-            self.banner.bar_drawn = True
+            self.banner.drawn(latest["total"])
             out += [self._step_record(rank, bar, bar.get("drawn_ns")) for bar in finished]
             if finished:
                 self.given[rank] = finished[-1]["n"]

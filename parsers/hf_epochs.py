@@ -8,14 +8,20 @@ banner (`***** Running training *****`, logged at INFO, which the example script
 gives the examples, the total batch and its accumulation steps, the epochs and the steps;
 Transformers 5 adds the update steps per epoch.  A step is given only where the epoch's printed
 digits allow no other: Transformers 5 prints 4 significant digits (`'0.625'`), older 4.x
-releases rounded it to 2 decimals (`round(epoch, 2)`, from 4.2), 4.57 prints the float whole."""
+releases rounded it to 2 decimals (`round(epoch, 2)`, from 4.2), 4.57 prints the float whole
+with no bar and rounds it where its bar is drawn.  Where no banner was logged, the run's end may
+still tell the steps (`hf_run_end`)."""
 from __future__ import annotations
 
 import math
 import sys
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from .base import Pattern
+
+if TYPE_CHECKING:
+    from .hf_run_end import RunEnd
 
 BANNER = Pattern(r"(Num examples|Num Epochs|Num update steps per epoch|Gradient Accumulation steps|"
                  r"Total optimization steps|Total train batch size \(w\. parallel, distributed & accumulation\))"
@@ -125,6 +131,11 @@ class TrainingBanner:
         self._changed = False
         """A number changed since `allowed` was worked out: a line read again changes nothing
         (the log probe notes a banner as it comes, before its pipe's parser reads it)."""
+        self.bar_total: int | None = None
+        """The total steps of the Trainer's bar, the first drawn."""
+        self.run_end: RunEnd | None = None
+        """Where the run's stdout was read ahead: with the bar's total, it numbers the dicts
+        where no banner was logged."""
 
     def read(self, line: str) -> bool:
         """Note a banner line; True if `line` was one."""
@@ -146,15 +157,24 @@ class TrainingBanner:
                                          value, s.get("steps_per_epoch"))
         return True
 
+    def drawn(self, total: int | None) -> None:
+        """The Trainer's bar was drawn, with `total` steps."""
+        self.bar_drawn = True
+        if self.bar_total is None:
+            self.bar_total = total
+
     def step(self, line: str) -> int | None:
-        """The step a bare log dict's epoch names (`step_at`); None where no banner was read.
+        """The step a bare log dict's epoch names (`step_at`); None where no banner was read,
+        unless the run's end tells its schedule (`run_end`).
         Where the banner allows two schedules (the last batch dropped or not), one that has no
         step ending at a printed epoch is ruled out."""
-        if not self.allowed:
-            return None
-        printed = printed_epoch(line)
+        printed = printed_epoch(line) if self.allowed or self.run_end is not None else None
         if printed is None:
             return None
+        if not self.allowed:
+            if self.bar_total is None or self.run_end is None:
+                return None
+            return self.run_end.step(line, printed, self.bar_total)
         if len(self.allowed) > 1:
             self.allowed = [s for s in self.allowed if steps_within(*printed, s) != set()] or self.allowed
         return step_at(printed[0], printed[1], self.allowed)

@@ -15,6 +15,7 @@ from ridgescope.cli.cmd_ingest import FileResult, Item, read_file
 
 CAPTURED = Path(__file__).resolve().parents[1] / "data" / "captured"
 LOG_DIR = CAPTURED / "transformers-4.57.3_trainer_tqdm-info_log-dir-redirects3_2rank"
+SLURM = CAPTURED / "transformers-4.57.3_trainer_tqdm_66-examples_slurm-out-err"
 
 
 def two_pipes(stem: str) -> list[str]:
@@ -110,6 +111,50 @@ def test_a_bar_with_no_label_is_the_trainers_where_stdout_shows_the_trainer(caps
     bar = parsed(files, capsys)[Path(files[1]).name]
     assert [(r["step"], r["total_steps"]) for r in bar if r["kind"] == "progress"] == [
         (n, 16) for n in (2, 4, 5, 6, 8, 10, 12, 14, 15, 16)]
+
+
+def test_with_no_banner_the_bars_total_and_the_runs_end_number_the_dicts(capsys):
+    """No INFO logging: stdout holds the dicts, each epoch printed to 2 decimals, stderr the bar
+    alone.  Its total (18 steps) and the summary's epoch (2.0) give 9 steps an epoch, and the
+    dicts one logging interval (2 steps); the evaluation printed with a dict gets its step."""
+    files = [str(SLURM / "train-4242.out"), str(SLURM / "train-4242.err")]
+    rows = parsed(files, capsys)
+    out = rows["train-4242.out"]
+    assert [(r["step"], r["loss"]) for r in out if r["kind"] == "progress" and not r.get("summary")] == [
+        (2, 1.5653), (4, 1.4184), (6, 1.1363), (8, 2.363), (10, 0.7239), (12, 1.5957), (14, 1.156),
+        (16, 1.8814), (18, 1.8989)]
+    assert steps(out, "eval") == [None, 10, None]
+    assert all(r["timed_by_bar"] for r in out if r["kind"] == "progress" and not r.get("summary"))
+    assert steps(rows["train-4242.err"]) == [2, 4, 5, 6, 8, 10, 12, 14, 15, 16, 18]
+
+
+def test_ingest_numbers_the_dicts_of_a_pair_with_no_banner():
+    """`ingest` reads them so too; the bar times the steps, the dicts make no window."""
+    err, out = str(SLURM / "train-4242.err"), str(SLURM / "train-4242.out")
+    pairs = pipe_pairs.pair_files([out, err])
+    results = {path: read_file(path, None, pipes=pairs[path]) for path in (err, out)}
+    pipe_pairs.mark_timed_elsewhere(results, pairs)
+    assert [(it.record["step"], it.timed_elsewhere) for it in results[out].items
+            if it.record["kind"] == "progress" and not it.record.get("summary")] == [
+        (step, True) for step in range(2, 19, 2)]
+
+
+def test_a_run_that_did_not_end_leaves_its_dicts_without_a_step(tmp_path, capsys):
+    """The same run cut before its summary: nothing tells the steps an epoch."""
+    lines = (SLURM / "train-4242.out").read_text().splitlines(keepends=True)
+    (tmp_path / "train-1.out").write_text("".join(lines[:-1]))
+    (tmp_path / "train-1.err").write_bytes((SLURM / "train-4242.err").read_bytes())
+    out = parsed([str(tmp_path / "train-1.out"), str(tmp_path / "train-1.err")], capsys)["train-1.out"]
+    assert steps(out) == [None] * 9
+
+
+def test_transformers_5_dicts_with_no_banner(capsys):
+    """5.x prints the epoch quoted to 4 digits: 16 steps, 8 an epoch, a dict every 2 steps; the
+    evaluations printed with a dict (at 10, and at the end) get its step."""
+    files = two_pipes("transformers-5.24.0_trainer_tqdm")
+    out = parsed(files, capsys)[Path(files[0]).name]
+    assert steps(out) == [2, 4, 6, 8, 10, 12, 14, 16]
+    assert steps(out, "eval") == [None, 10, None, 16]
 
 
 def test_torchruns_log_dir_of_two_ranks(capsys):

@@ -28,9 +28,10 @@ class Data(torch.utils.data.Dataset):
         return {"x": self.x[i], "labels": self.y[i]}
 
 
-# python hf_trainer_fit.py OUTDIR [notqdm|info|resume|notqdm-info-accum3]
+# python hf_trainer_fit.py OUTDIR [notqdm|info|resume|notqdm-info-accum3|66]
 #   resume: from OUTDIR/checkpoint-8 of an earlier run; notqdm-info-accum3: no bar, the INFO banner,
-#   3 batches of 4 a step over 66 examples (an epoch's last step takes the 2 batches left)
+#   3 batches of 4 a step over 66 examples (an epoch's last step takes the 2 batches left);
+#   66: the bar, no banner, 66 examples (an epoch's last batch short)
 mode = sys.argv[2] if len(sys.argv) > 2 else ""
 accum = mode == "notqdm-info-accum3"
 args = TrainingArguments(output_dir=sys.argv[1], per_device_train_batch_size=4 if accum else 8,
@@ -38,5 +39,5 @@ args = TrainingArguments(output_dir=sys.argv[1], per_device_train_batch_size=4 i
                          logging_steps=2, eval_strategy="steps", eval_steps=5, save_steps=8,
                          report_to=[], use_cpu=True, disable_tqdm=mode.startswith("notqdm"),
                          log_level="info" if mode in ("info", "resume") or accum else "passive")
-trainer = Trainer(model=Tiny(), args=args, train_dataset=Data(66 if accum else 64), eval_dataset=Data(16))
+trainer = Trainer(model=Tiny(), args=args, train_dataset=Data(66 if accum or mode == "66" else 64), eval_dataset=Data(16))
 trainer.train(resume_from_checkpoint=f"{sys.argv[1]}/checkpoint-8" if mode == "resume" else None)

@@ -1,0 +1,119 @@
+"""The Trainer's log dicts numbered from how its run ended, where no banner was logged
+(`hf_run_end`): against the Trainer's own arithmetic and logging, and on a real run's two files."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ridgescope.parsers.hf_epochs import TrainingBanner
+from ridgescope.parsers.hf_run_end import RunEnd, logged_steps, read_ahead, steps_an_epoch
+
+from .test_hf_epochs import trainer_epochs
+
+SLURM = Path(__file__).resolve().parents[1] / "data" / "captured" / "transformers-4.57.3_trainer_tqdm_66-examples_slurm-out-err"
+
+
+def printed(epoch: float, style: str) -> str:
+    """The epoch as the Trainer prints it: 4.57 with its bar (`round(epoch, 2)`), 4.57 without
+    (the float whole), 5.x (`'%.4g'`, quoted)."""
+    if style == "round2":
+        return str(round(epoch, 2))
+    if style == "whole":
+        return repr(epoch)
+    return f"'{epoch:.4g}'"
+
+
+def trainer_stdout(batches, accumulation, total, interval, first_step, eval_every, style):
+    """(lines, true step of each dict) of a run's stdout, as the Trainer logs: a dict every
+    `interval` steps (and at step 1 where told), an evaluation's after it every `eval_every`,
+    the summary at the end."""
+    lines, truth, epoch = [], [], 0.0
+    for step, epoch in trainer_epochs(batches, accumulation, total):
+        if step % interval == 0 or (first_step and step == 1):
+            lines.append(f"{{'loss': 1.25, 'grad_norm': 2.5, 'learning_rate': 1e-05, 'epoch': {printed(epoch, style)}}}")
+            truth.append(step)
+        if step % eval_every == 0:
+            lines.append(f"{{'eval_loss': 1.5, 'eval_runtime': 0.1, 'epoch': {printed(epoch, style)}}}")
+            truth.append(step)
+    lines.append(f"{{'train_runtime': 9.5, 'train_loss': 1.3, 'epoch': {printed(epoch, style)}}}")
+    return lines, truth
+
+
+def numbered(lines: list[str], total: int) -> list[int | None]:
+    """The steps the stdout file's dicts get, its stderr bar having drawn `total` steps."""
+    end, logged = read_ahead([("\n".join(lines) + "\n").encode()])
+    banner = TrainingBanner()
+    banner.drawn(total)
+    banner.run_end = RunEnd(end, logged)
+    return [banner.step(line) for line in lines[:-1]]
+
+
+@st.composite
+def runs(draw):
+    batches = draw(st.integers(1, 400))
+    accumulation = draw(st.integers(1, 4))
+    per_epoch = -(-batches // accumulation)
+    epochs = draw(st.integers(1, 4))
+    total = epochs * per_epoch if draw(st.booleans()) else draw(st.integers(1, epochs * per_epoch))
+    return (batches, accumulation, total, draw(st.integers(1, 80)), draw(st.booleans()),
+            draw(st.integers(1, 80)), draw(st.sampled_from(["round2", "whole", "4g"])))
+
+
+@settings(max_examples=400, deadline=None)
+@given(runs())
+def test_a_dict_gets_its_own_step_or_none(run):
+    """Never a wrong step: whatever the schedule, accumulation, logging and printing."""
+    lines, truth = trainer_stdout(*run)
+    for line, step, got in zip(lines, truth, numbered(lines, run[2])):
+        assert got in (None, step), (line, step, got)
+
+
+@pytest.mark.parametrize("batches, accumulation, total, interval, style", [
+    (1_000, 1, 3_000, 50, "round2"),        # 4.57 with its bar: 10 steps to a printed 0.01 epoch
+    (4_001, 4, 2_001, 10, "round2"),        # 1,001 steps an epoch, the last of one batch; 2 epochs
+    (10_000, 2, 7_500, 100, "round2"),      # max_steps part way through the second epoch
+    (8_000, 1, 16_000, 500, "4g"),          # 5.x
+    (300, 8, 114, 5, "4g"),
+])
+def test_the_training_dicts_of_long_runs_are_numbered(batches, accumulation, total, interval, style):
+    """Epochs of thousands of steps, printed to 2 decimals or 4 digits: each dict's epoch leaves
+    several steps, but only one logging interval fits them all."""
+    lines, truth = trainer_stdout(batches, accumulation, total, interval, False, 10**9, style)
+    assert numbered(lines, total) == truth
+
+
+def test_the_real_runs_dicts_and_evaluations():
+    """66 examples, 9 steps an epoch, the bar's 18 steps: a dict every 2 steps, all numbered
+    though each epoch is printed to 2 decimals; of the evaluations (every 5 steps), the one
+    printed with the dict of its step (10): at 5 and 15, an accumulation the run does not print
+    might put it a step away."""
+    lines = (SLURM / "train-4242.out").read_text().splitlines()[1:]
+    assert numbered(lines, 18) == [2, 4, None, 6, 8, 10, 10, 12, 14, None, 16, 18]
+    assert numbered(lines, 20) == [None] * 12     # another run's bar: no count of steps fits
+
+
+def test_read_ahead_stops_at_the_summary():
+    end, logged = read_ahead([(SLURM / "train-4242.out").read_bytes()])
+    assert end == (2.0, 0.005)
+    assert [epoch for epoch, _ in logged] == [0.22, 0.44, 0.67, 0.89, 1.11, 1.33, 1.56, 1.78, 2.0]
+    assert read_ahead([b"{'loss': 1.0, 'epoch': 0.5}\n"]) == (None, [(0.5, 0.005)])   # no end
+
+
+def test_steps_an_epoch_from_the_end():
+    assert list(steps_an_epoch(18, 2.0, 0.005)) == [9]
+    # the last step ends at 3.0 +- 0.005 at most a step past 10,000 / s
+    assert list(steps_an_epoch(10_000, 3.0, 0.005)) == list(range(3328, 3340))
+    assert list(steps_an_epoch(1_000_000, 3.0, 0.005)) == []       # too many to look at
+    assert list(steps_an_epoch(7, 2.3333333333333335, 1e-9)) == [3]
+
+
+def test_one_interval_or_none():
+    epochs = [(round(step / 9, 2), 0.005) for step in range(2, 19, 2)]
+    assert logged_steps(18, (2.0, 0.005), epochs) == (list(range(2, 19, 2)), [9])
+    assert logged_steps(18, (2.0, 0.005), [(0.11, 0.005)] + epochs) == ([1] + list(range(2, 19, 2)), [9])
+    assert logged_steps(18, (2.0, 0.005), epochs[1:]) == (None, [])     # a resumed run's: none fits
+    # every step logged, or the first and every second: the same steps
+    assert logged_steps(2, (2.0, 0.005), [(1.0, 0.005), (2.0, 0.005)]) == ([1, 2], [1])
