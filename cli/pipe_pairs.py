@@ -21,6 +21,7 @@ from ridgescope.cli import overlap
 from ridgescope.cli.log_blocks import head_blocks
 from ridgescope.parsers import Dispatcher
 from ridgescope.parsers.hf import HFTrainerParser
+from ridgescope.parsers.hf_epochs import TrainingBanner
 from ridgescope.parsers.hf_run_end import RunEnd, read_ahead
 from ridgescope.probes.logprobe import PipeFrameworks
 from ridgescope.probes.step_streams import carries_step_time
@@ -109,13 +110,14 @@ def framework_shown(path: str, dispatcher: Dispatcher) -> str | None:
 
 
 def dispatcher(path: str, pipes: Pipes | None, fresh: Callable[..., Dispatcher]) -> Dispatcher:
-    """The Dispatcher that reads `path`: `fresh(path, banner=None)` builds one.  Where the file
-    is one of a process's two, it shares the training banner the other logs, and the stderr
-    file is read from its first line as the framework the stdout file shows, where that
-    framework draws on stderr what names it on stdout (`Dispatcher.adopt`: HF's bar), as the
-    log probe does live."""
+    """The Dispatcher that reads `path`: `fresh(path, banner=None)` builds one.  A file of its
+    own that holds HF's summary dict gets a training banner that knows how its run ended
+    (`_run_end_banner`).  Where the file is one of a process's two, it shares the training
+    banner the other logs, and the stderr file is read from its first line as the framework
+    the stdout file shows, where that framework draws on stderr what names it on stdout
+    (`Dispatcher.adopt`: HF's bar), as the log probe does live."""
     if pipes is None:
-        return fresh(path)
+        return fresh(path, _run_end_banner(path))
     disp = fresh(path, pipes.frameworks.training_banner)
     if path == pipes.stderr:
         _note_shown(pipes, fresh)
@@ -123,6 +125,23 @@ def dispatcher(path: str, pipes: Pipes | None, fresh: Callable[..., Dispatcher])
             if disp.adopt(name):
                 break
     return disp
+
+
+def _run_end_banner(path: str) -> TrainingBanner | None:
+    """For a file of its own that holds HF's summary dict, a training banner that knows how its
+    run ended (`hf_run_end`: with no bar and no banner, the summary's runtime and speed number
+    the dicts); None for any other, or a file that cannot be read ahead."""
+    if path == "-":
+        return None
+    try:
+        ahead = read_ahead(head_blocks(path))
+    except OSError:
+        return None
+    if ahead is None:
+        return None
+    banner = TrainingBanner()
+    banner.run_end = RunEnd(ahead)
+    return banner
 
 
 def _note_shown(pipes: Pipes, fresh: Callable[..., Dispatcher]) -> None:
@@ -134,9 +153,9 @@ def _note_shown(pipes: Pipes, fresh: Callable[..., Dispatcher]) -> None:
     try:
         shown = framework_shown(pipes.stdout, fresh(pipes.stdout))
         if shown == HFTrainerParser.name and banner is not None:
-            end, logged = read_ahead(head_blocks(pipes.stdout))
-            if end is not None:
-                banner.run_end = RunEnd(end, logged)
+            ahead = read_ahead(head_blocks(pipes.stdout))
+            if ahead is not None:
+                banner.run_end = RunEnd(ahead)
     except OSError:
         return
     if shown is not None and shown != "generic" and shown not in pipes.frameworks.shown:

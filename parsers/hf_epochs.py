@@ -134,8 +134,8 @@ class TrainingBanner:
         self.bar_total: int | None = None
         """The total steps of the Trainer's bar, the first drawn."""
         self.run_end: RunEnd | None = None
-        """Where the run's stdout was read ahead: with the bar's total, it numbers the dicts
-        where no banner was logged."""
+        """Where the run's stdout was read ahead: it numbers the dicts where no banner was
+        logged."""
 
     def read(self, line: str) -> bool:
         """Note a banner line; True if `line` was one."""
@@ -172,9 +172,7 @@ class TrainingBanner:
         if printed is None:
             return None
         if not self.allowed:
-            if self.bar_total is None or self.run_end is None:
-                return None
-            return self.run_end.step(line, printed, self.bar_total)
+            return None if self.run_end is None else self.run_end.step(line, printed, self.bar_total)
         if len(self.allowed) > 1:
             self.allowed = [s for s in self.allowed if steps_within(*printed, s) != set()] or self.allowed
         return step_at(printed[0], printed[1], self.allowed)

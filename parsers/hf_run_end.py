@@ -9,6 +9,8 @@ their epoch and no step.  Read ahead, the stdout file still tells the schedule:
 - the Trainer logs every `logging_steps` (L) steps, the first step too where told
   (`logging_first_step`), so its i-th training dict is step i*L, and the last is the last
   multiple of L in the run.
+With no bar either (`disable_tqdm`), one file holds it all, and the summary's runtime and steps
+a second give the steps (`summary_totals`).
 
 Where the bar is drawn, the epoch is printed to 2 decimals (4.x) or 4 digits (5.x)
 (`hf_epochs.printed_epoch`), so in a long epoch a dict's epoch leaves it several steps, and the
@@ -19,39 +21,99 @@ without a step."""
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
+from .base import LIMIT, SHORT_LINE, TIMEOUT
 from .hf_epochs import printed_epoch
 
 SUMMARY = b"{'train_runtime': "
 TRAINING_DICT = "{'loss': "
 """How a training log dict starts (an evaluation's starts `{'eval_loss': `)."""
 
+_MAX_TOTALS = 8
+"""Counts of the run's steps looked at, at most, where the summary alone gives them."""
 _MAX_EPOCH_LENGTHS = 64
 """Counts of steps an epoch looked at, at most: a run that ended at epoch E (within a slack)
 allows about (1 + 2 * slack * total / E) / E of them: a run of half an epoch or more, printed
 to 2 decimals, under 5,000 steps an epoch."""
 
 
-def read_ahead(blocks) -> tuple[tuple[float, float] | None, list[tuple[float, float]]]:
-    """(the epoch the first summary dict printed, the printed epochs of the training dicts
-    before it, each a line of its own as the Trainer prints it), from blocks of whole lines
-    (bytes); (None, ...) where the run printed no summary (it did not end, or the head read
-    holds no end)."""
+@dataclass(frozen=True)
+class Ahead:
+    """What a stdout file's head tells of how its run ended."""
+    end: tuple[float, float]
+    """(epoch, slack) the first summary dict printed: where the run's last step ended."""
+    logged: list[tuple[float, float]]
+    """The printed epochs of the training dicts before it."""
+    totals: range
+    """The run's steps that the summary's runtime and steps a second allow."""
+
+
+def read_ahead(blocks) -> Ahead | None:
+    """How the run ended, from blocks of whole lines (bytes): the first summary dict and the
+    training dicts before it, each a line of its own as the Trainer prints it; None where the
+    run printed no summary (it did not end, or the head read holds no end), or a line the
+    patterns could not read in time."""
     logged: list[tuple[float, float]] = []
     key = TRAINING_DICT.encode()
-    for block in blocks:
-        if key not in block and SUMMARY not in block:
-            continue
-        for line in block.split(b"\n"):
-            line = line.strip()
-            if line.startswith(key) and line.endswith(b"}"):
-                printed = printed_epoch(line.decode("utf-8", "replace"))
-                if printed is None:
-                    return None, logged     # a training dict with no epoch: not the Trainer's
-                logged.append(printed)
-            elif SUMMARY in line:
-                return printed_epoch(line.decode("utf-8", "replace")), logged
-    return None, logged
+    try:
+        for block in blocks:
+            if key not in block and SUMMARY not in block:
+                continue
+            for line in block.split(b"\n"):
+                line = line.strip()
+                if line.startswith(key) and line.endswith(b"}"):
+                    printed = _epoch(line)
+                    if printed is None:
+                        return None     # a training dict with no epoch: not the Trainer's
+                    logged.append(printed)
+                elif SUMMARY in line:
+                    end = _epoch(line)
+                    return None if end is None else Ahead(end, logged, summary_totals(line.decode("utf-8", "replace")))
+    except TimeoutError:
+        return None
+    return None
+
+
+def _epoch(line: bytes) -> tuple[float, float] | None:
+    """`printed_epoch` of a line, under the dispatcher's time-out for its length."""
+    text = line.decode("utf-8", "replace")
+    LIMIT.timeout = None if len(text) <= SHORT_LINE else TIMEOUT
+    return printed_epoch(text)
+
+
+def printed_bounds(text: str) -> tuple[float, float]:
+    """(low, high) of a number printed rounded to its last digit: `1.273` is 1.2725 to 1.2735;
+    ValueError where `text` is not a plain finite number."""
+    mantissa, _, exponent = text.partition("e")
+    if len(text) > 40 or not mantissa.replace(".", "", 1).isdigit():
+        raise ValueError(text)
+    unit = 10.0 ** (int(exponent or 0) - len(mantissa.partition(".")[2]))
+    value = float(text)
+    return max(value - unit / 2, 0.0), value + unit / 2
+
+
+def summary_totals(line: str) -> range:
+    """The steps a run made, from its summary's `train_runtime` and `train_steps_per_second`
+    (the Trainer's `speed_metrics`: the steps over the runtime, each rounded as printed); empty
+    where either is missing or they allow more than a few."""
+    try:
+        rt_lo, rt_hi = printed_bounds(_summary_value(line, "train_runtime"))
+        sps_lo, sps_hi = printed_bounds(_summary_value(line, "train_steps_per_second"))
+    except ValueError:
+        return range(0)
+    first, last = max(math.ceil(rt_lo * sps_lo - 1e-9), 1), math.floor(rt_hi * sps_hi + 1e-9)
+    return range(first, last + 1) if last - first < _MAX_TOTALS else range(0)
+
+
+def _summary_value(line: str, key: str) -> str:
+    """The text of `key`'s value in a printed dict, quotes off (5.x quotes its numbers)."""
+    at = line.find(f"'{key}': ")
+    if at < 0:
+        raise ValueError(key)
+    start = at + len(key) + 4
+    ends = [i for i in (line.find(",", start), line.find("}", start)) if i >= 0]
+    return line[start:min(ends, default=len(line))].strip().strip("'")
 
 
 def step_span(epoch: float, slack: float, per_epoch: int) -> tuple[int, int]:
@@ -91,38 +153,40 @@ def _intervals(total: int, per_epoch: int, logged: list[tuple[float, float]]) ->
     return range(lo, hi + 1)
 
 
-def logged_steps(total: int, end: tuple[float, float],
+def logged_steps(totals, end: tuple[float, float],
                  logged: list[tuple[float, float]]) -> tuple[list[int] | None, list[int]]:
     """(the steps of the training dicts `logged`, their printed epochs in order, or None, the
-    counts of steps an epoch under which they fit) of a run of `total` steps that ended at the
-    printed epoch `end`.  The steps are given where every count of steps an epoch that `end`
-    allows, and every logging interval that fits every dict under it, give the same."""
+    counts of steps an epoch under which they fit) of a run of one of `totals` steps that
+    ended at the printed epoch `end`.  The steps are given where every count of steps and of
+    steps an epoch that `end` allows, and every logging interval that fits every dict under
+    them, give the same."""
     found: set[tuple[int, ...]] = set()
     fitting: list[int] = []
-    for per_epoch in steps_an_epoch(total, *end):
-        for first_step in (False, True):
-            rest = logged[1:] if first_step else logged
-            if not logged or (first_step and step_span(*logged[0], per_epoch)[0] != 1):
-                continue
-            # the first step's dict alone: every interval past the last step fits
-            for interval in _intervals(total, per_epoch, rest) if rest else (total + 1,):
-                found.add((1,) * first_step + tuple(i * interval for i in range(1, len(rest) + 1)))
-                fitting += [per_epoch] if per_epoch not in fitting else []
-                if len(found) > 1:
-                    return None, []
+    for total in totals:
+        for per_epoch in steps_an_epoch(total, *end):
+            for first_step in (False, True):
+                rest = logged[1:] if first_step else logged
+                if not logged or (first_step and step_span(*logged[0], per_epoch)[0] != 1):
+                    continue
+                # the first step's dict alone: every interval past the last step fits
+                for interval in _intervals(total, per_epoch, rest) if rest else (total + 1,):
+                    found.add((1,) * first_step + tuple(i * interval for i in range(1, len(rest) + 1)))
+                    fitting += [per_epoch] if per_epoch not in fitting else []
+                    if len(found) > 1:
+                        return None, []
     return (list(found.pop()) if found else None), fitting
 
 
 class RunEnd:
-    """What a run's stdout file, read ahead, tells of its dicts' steps once its bar's total is
-    known: the training dicts' steps, in order (`logged_steps`).  An evaluation (every
+    """What a run's stdout file, read ahead, tells of its dicts' steps, with its bar's total
+    where one was drawn: the training dicts' steps, in order (`logged_steps`).  An evaluation (every
     `eval_steps`, which no line prints) is numbered only where printed with the epoch of the
     training dict just before it, and no two steps print one epoch: those of one epoch lie at
     least 1 / per_epoch apart, except its last two (an accumulation cut short), and the next
     epoch's first step lies that far past it."""
 
-    def __init__(self, end: tuple[float, float], logged: list[tuple[float, float]]) -> None:
-        self.end, self.logged = end, logged
+    def __init__(self, ahead: Ahead) -> None:
+        self.ahead = ahead
         self.steps: list[int] | None = None
         self.epoch_lengths: list[int] = []
         self.read = 0
@@ -130,15 +194,16 @@ class RunEnd:
         self.last: tuple[tuple[float, float], int] | None = None
         """(printed epoch, step) of the last training dict read."""
 
-    def step(self, line: str, printed: tuple[float, float], total: int) -> int | None:
+    def step(self, line: str, printed: tuple[float, float], total: int | None) -> int | None:
         """The step of the dict `line` (stripped), which printed the epoch `printed`; `total`:
-        the bar's."""
+        the bar's, where one was drawn."""
         if self.steps is None:
-            steps, self.epoch_lengths = logged_steps(total, self.end, self.logged)
+            totals = self.ahead.totals if total is None else (total,)
+            steps, self.epoch_lengths = logged_steps(totals, self.ahead.end, self.ahead.logged)
             self.steps = steps or []
         if line.startswith(TRAINING_DICT):
             i, self.read = self.read, self.read + 1
-            if i < len(self.steps) and self.logged[i] == printed:
+            if i < len(self.steps) and self.ahead.logged[i] == printed:
                 self.last = (printed, self.steps[i])
                 return self.steps[i]
             self.steps, self.last = [], None    # not the dicts read ahead: none is numbered from here on

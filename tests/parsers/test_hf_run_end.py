@@ -9,11 +9,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ridgescope.parsers.hf_epochs import TrainingBanner
-from ridgescope.parsers.hf_run_end import RunEnd, logged_steps, read_ahead, steps_an_epoch
+from ridgescope.parsers.hf_run_end import (RunEnd, logged_steps, printed_bounds, read_ahead,
+                                           steps_an_epoch, summary_totals)
 
 from .test_hf_epochs import trainer_epochs
 
-SLURM = Path(__file__).resolve().parents[1] / "data" / "captured" / "transformers-4.57.3_trainer_tqdm_66-examples_slurm-out-err"
+CAPTURED = Path(__file__).resolve().parents[1] / "data" / "captured"
+SLURM = CAPTURED / "transformers-4.57.3_trainer_tqdm_66-examples_slurm-out-err"
 
 
 def printed(epoch: float, style: str) -> str:
@@ -26,10 +28,16 @@ def printed(epoch: float, style: str) -> str:
     return f"'{epoch:.4g}'"
 
 
-def trainer_stdout(batches, accumulation, total, interval, first_step, eval_every, style):
+def speed(value: float, decimals: int, style: str) -> str:
+    """A summary's speed metric: rounded by `speed_metrics`, then printed as 4.x or 5.x does."""
+    value = round(value, decimals)
+    return f"'{value:.4g}'" if style == "4g" else repr(value)
+
+
+def trainer_stdout(batches, accumulation, total, interval, first_step, eval_every, style, step_s=0.25):
     """(lines, true step of each dict) of a run's stdout, as the Trainer logs: a dict every
     `interval` steps (and at step 1 where told), an evaluation's after it every `eval_every`,
-    the summary at the end."""
+    the summary at the end, its run having taken `step_s` a step."""
     lines, truth, epoch = [], [], 0.0
     for step, epoch in trainer_epochs(batches, accumulation, total):
         if step % interval == 0 or (first_step and step == 1):
@@ -38,16 +46,21 @@ def trainer_stdout(batches, accumulation, total, interval, first_step, eval_ever
         if step % eval_every == 0:
             lines.append(f"{{'eval_loss': 1.5, 'eval_runtime': 0.1, 'epoch': {printed(epoch, style)}}}")
             truth.append(step)
-    lines.append(f"{{'train_runtime': 9.5, 'train_loss': 1.3, 'epoch': {printed(epoch, style)}}}")
+    runtime = total * step_s
+    lines.append(f"{{'train_runtime': {speed(runtime, 4, style)}, 'train_samples_per_second': 12.5, "
+                 f"'train_steps_per_second': {speed(total / runtime, 3, style)}, 'train_loss': 1.3, "
+                 f"'epoch': {printed(epoch, style)}}}")
     return lines, truth
 
 
-def numbered(lines: list[str], total: int) -> list[int | None]:
-    """The steps the stdout file's dicts get, its stderr bar having drawn `total` steps."""
-    end, logged = read_ahead([("\n".join(lines) + "\n").encode()])
+def numbered(lines: list[str], total: int | None) -> list[int | None]:
+    """The steps the stdout file's dicts get, its stderr bar having drawn `total` steps (None:
+    no bar was drawn)."""
+    ahead = read_ahead([("\n".join(lines) + "\n").encode()])
     banner = TrainingBanner()
-    banner.drawn(total)
-    banner.run_end = RunEnd(end, logged)
+    if total is not None:
+        banner.drawn(total)
+    banner.run_end = RunEnd(ahead)
     return [banner.step(line) for line in lines[:-1]]
 
 
@@ -59,15 +72,17 @@ def runs(draw):
     epochs = draw(st.integers(1, 4))
     total = epochs * per_epoch if draw(st.booleans()) else draw(st.integers(1, epochs * per_epoch))
     return (batches, accumulation, total, draw(st.integers(1, 80)), draw(st.booleans()),
-            draw(st.integers(1, 80)), draw(st.sampled_from(["round2", "whole", "4g"])))
+            draw(st.integers(1, 80)), draw(st.sampled_from(["round2", "whole", "4g"])),
+            draw(st.floats(0.001, 30.0)))
 
 
 @settings(max_examples=400, deadline=None)
-@given(runs())
-def test_a_dict_gets_its_own_step_or_none(run):
-    """Never a wrong step: whatever the schedule, accumulation, logging and printing."""
+@given(runs(), st.booleans())
+def test_a_dict_gets_its_own_step_or_none(run, bar):
+    """Never a wrong step: whatever the schedule, accumulation, logging and printing, with the
+    bar's total or the summary's speed."""
     lines, truth = trainer_stdout(*run)
-    for line, step, got in zip(lines, truth, numbered(lines, run[2])):
+    for line, step, got in zip(lines, truth, numbered(lines, run[2] if bar else None)):
         assert got in (None, step), (line, step, got)
 
 
@@ -96,10 +111,32 @@ def test_the_real_runs_dicts_and_evaluations():
 
 
 def test_read_ahead_stops_at_the_summary():
-    end, logged = read_ahead([(SLURM / "train-4242.out").read_bytes()])
-    assert end == (2.0, 0.005)
-    assert [epoch for epoch, _ in logged] == [0.22, 0.44, 0.67, 0.89, 1.11, 1.33, 1.56, 1.78, 2.0]
-    assert read_ahead([b"{'loss': 1.0, 'epoch': 0.5}\n"]) == (None, [(0.5, 0.005)])   # no end
+    ahead = read_ahead([(SLURM / "train-4242.out").read_bytes()])
+    assert ahead.end == (2.0, 0.005)
+    assert [epoch for epoch, _ in ahead.logged] == [0.22, 0.44, 0.67, 0.89, 1.11, 1.33, 1.56, 1.78, 2.0]
+    assert ahead.totals == range(18, 19)        # 1.2654 s at 14.225 steps a second
+    assert read_ahead([b"{'loss': 1.0, 'epoch': 0.5}\n"]) is None       # no end
+
+
+def test_the_steps_from_the_summarys_speed():
+    """`speed_metrics`: the runtime rounded to 4 decimals, the steps a second to 3; 5.x prints
+    each to 4 digits."""
+    assert summary_totals("{'train_runtime': 1.2654, 'train_samples_per_second': 104.319, "
+                          "'train_steps_per_second': 14.225, 'train_loss': 1.52, 'epoch': 2.0}") == range(18, 19)
+    assert summary_totals("{'train_runtime': '1.273', 'train_samples_per_second': '100.6', "
+                          "'train_steps_per_second': '12.57', 'train_loss': '1.52', 'epoch': '2'}") == range(16, 17)
+    # 10 hours at 2.778 steps a second: 100,000 steps give or take 9
+    assert summary_totals("{'train_runtime': 36000.1234, 'train_steps_per_second': 2.778}") == range(0)
+    assert summary_totals("{'train_runtime': 12.5, 'epoch': 1.0}") == range(0)
+    assert printed_bounds("1.273") == (1.2725, pytest.approx(1.2735))
+    assert printed_bounds("4.688e-05") == (pytest.approx(4.6875e-05), pytest.approx(4.6885e-05))
+
+
+def test_with_no_bar_the_summary_numbers_the_dicts():
+    """`disable_tqdm`, no banner: the runtime and speed give the steps (16), the epoch at the end
+    the steps an epoch; the real 5.x run's dicts and the evaluations printed with them."""
+    lines = (CAPTURED / "transformers-5.24.0_trainer_disable-tqdm_pipe.log").read_text().splitlines()
+    assert numbered(lines, None) == [2, 4, None, 6, 8, 10, 10, 12, 14, None, 16, 16]
 
 
 def test_steps_an_epoch_from_the_end():
@@ -112,8 +149,11 @@ def test_steps_an_epoch_from_the_end():
 
 def test_one_interval_or_none():
     epochs = [(round(step / 9, 2), 0.005) for step in range(2, 19, 2)]
-    assert logged_steps(18, (2.0, 0.005), epochs) == (list(range(2, 19, 2)), [9])
-    assert logged_steps(18, (2.0, 0.005), [(0.11, 0.005)] + epochs) == ([1] + list(range(2, 19, 2)), [9])
-    assert logged_steps(18, (2.0, 0.005), epochs[1:]) == (None, [])     # a resumed run's: none fits
+    assert logged_steps([18], (2.0, 0.005), epochs) == (list(range(2, 19, 2)), [9])
+    assert logged_steps([18], (2.0, 0.005), [(0.11, 0.005)] + epochs) == ([1] + list(range(2, 19, 2)), [9])
+    assert logged_steps([18], (2.0, 0.005), epochs[1:]) == (None, [])   # a resumed run's: none fits
     # every step logged, or the first and every second: the same steps
-    assert logged_steps(2, (2.0, 0.005), [(1.0, 0.005), (2.0, 0.005)]) == ([1, 2], [1])
+    assert logged_steps([2], (2.0, 0.005), [(1.0, 0.005), (2.0, 0.005)]) == ([1, 2], [1])
+    assert logged_steps([17, 18], (2.0, 0.005), epochs) == (list(range(2, 19, 2)), [9])  # 17 fits none
+    # 36 steps, 18 an epoch, a dict every 4 fits too: no step
+    assert logged_steps([18, 36], (2.0, 0.005), epochs) == (None, [])

@@ -74,12 +74,12 @@ def test_pairs_are_of_one_directory_and_stderr_is_read_first(tmp_path):
 
 
 def test_the_banner_on_stderr_numbers_the_dicts_on_stdout(capsys):
-    """A Trainer run with no bar (`disable_tqdm`), 3 batches a step: read alone, its log dicts
-    give no step; read with the stderr file that logged the training banner, their epochs give
-    steps 2-12, as live under `ridgescope run`."""
+    """A Trainer run with no bar (`disable_tqdm`), 3 batches a step: read with the stderr file
+    that logged the training banner, its log dicts' epochs give steps 2-12, as live under
+    `ridgescope run`.  (Read alone, the run's end gives the same: `hf_run_end`.)"""
     files = two_pipes("transformers-4.57.3_trainer_disable-tqdm_log-level-info_accum3")
     alone = parsed(files[:1], capsys)
-    assert steps(alone[Path(files[0]).name]) == [None] * 6
+    assert steps(alone[Path(files[0]).name]) == [2, 4, 6, 8, 10, 12]
     rows = parsed(files, capsys)
     out = rows[Path(files[0]).name]
     assert [(r["step"], r["loss"]) for r in out if r["kind"] == "progress" and not r.get("summary")] == [
@@ -186,8 +186,8 @@ def test_ingest_reads_a_pair_as_one_process():
     assert [(it.rank, it.record["step"], it.timed_elsewhere) for it in dicts.items
             if it.record["kind"] == "progress" and not it.record.get("summary")] == [
         (0, n, True) for n in (2, 4, 6, 8)]
-    alone = read_file(out, None)
-    assert [it.record["step"] for it in alone.items] == [None] * 6
+    alone = read_file(out, None)      # the run's end numbers the dicts, not the evaluation
+    assert [it.record["step"] for it in alone.items] == [2, 4, None, 6, 8, None]
     assert pipe_pairs.steps_by_process([bar, dicts, alone], pairs)[0] == (
         f"{out} (with {err})", {(0, n) for n in (2, 4, 5, 6, 8)})
 
