@@ -195,9 +195,8 @@ class HFTrainerParser(Parser):
                 # drawn as it starts (`0/2`) or as it ends, is not it, nor a labelled one (a
                 # dataset's `Map`: the Trainer's has no label)
                 return
-            expected = self.banner.seen.get("total_steps")
-            if expected is not None and total != expected:
-                return      # the banner logged the training's steps: another loop's bar
+            if not self.banner.may_be_training(total):
+                return      # the banner or the run's end told the training's steps: another loop's bar
             main = self.main_total[rank] = total
             self.banner.drawn(total)
         if total != main:

@@ -157,6 +157,16 @@ class TrainingBanner:
                                          value, s.get("steps_per_epoch"))
         return True
 
+    def may_be_training(self, total: int | None) -> bool:
+        """Whether a bar of `total` steps may be the training's: where the banner logged its
+        steps, or the run's summary read ahead gives them (`hf_run_end.summary_totals`), it has
+        that total."""
+        expected = self.seen.get("total_steps")
+        if expected is not None:
+            return total == expected
+        totals = self.run_end.ahead.totals if self.run_end is not None else range(0)
+        return not totals or total in totals
+
     def drawn(self, total: int | None) -> None:
         """The Trainer's bar was drawn, with `total` steps."""
         self.bar_drawn = True

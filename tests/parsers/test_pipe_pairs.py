@@ -139,6 +139,20 @@ def test_ingest_numbers_the_dicts_of_a_pair_with_no_banner():
         (step, True) for step in range(2, 19, 2)]
 
 
+def test_a_loop_bar_before_the_training_is_not_the_trainers(tmp_path, capsys):
+    """A script's own unlabelled bar (a preprocessing loop over 66 examples) drawn on stderr
+    before the Trainer's: the summary's runtime and speed say the training made 18 steps, so
+    the Trainer's bar is the one of 18, and the dicts get their steps (before, the loop's bar,
+    read part way, was taken, and no step was)."""
+    loop = ("\r  0%|          | 0/66 [00:00<?, ?it/s]\r 50%|█████     | 33/66 [00:00<00:00, 329.00it/s]"
+            "\r100%|██████████| 66/66 [00:00<00:00, 330.00it/s]\n")
+    (tmp_path / "train-7.err").write_bytes(loop.encode() + (SLURM / "train-4242.err").read_bytes())
+    (tmp_path / "train-7.out").write_bytes((SLURM / "train-4242.out").read_bytes())
+    rows = parsed([str(tmp_path / "train-7.out"), str(tmp_path / "train-7.err")], capsys)
+    assert steps(rows["train-7.err"]) == [2, 4, 5, 6, 8, 10, 12, 14, 15, 16, 18]
+    assert steps(rows["train-7.out"]) == list(range(2, 19, 2))
+
+
 def test_a_run_that_did_not_end_leaves_its_dicts_without_a_step(tmp_path, capsys):
     """The same run cut before its summary: nothing tells the steps an epoch."""
     lines = (SLURM / "train-4242.out").read_text().splitlines(keepends=True)
