@@ -174,10 +174,10 @@ class TrainingBanner:
             self.bar_total = total
 
     def step(self, line: str) -> int | None:
-        """The step a bare log dict's epoch names (`step_at`); None where no banner was read,
-        unless the run's end tells its schedule (`run_end`).
-        Where the banner allows two schedules (the last batch dropped or not), one that has no
-        step ending at a printed epoch is ruled out."""
+        """The step a bare log dict's epoch names (`step_at`); where no banner was read, the
+        step the run's end gives it (`run_end`), or None.  Where the banner allows two schedules
+        (the last batch dropped or not), one that has no step ending at a printed epoch is ruled
+        out."""
         printed = printed_epoch(line) if self.allowed or self.run_end is not None else None
         if printed is None:
             return None

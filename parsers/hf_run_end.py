@@ -69,7 +69,8 @@ def read_ahead(blocks) -> Ahead | None:
                     logged.append(printed)
                 elif SUMMARY in line:
                     end = _epoch(line)
-                    return None if end is None else Ahead(end, logged, summary_totals(line.decode("utf-8", "replace")))
+                    totals = summary_totals(line.decode("utf-8", "replace"))
+                    return None if end is None else Ahead(end, logged, totals)
     except TimeoutError:
         return None
     return None
@@ -162,11 +163,13 @@ def logged_steps(totals, end: tuple[float, float],
     them, give the same."""
     found: set[tuple[int, ...]] = set()
     fitting: list[int] = []
+    if not logged:
+        return None, fitting
     for total in totals:
         for per_epoch in steps_an_epoch(total, *end):
             for first_step in (False, True):
                 rest = logged[1:] if first_step else logged
-                if not logged or (first_step and step_span(*logged[0], per_epoch)[0] != 1):
+                if first_step and step_span(*logged[0], per_epoch)[0] != 1:
                     continue
                 # the first step's dict alone: every interval past the last step fits
                 for interval in _intervals(total, per_epoch, rest) if rest else (total + 1,):
@@ -179,10 +182,10 @@ def logged_steps(totals, end: tuple[float, float],
 
 class RunEnd:
     """What a run's stdout file, read ahead, tells of its dicts' steps, with its bar's total
-    where one was drawn: the training dicts' steps, in order (`logged_steps`).  An evaluation (every
-    `eval_steps`, which no line prints) is numbered only where printed with the epoch of the
-    training dict just before it, and no two steps print one epoch: those of one epoch lie at
-    least 1 / per_epoch apart, except its last two (an accumulation cut short), and the next
+    where one was drawn: the training dicts' steps, in order (`logged_steps`).  An evaluation
+    (every `eval_steps`, which no line prints) is numbered only where printed with the epoch of
+    the training dict just before it, and no two steps print one epoch: those of one epoch lie
+    at least 1 / per_epoch apart, except its last two (an accumulation cut short), and the next
     epoch's first step lies that far past it."""
 
     def __init__(self, ahead: Ahead) -> None:
