@@ -7,8 +7,9 @@ their epoch and no step.  Read ahead, the stdout file still tells the schedule:
 - its summary dict (`{'train_runtime': ..., 'epoch': 2.0}`) prints the epoch at which the bar's
   last step ended: with the bar's total, the steps an epoch;
 - the Trainer logs every `logging_steps` (L) steps, the first step too where told
-  (`logging_first_step`), so its i-th training dict is step i*L, and the last is the last
-  multiple of L in the run.
+  (`logging_first_step`), so its i-th training dict is step i*L ((k+i)*L in a run resumed
+  from a checkpoint at step kL or a little past it), and the last is the last multiple of L
+  in the run.
 With no bar either (`disable_tqdm`), one file holds it all, and the summary's runtime and steps
 a second give the steps (`summary_totals`).
 
@@ -16,8 +17,8 @@ Where the bar is drawn, the epoch is printed to 2 decimals (4.x) or 4 digits (5.
 (`hf_epochs.printed_epoch`), so in a long epoch a dict's epoch leaves it several steps, and the
 accumulation, which no line prints, moves a step's epoch by up to a step (`step_span`).  The
 dicts are numbered only where one set of steps fits them all, under every count of steps an
-epoch and every interval that fit; a resumed run's or a second `train()`'s fit none, and stay
-without a step."""
+epoch, every interval and every checkpoint the run may have resumed from that fit; a second
+`train()`'s fit none, and stay without a step."""
 from __future__ import annotations
 
 import math
@@ -141,17 +142,35 @@ def steps_an_epoch(total: int, epoch: float, slack: float) -> range:
     return range(first, last + 1) if last - first < _MAX_EPOCH_LENGTHS else range(0)
 
 
-def _intervals(total: int, per_epoch: int, logged: list[tuple[float, float]]) -> range:
-    """The intervals L that put the i-th of `logged` at step i*L (`step_span`), an epoch being
-    `per_epoch` steps, and the last at the run's last multiple of L (len(logged) == total // L)."""
-    n = len(logged)
-    lo, hi = total // (n + 1) + 1, total // n
-    for i, (epoch, slack) in enumerate(logged, 1):
-        first, last = step_span(epoch, slack, per_epoch)
-        lo, hi = max(lo, -(-first // i)), min(hi, last // i)
-        if lo > hi:
-            return range(0)
-    return range(lo, hi + 1)
+_MAX_INTERVALS = 4096
+"""Logging intervals looked at, at most, for one count of steps an epoch."""
+
+
+class _TooMany(Exception):
+    """More ways to fit the dicts than are looked at: they get no step."""
+
+
+def _logging_steps(total: int, spans: list[tuple[int, int]], resumed: bool):
+    """The steps of dicts logged every L steps, each within its span (`step_span`), the last at
+    the run's last multiple of L: (k + i) * L for the i-th, k = 0 in a run from its start, and
+    any k in one `resumed` from a checkpoint (k = total // L - len(spans)).  For one dict, any
+    step past half the run that is within its span (L: the step itself)."""
+    n = len(spans)
+    if n == 1:
+        first, last = spans[0]
+        yield from ((step,) for step in range(max(first, total // 2 + 1), min(last, total) + 1))
+        return
+    lo = max(-(-(spans[-1][0] - spans[0][1]) // (n - 1)), 1)
+    hi = (spans[-1][1] - spans[0][0]) // (n - 1)
+    if hi - lo >= _MAX_INTERVALS:
+        raise _TooMany
+    for interval in range(lo, hi + 1):
+        k = total // interval - n
+        if k < 0 or (k and not resumed):
+            continue
+        steps = tuple((k + i) * interval for i in range(1, n + 1))
+        if all(a <= step <= b for step, (a, b) in zip(steps, spans)):
+            yield steps
 
 
 def logged_steps(totals, end: tuple[float, float],
@@ -159,24 +178,26 @@ def logged_steps(totals, end: tuple[float, float],
     """(the steps of the training dicts `logged`, their printed epochs in order, or None, the
     counts of steps an epoch under which they fit) of a run of one of `totals` steps that
     ended at the printed epoch `end`.  The steps are given where every count of steps and of
-    steps an epoch that `end` allows, and every logging interval that fits every dict under
-    them, give the same."""
+    steps an epoch that `end` allows, every logging interval, and every checkpoint the run
+    may have resumed from, that fit every dict, give the same."""
     found: set[tuple[int, ...]] = set()
     fitting: list[int] = []
     if not logged:
         return None, fitting
-    for total in totals:
-        for per_epoch in steps_an_epoch(total, *end):
-            for first_step in (False, True):
-                rest = logged[1:] if first_step else logged
-                if first_step and step_span(*logged[0], per_epoch)[0] != 1:
-                    continue
-                # the first step's dict alone: every interval past the last step fits
-                for interval in _intervals(total, per_epoch, rest) if rest else (total + 1,):
-                    found.add((1,) * first_step + tuple(i * interval for i in range(1, len(rest) + 1)))
-                    fitting += [per_epoch] if per_epoch not in fitting else []
-                    if len(found) > 1:
-                        return None, []
+    try:
+        for total in totals:
+            for per_epoch in steps_an_epoch(total, *end):
+                spans = [step_span(epoch, slack, per_epoch) for epoch, slack in logged]
+                fits = set(_logging_steps(total, spans, resumed=True))
+                if spans[0][0] == 1:    # `logging_first_step`: a run from its start logs step 1
+                    fits |= {(1, *steps) for steps in (_logging_steps(total, spans[1:], resumed=False)
+                                                       if len(spans) > 1 else [()])}
+                found |= fits
+                fitting += [per_epoch] if fits and per_epoch not in fitting else []
+                if len(found) > 1:
+                    return None, []
+    except _TooMany:
+        return None, []
     return (list(found.pop()) if found else None), fitting
 
 

@@ -34,12 +34,16 @@ def speed(value: float, decimals: int, style: str) -> str:
     return f"'{value:.4g}'" if style == "4g" else repr(value)
 
 
-def trainer_stdout(batches, accumulation, total, interval, first_step, eval_every, style, step_s=0.25):
+def trainer_stdout(batches, accumulation, total, interval, first_step, eval_every, style, step_s=0.25,
+                   resumed_at=0):
     """(lines, true step of each dict) of a run's stdout, as the Trainer logs: a dict every
     `interval` steps (and at step 1 where told), an evaluation's after it every `eval_every`,
-    the summary at the end, its run having taken `step_s` a step."""
+    the summary at the end, its run having taken `step_s` a step; resumed from a checkpoint at
+    step `resumed_at`, the steps up to it printed nothing."""
     lines, truth, epoch = [], [], 0.0
     for step, epoch in trainer_epochs(batches, accumulation, total):
+        if step <= resumed_at:
+            continue
         if step % interval == 0 or (first_step and step == 1):
             lines.append(f"{{'loss': 1.25, 'grad_norm': 2.5, 'learning_rate': 1e-05, "
                          f"'epoch': {printed(epoch, style)}}}")
@@ -78,11 +82,12 @@ def runs(draw):
 
 
 @settings(max_examples=400, deadline=None)
-@given(runs(), st.booleans())
-def test_a_dict_gets_its_own_step_or_none(run, bar):
+@given(runs(), st.booleans(), st.integers(0, 800))
+def test_a_dict_gets_its_own_step_or_none(run, bar, checkpoint):
     """Never a wrong step: whatever the schedule, accumulation, logging and printing, with the
-    bar's total or the summary's speed."""
-    lines, truth = trainer_stdout(*run)
+    bar's total or the summary's speed, from the start or resumed from a checkpoint."""
+    resumed_at = min(checkpoint, run[2] - 1) if checkpoint % 2 else 0
+    lines, truth = trainer_stdout(*run, resumed_at=resumed_at)
     for line, step, got in zip(lines, truth, numbered(lines, run[2] if bar else None)):
         assert got in (None, step), (line, step, got)
 
@@ -152,7 +157,8 @@ def test_one_interval_or_none():
     epochs = [(round(step / 9, 2), 0.005) for step in range(2, 19, 2)]
     assert logged_steps([18], (2.0, 0.005), epochs) == (list(range(2, 19, 2)), [9])
     assert logged_steps([18], (2.0, 0.005), [(0.11, 0.005)] + epochs) == ([1] + list(range(2, 19, 2)), [9])
-    assert logged_steps([18], (2.0, 0.005), epochs[1:]) == (None, [])   # a resumed run's: none fits
+    # a run resumed from its checkpoint at step 2 or 3: its dicts from step 4 on
+    assert logged_steps([18], (2.0, 0.005), epochs[1:]) == (list(range(4, 19, 2)), [9])
     # every step logged, or the first and every second: the same steps
     assert logged_steps([2], (2.0, 0.005), [(1.0, 0.005), (2.0, 0.005)]) == ([1, 2], [1])
     assert logged_steps([17, 18], (2.0, 0.005), epochs) == (list(range(2, 19, 2)), [9])  # 17 fits none
