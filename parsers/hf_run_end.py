@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from .base import LIMIT, SHORT_LINE, TIMEOUT
 from .hf_epochs import printed_epoch
+from .prefix import split_rank_prefix
 
 SUMMARY = b"{'train_runtime': "
 TRAINING_DICT = "{'loss': "
@@ -52,9 +53,9 @@ class Ahead:
 
 def read_ahead(blocks) -> Ahead | None:
     """How the run ended, from blocks of whole lines (bytes): the first summary dict and the
-    training dicts before it, each a line of its own as the Trainer prints it; None where the
-    run printed no summary (it did not end, or the head read holds no end), or a line the
-    patterns could not read in time."""
+    training dicts before it, each a line of its own as the Trainer prints it, behind a
+    launcher's rank prefix or none; None where the run printed no summary (it did not end, or
+    the head read holds no end), or a line the patterns could not read in time."""
     logged: list[tuple[float, float]] = []
     key = TRAINING_DICT.encode()
     try:
@@ -62,26 +63,22 @@ def read_ahead(blocks) -> Ahead | None:
             if key not in block and SUMMARY not in block:
                 continue
             for line in block.split(b"\n"):
-                line = line.strip()
-                if line.startswith(key) and line.endswith(b"}"):
-                    printed = _epoch(line)
+                if key not in line and SUMMARY not in line:
+                    continue
+                text = line.decode("utf-8", "replace").strip()
+                LIMIT.timeout = None if len(text) <= SHORT_LINE else TIMEOUT
+                text = split_rank_prefix(text)[1].strip()
+                if text.startswith(TRAINING_DICT) and text.endswith("}"):
+                    printed = printed_epoch(text)
                     if printed is None:
                         return None     # a training dict with no epoch: not the Trainer's
                     logged.append(printed)
                 elif SUMMARY in line:
-                    end = _epoch(line)
-                    totals = summary_totals(line.decode("utf-8", "replace"))
-                    return None if end is None else Ahead(end, logged, totals)
+                    end = printed_epoch(text)
+                    return None if end is None else Ahead(end, logged, summary_totals(text))
     except TimeoutError:
         return None
     return None
-
-
-def _epoch(line: bytes) -> tuple[float, float] | None:
-    """`printed_epoch` of a line, under the dispatcher's time-out for its length."""
-    text = line.decode("utf-8", "replace")
-    LIMIT.timeout = None if len(text) <= SHORT_LINE else TIMEOUT
-    return printed_epoch(text)
 
 
 def printed_bounds(text: str) -> tuple[float, float]:

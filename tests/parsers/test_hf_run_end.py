@@ -13,6 +13,7 @@ from ridgescope.parsers.hf_run_end import (RunEnd, logged_steps, printed_bounds,
                                            steps_an_epoch, summary_totals)
 
 from .test_hf_epochs import trainer_epochs
+from .test_pipe_pairs import parsed
 
 CAPTURED = Path(__file__).resolve().parents[1] / "data" / "captured"
 SLURM = CAPTURED / "transformers-4.57.3_trainer_tqdm_66-examples_slurm-out-err"
@@ -114,6 +115,15 @@ def test_the_real_runs_dicts_and_evaluations():
     lines = (SLURM / "train-4242.out").read_text().splitlines()[1:]
     assert numbered(lines, 18) == [2, 4, None, 6, 8, 10, 10, 12, 14, None, 16, 18]
     assert numbered(lines, 20) == [None] * 12     # another run's bar: no count of steps fits
+
+
+def test_dicts_behind_torchruns_prefix(capsys):
+    """`torchrun --tee 3`, no bar, no banner: `parse` reads the file ahead behind the
+    `[default0]:` prefix, and the summary numbers rank 0's dicts."""
+    rows = parsed([str(CAPTURED / "transformers-4.57.3_trainer_disable-tqdm_torchrun-tee3_2rank.log")], capsys)
+    (out,) = rows.values()
+    assert [(r["rank"], r["step"], r["loss"]) for r in out if r["kind"] == "progress" and not r.get("summary")] == [
+        (0, 2, 1.2694), (0, 4, 1.8109), (0, 6, 1.4973), (0, 8, 1.5821)]
 
 
 def test_read_ahead_stops_at_the_summary():
