@@ -425,6 +425,25 @@ def test_ingest_a_workers_stdout_and_stderr_as_one_process(tansu_stack):
         ("ingest:stdout.log", 6, 0, 1.4404), ("ingest:stdout.log", 8, 0, 1.885)]
 
 
+def test_ingest_numbers_the_dicts_of_a_run_that_logged_no_banner(tansu_stack):
+    """A Trainer run at its default log level, its stdout and stderr saved as Slurm's `.out` and
+    `.err`: no banner, the dicts name their epoch to 2 decimals.  The bar's 18 steps and the
+    summary's epoch number them: the store holds each loss at its step."""
+    job = f"ingest-nobanner-{uuid.uuid4().hex[:6]}"
+    run = CAPTURED / "transformers-4.57.3_trainer_tqdm_66-examples_slurm-out-err"
+    report = ingest(tansu_stack, job, str(run / "train-4242.out"), str(run / "train-4242.err")).stderr
+    assert "read together" in report and "NOT delivered" not in report
+    query = (f"SELECT step, JSONExtractFloat(record, 'loss') AS loss FROM progress WHERE job = '{job}' "
+             f"AND kind = 'progress' AND stream = 'ingest:train-4242.out' AND step >= 0 ORDER BY step")
+    deadline, rows = time.monotonic() + 60, []
+    while time.monotonic() < deadline and len(rows) < 9:
+        rows = tansu_stack.sql(query)
+        time.sleep(0.5)
+    assert [(r["step"], r["loss"]) for r in rows] == [
+        (2, 1.5653), (4, 1.4184), (6, 1.1363), (8, 2.363), (10, 0.7239), (12, 1.5957), (14, 1.156),
+        (16, 1.8814), (18, 1.8989)]
+
+
 def test_ingest_times_a_trainers_steps_by_its_bars_elapsed_time(tansu_stack):
     """ezpz's HF Trainer run prints no step time: its bar draws the time elapsed (whole seconds)
     and a smoothed rate.  Before, its steps reached the store and none was judged; now the runs
