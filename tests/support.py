@@ -93,6 +93,15 @@ class Stack:
     def steps(self, job: str) -> list[dict]:
         return json.loads(cli("steps", *self.flags, "--job", job, "--format", "json").stdout)
 
+    def wait_for_rows(self, query: str, count: int, timeout_s: float = 60) -> list[dict]:
+        """The rows of `query` once it gives `count` or more, or what it gives at `timeout_s`
+        (the test's assertion then says what is missing)."""
+        deadline, rows = time.monotonic() + timeout_s, []
+        while time.monotonic() < deadline and len(rows) < count:
+            rows = self.sql(query)
+            time.sleep(0.5)
+        return rows
+
     def wait_for_steps(self, job: str, count: int, timeout_s: float = 120) -> list[dict]:
         deadline = time.monotonic() + timeout_s
         steps: list[dict] = []

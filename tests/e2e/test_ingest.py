@@ -415,10 +415,7 @@ def test_ingest_a_workers_stdout_and_stderr_as_one_process(tansu_stack):
     assert "warning" not in report and "NOT delivered" not in report
     query = (f"SELECT stream, step, rank, JSONExtractFloat(record, 'loss') AS loss FROM progress "
              f"WHERE job = '{job}' AND kind = 'progress' AND step >= 0 ORDER BY stream, step")
-    deadline, rows = time.monotonic() + 60, []
-    while time.monotonic() < deadline and len(rows) < 9:
-        rows = tansu_stack.sql(query)
-        time.sleep(0.5)
+    rows = tansu_stack.wait_for_rows(query, 9)
     assert [(r["stream"], r["step"], r["rank"], r["loss"]) for r in rows] == [
         ("ingest:stderr.log", step, 0, 0) for step in (2, 4, 5, 6, 8)] + [
         ("ingest:stdout.log", 2, 0, 1.4024), ("ingest:stdout.log", 4, 0, 1.924),
@@ -435,10 +432,7 @@ def test_ingest_numbers_the_dicts_of_a_run_that_logged_no_banner(tansu_stack):
     assert "read together" in report and "NOT delivered" not in report
     query = (f"SELECT step, JSONExtractFloat(record, 'loss') AS loss FROM progress WHERE job = '{job}' "
              f"AND kind = 'progress' AND stream = 'ingest:train-4242.out' AND step >= 0 ORDER BY step")
-    deadline, rows = time.monotonic() + 60, []
-    while time.monotonic() < deadline and len(rows) < 9:
-        rows = tansu_stack.sql(query)
-        time.sleep(0.5)
+    rows = tansu_stack.wait_for_rows(query, 9)
     assert [(r["step"], r["loss"]) for r in rows] == [
         (2, 1.5653), (4, 1.4184), (6, 1.1363), (8, 2.363), (10, 0.7239), (12, 1.5957), (14, 1.156),
         (16, 1.8814), (18, 1.8989)]
