@@ -152,8 +152,10 @@ def record(kind: str, framework: str, rank: int | None, step: int | None, **fiel
 
 OWN_TOTAL = frozenset({"step", "total_steps"})
 OWN_EPOCH_COUNTS = frozenset({"step", "epoch", "iter_in_epoch", "iters_per_epoch", "metrics"})
+OWN_BAR = frozenset({"total_steps", "elapsed_s", "drawn_ns"})
 """The keys of `parsed` that the parsers set from a line's shape: its step, and a `step N/T`
-line's total, an `[epoch] [i/of]` line's counts."""
+line's total, an `[epoch] [i/of]` line's counts, a bar's total and clock (a loop's postfix
+`total=3` is no step count)."""
 
 
 def parsed(fields: dict, own: frozenset) -> dict:

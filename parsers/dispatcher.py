@@ -996,14 +996,22 @@ class Dispatcher:
         out = self.feed_chunk(held) if held else []
         out += self._unfinished_lines()
         ends: list = []
-        try:
-            for p in self.order:
-                ends.extend(self._accept(p, p.flush()))
-            ends.extend(self.events.flush(self._fw()))
-        except TimeoutError:
-            self.stats["timeouts"] += 1
+        for p in self.order:
+            ends.extend(self._accept(p, self._held(p.flush)))
+        ends.extend(self._held(lambda: self.events.flush(self._fw())))
         self.stats["records"] += len(ends)
         return self._with_inherited(out + ends)
+
+    def _held(self, flush) -> list[dict]:
+        """The records that `flush` gives at the stream's end; none where it fails (counted as
+        garbage, as `feed` counts a line): one parser's bug loses what it held, and only that."""
+        try:
+            return flush()
+        except TimeoutError:
+            self.stats["timeouts"] += 1
+        except Exception:  # noqa: BLE001 - the stream's end must not raise to the probe or `parse`
+            self.stats["garbage"] += 1
+        return []
 
     def _unfinished_lines(self) -> list[dict]:
         """The held parts of lines that the stream ended in the middle of, read as lines (of

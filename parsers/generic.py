@@ -7,8 +7,8 @@ from __future__ import annotations
 import re
 
 from . import fairseq, printers
-from .base import (CLOCK, SOURCE_LOCATION, ULTRALYTICS_MARKS, Parser, Pattern, num, printable_ascii,
-                   record, seconds_to_ms, to_gb, to_ms, unsized_bar_like)
+from .base import (CLOCK, SOURCE_LOCATION, ULTRALYTICS_MARKS, Parser, Pattern, num, parsed,
+                   printable_ascii, record, seconds_to_ms, to_gb, to_ms, unsized_bar_like)
 from .kv import normalise, pairs
 from .loopbars import LoopBars
 from .means import interval_mean, printed_mean
@@ -19,6 +19,8 @@ from .spread_dicts import SpreadDicts
 # `Epoch: [0][ 10/391]`, and Swin Transformer's (and its many followers') `Train: [30/300][400/2859]`
 METER = Pattern(r"(?:(TRAIN|VALIDATION|TEST|Epoch:|Test:|Train:|Eval:|Val:)\s*+)\[(\d++)(?:/\d++)?\]"
                 r"\[\s*+(\d++)/(\d++)\](.{0,4000}+)")
+_OWN_MXNET = frozenset({"step_inferred", "epoch", "iter_in_epoch", "samples_per_s"})
+"""What MXNet's `Epoch[N] Batch [i]\tSpeed: S samples/sec` says itself: the values after it give way."""
 _METER_ITEM = Pattern(r"([A-Za-z@][\w/@ ]{0,30}?)\s++(-?[\d.]++(?:[eE][-+]?\d++)?)(?:\s*+\(\s*+(-?[\d.]++(?:[eE][-+]?\d++)?)\))?")
 MXNET = Pattern(r"(?:Node\[(\d++)\] )?Epoch\[(\d++)\] Batch \[(\d++)-(\d++)\]\s++Speed: ([\d.]++) samples/sec(.{0,1000}+)")
 NODE = Pattern(r"Node\[(\d++)\]")
@@ -548,7 +550,7 @@ class GenericParser(Parser):
         fields.pop("step", None)
         epoch, batch = int(m.group(2)), int(m.group(4))
         return [record("progress", "mxnet", r, self._mxnet_step(r, epoch, batch), step_inferred=True,
-                       epoch=epoch, iter_in_epoch=batch, samples_per_s=num(m.group(5)), **fields,
+                       epoch=epoch, iter_in_epoch=batch, samples_per_s=num(m.group(5)), **parsed(fields, _OWN_MXNET),
                        **({"metrics": extra} if extra else {}))]
 
     def _mxnet_step(self, rank, epoch: int, batch: int) -> int:

@@ -1,8 +1,8 @@
 """PyTorch Lightning progress bars (and NeMo, which adds DLLogger records on the same stream)."""
 from __future__ import annotations
 
-from .base import (EVAL_WORDS, BarTracker, Parser, Pattern, drawn, num, parse_bar, parse_rich_bar,
-                   record, rich_metrics, timers_to_lanes, to_ms)
+from .base import (EVAL_WORDS, OWN_BAR, OWN_TOTAL, BarTracker, Parser, Pattern, drawn, num, parse_bar,
+                   parse_rich_bar, parsed, record, rich_metrics, timers_to_lanes, to_ms)
 from .kv import normalise
 from .megatron import TimerBlock, read_timer_line, timer_records
 
@@ -10,6 +10,11 @@ EPOCH = Pattern(r"Epoch (\d++)")
 DLL = Pattern(r"DLL \d{4}+-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d++)? - (\d++|PARAMETER|\(\)) (.{0,4000}+)")
 _DLL_ITEM = Pattern(r"\s*+([A-Za-z_][\w/ .-]{0,80}?)\s*+:\s*+(-?[\d.]++(?:[eE][-+]?\d++)?|nan|inf)\s*+")
 _TIMING = Pattern(r"(\w+?)_timing in s")
+_OWN_BAR = OWN_BAR | {"epoch"}
+_OWN_EVAL_BAR = frozenset({"phase", "batches", "total_batches"})
+_OWN_EPOCH_BATCH = frozenset({"epoch", "iter_in_epoch"})
+"""What a bar (its count, its label's epoch), an evaluation's bar and a `key: value` line's
+`epoch N, iter i` say themselves: the same key among the values logged after them gives way."""
 
 
 def postfix_fields(post: dict) -> dict:
@@ -109,11 +114,11 @@ class LightningParser(Parser):
             step = None if train is None else train.get("batches_done") or self._step(train)
             return record("eval", self.name, rank, step,
                           phase=bar["desc"] or "validation", batches=bar["n"], total_batches=bar["total"],
-                          **fields)
+                          **parsed(fields, _OWN_EVAL_BAR))
         if self.dll_seen:
             return None        # NeMo: the DLLogger line of the same step is the precise record
         return record("progress", self.name, rank, self._step(bar), total_steps=bar["total"],
-                      epoch=bar.get("epoch"), elapsed_s=bar["elapsed_s"], **fields, **drawn(bar))
+                      epoch=bar.get("epoch"), elapsed_s=bar["elapsed_s"], **parsed(fields, _OWN_BAR), **drawn(bar))
 
     def _eval_bar(self, key, bar: dict, out: list) -> None:
         """Hold an evaluation bar until its pass ends: one record per pass, not per batch.  A
@@ -207,7 +212,7 @@ class LightningParser(Parser):
             fields["timers_ms"] = timers
         kind = "eval" if any(k.startswith("val") for k in extra) and "loss" not in fields else "progress"
         return [record(kind, "nemo" if self.name in ("lightning", "nemo") else self.name, rank, step0 + 1,
-                       total_steps=self.total.get(rank), **fields)]
+                       total_steps=self.total.get(rank), **parsed(fields, OWN_TOTAL))]
 
     def flush(self) -> list[dict]:
         out = []
@@ -333,4 +338,4 @@ class NemoParser(LightningParser):
         self.max_steps[rank] = int(m.group(3)) + 1
         self.printed_time[rank] = fields.get("step_time_ms")
         return [record("progress", self.name, rank, step,
-                       epoch=int(m.group(1)), iter_in_epoch=int(m.group(2)), **fields)]
+                       epoch=int(m.group(1)), iter_in_epoch=int(m.group(2)), **parsed(fields, _OWN_EPOCH_BATCH))]

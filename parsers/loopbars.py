@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections import deque
 
-from .base import (EVAL_WORDS, ULTRALYTICS_MARKS, BarTracker, Pattern, drawn, num, parse_bar,
-                   parse_ultralytics_bar, parse_unsized_bar, record)
+from .base import (EVAL_WORDS, OWN_BAR, ULTRALYTICS_MARKS, BarTracker, Pattern, drawn, num, parse_bar,
+                   parse_ultralytics_bar, parse_unsized_bar, parsed, record)
 from .kv import normalise, pairs
 
 TORCHTUNE = Pattern(r"(\d{1,6}+)\|(\d{1,12}+)\|Loss: (-?[\d.]++(?:[eE][-+]?\d++)?|nan|inf)")
@@ -373,4 +373,4 @@ class LoopBars:
             else:
                 fields.setdefault(name, value)
         return record("progress", self.framework, key[0], offset + bar["n"], total_steps=bar["total"],
-                      elapsed_s=bar["elapsed_s"], **fields, **drawn(bar))
+                      elapsed_s=bar["elapsed_s"], **parsed(fields, OWN_BAR), **drawn(bar))

@@ -24,6 +24,8 @@ RANK_TIMER = Pattern(r"\s++rank\s++(\d{1,7}+): ([\d.]++)\s*+")
 """`--timing-log-option all`: a timer's name, then its time on each rank that ran it."""
 TIMERS = Pattern(r"time \(ms\)\s*+\|(.{0,4000}+)")
 LOADED_AT = Pattern(r"successfully loaded checkpoint from .{0,1000}? at iteration (\d++)")
+_OWN_PHASE = frozenset({"phase"})
+"""A validation line's `phase` is its split's: a `phase` among its values gives way."""
 STRAGGLER = Pattern(r"\| MnRtt/Rnk: ([\d.]++)([mu]s)/(\d++) \| MxRtt/Rnk: ([\d.]++)([mu]s)/(\d++) \|.{0,1000}?"
                     r"\| MnDRtt/Rnk: ([\d.]++)([mu]s)/(\d++) \| MxDRtt/Rnk: ([\d.]++)([mu]s)/(\d++)")
 """Megatron's straggler detector (`--log-straggler`), after an iteration's timers: across all
@@ -295,7 +297,7 @@ class MegatronParser(Parser):
                 step = to_int(iteration) if iteration else self.last_step.get(rank)
                 test = split == "test" or (draw is not None and draw.rstrip().endswith("test set"))
                 return [record("eval", self.name, rank, step, phase="test" if test else "validation",
-                               **fields)]
+                               **parsed(fields, _OWN_PHASE))]
         if "time (ms)" in line:
             m = TIMERS.search(line)
             if m:

@@ -20,6 +20,8 @@ MODDED_LINE = re.compile(r"step:([0-9]++)/([0-9]++) (?:val_loss:([0-9.]++|nan) |
 SPINE_LINE = re.compile(r"step ([0-9]++)/([0-9]++) loss ([-+0-9.eE]++) step_time_ms ([-+0-9.eE]++)")
 MODDED_RUN = re.compile(MODDED_LINE.pattern + r"(?=\n|\Z)")
 SPINE_RUN = re.compile(SPINE_LINE.pattern + r"(?=\n|\Z)")
+_OWN_VALIDATION = frozenset({"total_steps", "phase", "loss"})
+"""A `val_loss` line's step total, phase and loss are its own: its other values' give way."""
 _MS = Pattern(r"([A-Za-z_]++):(-?[\d.]++|nan)ms")
 _BARE_MS = Pattern(r"([\d.]++)\s*+ms\b")
 _BARE_TOK = Pattern(r"([\d.]++)\s*+tok/s")
@@ -211,7 +213,7 @@ class NanoGPTParser(Parser):
                 fields["train_time_ms"] = cumulative
             if "val_loss" in extra:
                 return [record("eval", self.name, rank, step, total_steps=total, phase="validation",
-                               loss=extra["val_loss"], **{k: v for k, v in fields.items() if k != "loss"})]
+                               loss=extra["val_loss"], **parsed(fields, _OWN_VALIDATION))]
             if "train_loss" in extra or "loss" in fields:
                 fields["loss"] = fields.get("loss", extra.get("train_loss"))
             prev = self.prev.get(rank)

@@ -20,12 +20,14 @@ it logs `steps` (the optimizer's), that is the evaluation's step; else the epoch
 """
 from __future__ import annotations
 
-from .base import CLOCK, Parser, Pattern, num, parse_bar, record
+from .base import CLOCK, OWN_BAR, Parser, Pattern, num, parse_bar, parsed, record
 from .lightning import postfix_fields
 
 _EPOCH = Pattern(r"Going into epoch (\d{1,9}+)")
 _ITEM = Pattern(r"([A-Za-z][\w ]{0,60}?): ([-+]?+(?:\d++(?:\.\d*+)?+(?:[eE][-+]?+\d++)?+|nan|inf))")
 _SUBSETS = {"valid": "validation", "test": "test"}
+_OWN_BAR = OWN_BAR | {"epoch", "iter_in_epoch", "it_per_s"}
+"""What `Brain.fit`'s bar says itself (its count, rate and epoch): its postfix's keys give way."""
 
 
 def _items(text: str) -> dict:
@@ -115,7 +117,7 @@ class SpeechBrainParser(Parser):
                 del fields["metrics"]
         drawn = {"drawn_ns": CLOCK.now_ns} if CLOCK.now_ns is not None else {}
         return [record("progress", self.name, rank, step, total_steps=total, epoch=epoch, iter_in_epoch=bar["n"],
-                       it_per_s=bar.get("it_per_s"), **fields, **drawn)]
+                       it_per_s=bar.get("it_per_s"), **parsed(fields, _OWN_BAR), **drawn)]
 
     def _new_epoch(self, rank) -> None:
         """The training bar started again (or for the first time): the epoch it counts is the
