@@ -217,9 +217,11 @@ class DeepSpeedParser(Parser):
 
     @staticmethod
     def _latency_defers(tail: str | None) -> bool:
-        """Would `fast` leave a latency line with this tail to the full path?"""
+        """Would `fast` leave a latency line with this tail to the full path?  So is one where
+        a second latency line runs on (two prints glued, see `glued.py`): the full path cuts
+        them apart, where a run would read the two as one step."""
         return tail is not None and tail != "" and ("NCCL" in tail or "SamplesPerSec=" in tail or "time (ms)" in tail
-                               or ("step=" in tail and "[Rank" in tail))
+                               or ("step=" in tail and "[Rank" in tail) or "Model Parameters: " in tail)
 
     def _latency_at(self, text: str, start: int, end: int, rank) -> list[dict] | None:
         if not text.startswith("Model Parameters: ", start, end):
@@ -285,8 +287,8 @@ class DeepSpeedParser(Parser):
             return None
         rank_step = "step=" in line and "[Rank" in line
         if line[:18] == "Model Parameters: ":
-            if rank_step or "SamplesPerSec=" in line or "time (ms)" in line:
-                return None
+            if rank_step or "SamplesPerSec=" in line or "time (ms)" in line or line.find("Model Parameters: ", 18) > 0:
+                return None     # (the last: two prints glued, which the full path cuts apart)
             a, sep, rest = line[18:].partition(" B, Latency: ")
             b, sep2, rest = rest.partition("s, TFLOPs: ")
             c, sep3, rest = rest.partition(", Samples/sec: ")

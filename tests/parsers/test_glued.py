@@ -53,6 +53,29 @@ def test_a_live_nodes_glued_prints_give_each_step_twice():
     assert all(r["step_time_ms"] < 60 for r in recs)    # no step time read from two prints' text
 
 
+LATENCY = "Model Parameters: 0.331 B, Latency: {}s, TFLOPs: 0.51, Samples/sec: 3.64, Time/seq 0.27s, Batch Size: 2, Sequence Length: 512"
+
+
+@pytest.mark.parametrize("before", ["", "[2025-01-02 16:14:40,067] [INFO] [timer.py:264:stop] epoch=0/micro_step=4700/"
+                                        "global_step=2350, RunningAvgSamplesPerSec=46.5, CurrSamplesPerSec=46.4, "
+                                        "MemAllocated=5.53GB, MaxMemAllocated=8.61GB"],
+                         ids=["latency lines alone", "after a longer timer line"])
+def test_two_latency_prints_in_one_line_are_two_steps_on_every_path(before):
+    """DeepSpeed-Chat's latency line ends in free text (`, Time/seq ..`), so a second one glued
+    after it fitted its own pattern: the block reader's run and the fast path read the two as
+    one step, where `feed`'s full path cut them apart.  Each path now leaves such a line to the
+    full path (whatever line came before: it sets how long a line the fast path expects)."""
+    lines = [before] * bool(before) + [LATENCY.format(f"0.1{i}") for i in range(5)]
+    lines += [LATENCY.format("0.55") + LATENCY.format("0.56"), LATENCY.format("0.57")]
+    per_line = Dispatcher()
+    want = [r for line in lines for r in per_line.feed(line)] + per_line.flush()
+    chunked = Dispatcher()
+    got = chunked.feed_chunk(("\n".join(lines) + "\n").encode()) + chunked.flush()
+    latency = [(r["step"], r["step_time_ms"]) for r in want if r.get("step_inferred")]
+    assert latency == [(1, 100.0), (2, 110.0), (3, 120.0), (4, 130.0), (5, 140.0), (6, 550.0), (7, 560.0), (8, 570.0)]
+    assert got == want
+
+
 def test_a_nemo_bar_followed_by_lightnings_checkpoint_message_gives_the_save():
     """NeMo 2 with its bar: ModelCheckpoint's message comes right after the bar's last redraw,
     on the same line; it names the checkpoint's path."""
