@@ -34,7 +34,7 @@ STEP_AT = re.compile(r"\[Rank ([0-9]++)\] step=([0-9]++), skipped=([0-9]++), lr=
 THROUGHPUT_AT = re.compile(
     r"(?:epoch=([0-9]++)/micro_step=([0-9]++)/global_step=([0-9]++)|([0-9]++)/([0-9]++)), "
     r"RunningAvgSamplesPerSec=([0-9.]++), CurrSamplesPerSec=([0-9.]++|inf)"
-    r"(?:, MemAllocated=([0-9.]++)GB, MaxMemAllocated=([0-9.]++)GB)?(?:,[ -~]*+)?")
+    r"(?:, MemAllocated=([0-9.]++)GB, MaxMemAllocated=([0-9.]++)GB)?[ -~]*+")
 # The engine's configuration, printed at start: `[config.py:1003:print]   gradient_accumulation_steps .. 2`
 GAS = Pattern(r"(?:^|\] )\s*+gradient_accumulation_steps \.{1,80}+ (\d{1,6}+)\s*+$")
 REWARD = Pattern(r"chosen_last_scores \(higher is better\) : ([-\d.]++), acc \(higher is better\) : ([\d.]++)")

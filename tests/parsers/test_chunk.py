@@ -69,6 +69,21 @@ def test_logs_chunks_match_lines(path):
     assert chunked(blocks_of(text, 4096)) == want_text
 
 
+TIMER = ("[2025-01-02 15:54:42,299] [INFO] [timer.py:264:stop] epoch=0/micro_step={}/global_step={}, "
+         "RunningAvgSamplesPerSec=46.44, CurrSamplesPerSec=46.34, MemAllocated=5.53GB, MaxMemAllocated=8.61GB")
+
+
+@pytest.mark.parametrize("tail", ["", "-", "nan", "]", ", Throughput=3"])
+def test_a_deepspeed_timer_line_with_more_after_it_reads_alike_in_blocks(tail):
+    """DeepSpeed's throughput timer line read by the block reader gives what `feed` gives,
+    whatever follows its memory (before, anything but a comma after `GB` lost its memory)."""
+    lines = [TIMER.format(2 * i, i) for i in range(1, 40)]
+    lines[20] += tail
+    want = per_line(lines)
+    assert [r.get("mem_gb") for r in want[0]] == [5.53] * 39
+    assert chunked(["\n".join(lines) + "\n"]) == want
+
+
 def test_edges():
     assert chunked([b""]) == per_line([])
     assert chunked([b"a\nb"]) == per_line([b"a", b"b"])
