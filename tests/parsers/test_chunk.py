@@ -1,6 +1,8 @@
 """`Dispatcher.feed_chunk` gives exactly the records and stats of `feed` on each line."""
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -163,3 +165,47 @@ def test_fast_path_any_tokens(toks):
     for r in full:
         r["rank"] = None
     assert fast == full
+
+
+ONE_STREAM_LOGS = [CORPUS / rel for rel in LOGS if not any(w in rel for w in ("srun", "tee", "slurm"))] + [
+    CAPTURED / name for name in OWN_RUNS if not any(w in name for w in ("srun", "tee", "slurm", "mpirun", "openmpi",
+                                                                        "glued", "two-writes", "node"))]
+"""Logs with no launcher label to learn from the lines seen so far (a window that starts inside
+`1: [default0]:` lines can learn a node's width later than the blocks, which see further)."""
+LOGGED = re.compile(rb"\[?\d{4}-\d\d-\d\d|\[\d\d/|[A-Z]\d{4} |\d\d/\d\d/\d{4}|[A-Z]+[:|]")
+"""A line a logger wrote (a time or a level first): it writes its newline in the same call, so no
+other print runs into its end."""
+DAMAGE = [b"\r", b"\x1b[31m", b"\xff", b"\t", b"]", b"{", b":", b"=", b"%|", b"nan", b"1" * 30]
+
+
+@st.composite
+def damaged_window(draw):
+    """Up to 120 lines of a real log, from anywhere in it, with up to four of its lines damaged."""
+    path = draw(st.sampled_from(ONE_STREAM_LOGS))
+    lines = path.read_bytes().split(b"\n")
+    start = draw(st.integers(0, len(lines) - 1))
+    window = lines[start:start + draw(st.integers(1, 120))]
+    for _ in range(draw(st.integers(0, 4))):
+        i = draw(st.integers(0, len(window) - 1))
+        line, at = window[i], draw(st.integers(0, len(window[i])))
+        if i + 1 < len(window) and not LOGGED.match(line) and draw(st.booleans()):
+            window[i:i + 2] = [line + window[i + 1]]    # two prints run together (`glued.py`)
+            continue
+        window[i] = draw(st.sampled_from([line[:at] + draw(st.sampled_from(DAMAGE)) + line[at:],
+                                          line[:at] + line[at + 1:], line[:at]]))
+    return window
+
+
+def as_set(result):
+    records, stats = result
+    return sorted(map(repr, records)), stats
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(damaged_window(), st.sampled_from([40, 700, 65536]), st.sampled_from([None, None, *FORMATS]))
+def test_a_damaged_window_of_a_real_log_reads_alike_in_blocks(window, size, fmt):
+    """The probe's blocks give the records of `feed` line by line, from anywhere in a real log,
+    damaged or not (their order aside: a bar's held steps and a message on its line may come in
+    either order)."""
+    want = per_line(window, fmt)
+    assert as_set(chunked(blocks_of(b"\n".join(window) + b"\n", size), fmt)) == as_set(want)
