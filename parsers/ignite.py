@@ -29,12 +29,14 @@ restart is the event parser's (`resuming from iteration`).
 from __future__ import annotations
 
 from . import printers
-from .base import (CLOCK, EVAL_WORDS, Parser, Pattern, drawn, hms_to_s, postfix_items, record,
-                   seconds_to_ms)
+from .base import (CLOCK, EVAL_WORDS, OWN_BAR, Parser, Pattern, drawn, hms_to_s, parsed, postfix_items,
+                   record, seconds_to_ms)
 from .lightning import postfix_fields
 
 BAR = Pattern(r"(?:([^\[\]]{0,80}?) \[(\d{1,9}+)/(\d{1,9}+)\]: |([^\[\]]{1,80}?): )?\[(\d{1,15}+)/(\d{1,15}+|\?)\]"
               r" {1,4}+\d{1,3}+%\|[^,\[]{0,400}+(?:, ([^\[]{0,2000}+))?+\[([\d:]{1,12}+)<[\d:?]{1,12}+\]")
+_OWN_BAR = OWN_BAR | {"epoch", "iter_in_epoch", "iters_per_epoch"}
+"""What the bar's label and counts give: a metric logged as `epoch` gives way."""
 _TOOK = Pattern(r"Time taken: (\d{1,6}+):(\d\d):(\d\d(?:\.\d{1,6}+)?+)")
 STARTED = ("Engine run starting with max_", "Engine run resuming from iteration ")
 _ENDED = ("Engine run finished. Time taken: ", "Engine run is terminating due to exception")
@@ -143,7 +145,7 @@ class IgniteParser(Parser):
         step = (epoch - 1) * total + in_epoch if epoch and total else in_epoch
         fields = postfix_fields(bar["post"])
         return record("progress", self.name, rank, step, epoch=epoch, iter_in_epoch=in_epoch,
-                      iters_per_epoch=total, elapsed_s=bar["elapsed_s"], **fields, **drawn(bar))
+                      iters_per_epoch=total, elapsed_s=bar["elapsed_s"], **parsed(fields, _OWN_BAR), **drawn(bar))
 
     def _ahead_of(self, rank, step: int, out: list) -> None:
         """A print at `step`: the bar's held step, if not later, is given first, so that steps

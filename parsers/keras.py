@@ -20,6 +20,8 @@ HEAD = Pattern(r"\s*+(\d{1,12}+)/(\d{1,12}+|Unknown)( ++(?:[\u2501\u2500]{1,400}
 _STEP_TIME = Pattern(r"(?:(\d[\d:]{0,12}+)s? )?(\d++)(s|ms|us)/step")
 _MS = {"s": 1000.0, "ms": 1.0, "us": 0.001}
 _EPOCH = frozenset({"step", "epoch", "metrics"})
+_OWN_BAR = frozenset({"epoch", "iter_in_epoch", "total_steps", "drawn_ns"})
+"""What a training bar's head and epoch give: a metric logged as `total` gives way."""
 """What an epoch's validation record sets itself (see `parsed`)."""
 
 
@@ -146,7 +148,7 @@ class KerasParser(Parser):
         if bar["time_s"] is not None and n == total:
             fields["epoch_time_s"] = bar["time_s"]     # the epoch's, from its bar's start
         out = [record("progress", self.name, rank, step, epoch=epoch, iter_in_epoch=n,
-                      total_steps=epoch_count * total if total is not None else None, **fields,
+                      total_steps=epoch_count * total if total is not None else None, **parsed(fields, _OWN_BAR),
                       **({"metrics": extra} if extra else {}), **drawn(bar))]
         val, val_extra = _fields([(k[4:], v, u) for k, v, u in bar["items"] if k.startswith("val_")])
         if val or val_extra:

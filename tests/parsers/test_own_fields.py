@@ -74,6 +74,25 @@ def test_a_repeated_key_loses_no_line(name):
         assert steps(got) == steps(want), key
 
 
+IN_ITS_OWN_SYNTAX = {
+    "Keras's metrics": (CAPTURED / "keras-3.15.1_fit-325-step-epochs_pipe.log", r"( - loss: [\d.]+)", r"\1 - {}: 3"),
+    "Ignite's postfix": (CAPTURED / "ignite-0.5.5_torch-2.11_progressbar_3-epochs_pipe.log", r"(, loss=[\d.]+)", r"\1, {}=3"),
+}
+
+
+@pytest.mark.parametrize("name", IN_ITS_OWN_SYNTAX)
+def test_a_metric_named_as_a_shapes_key_loses_no_line(name):
+    """The same, where the value is logged as the framework logs a metric: Keras's
+    `- total: 3` after its loss, a `epoch=3` in Ignite's bar."""
+    path, after, item = IN_ITS_OWN_SYNTAX[name]
+    lines = path.read_bytes().decode("utf-8", "replace").split("\n")
+    want, _ = parse(lines)
+    for key in KEYS:
+        got, stats = parse([re.sub(after, item.format(key), line) for line in lines])
+        assert stats["garbage"] == 0, key
+        assert steps(got) == steps(want), key
+
+
 def test_a_postfix_total_keeps_the_bars_count():
     bars = [f"train:  {i}0%|#         | {i}/10 [00:0{i}<00:09,  1.00it/s, loss=0.5, total=3]\r" for i in (1, 2, 3)]
     records, stats = parse(bars)
