@@ -20,9 +20,9 @@ HEAD = Pattern(r"\s*+(\d{1,12}+)/(\d{1,12}+|Unknown)( ++(?:[\u2501\u2500]{1,400}
 _STEP_TIME = Pattern(r"(?:(\d[\d:]{0,12}+)s? )?(\d++)(s|ms|us)/step")
 _MS = {"s": 1000.0, "ms": 1.0, "us": 0.001}
 _EPOCH = frozenset({"step", "epoch", "metrics"})
+"""What an epoch's validation record sets itself (see `parsed`)."""
 _OWN_BAR = frozenset({"epoch", "iter_in_epoch", "total_steps", "drawn_ns"})
 """What a training bar's head and epoch give: a metric logged as `total` gives way."""
-"""What an epoch's validation record sets itself (see `parsed`)."""
 
 
 def read_bar(segment: str) -> dict | None:

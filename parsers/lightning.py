@@ -10,11 +10,12 @@ EPOCH = Pattern(r"Epoch (\d++)")
 DLL = Pattern(r"DLL \d{4}+-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d++)? - (\d++|PARAMETER|\(\)) (.{0,4000}+)")
 _DLL_ITEM = Pattern(r"\s*+([A-Za-z_][\w/ .-]{0,80}?)\s*+:\s*+(-?[\d.]++(?:[eE][-+]?\d++)?|nan|inf)\s*+")
 _TIMING = Pattern(r"(\w+?)_timing in s")
+# What a training bar (its count, its label's epoch), an evaluation's bar and NeMo's printed `Training
+# epoch N, iteration i/n` say themselves (see `parsed`): the same key among the values logged after
+# them gives way.
 _OWN_BAR = OWN_BAR | {"epoch"}
 _OWN_EVAL_BAR = frozenset({"phase", "batches", "total_batches"})
 _OWN_EPOCH_BATCH = frozenset({"epoch", "iter_in_epoch"})
-"""What a bar (its count, its label's epoch), an evaluation's bar and a `key: value` line's
-`epoch N, iter i` say themselves: the same key among the values logged after them gives way."""
 
 
 def postfix_fields(post: dict) -> dict:

@@ -53,7 +53,8 @@ def test_a_live_nodes_glued_prints_give_each_step_twice():
     assert all(r["step_time_ms"] < 60 for r in recs)    # no step time read from two prints' text
 
 
-LATENCY = "Model Parameters: 0.331 B, Latency: {}s, TFLOPs: 0.51, Samples/sec: 3.64, Time/seq 0.27s, Batch Size: 2, Sequence Length: 512"
+LATENCY = ("Model Parameters: 0.331 B, Latency: {}s, TFLOPs: 0.51, Samples/sec: 3.64, Time/seq 0.27s, "
+           "Batch Size: 2, Sequence Length: 512")
 
 
 @pytest.mark.parametrize("before", ["", "[2025-01-02 16:14:40,067] [INFO] [timer.py:264:stop] epoch=0/micro_step=4700/"
