@@ -11,7 +11,7 @@ The metrics are the epoch's running means, and `ms/step` its mean step time so f
 line is `evaluate`'s (or `predict`'s): its last state is one eval record."""
 from __future__ import annotations
 
-from .base import Parser, Pattern, drawn, hms_to_s, mark_drawn, num, parsed, record
+from .base import OWN_BAR, Parser, Pattern, drawn, hms_to_s, mark_drawn, num, parsed, record
 from .kv import normalise
 
 EPOCH = Pattern(r"\s*+Epoch (\d{1,9}+)/(\d{1,9}+)\s*+")
@@ -21,7 +21,7 @@ _STEP_TIME = Pattern(r"(?:(\d[\d:]{0,12}+)s? )?(\d++)(s|ms|us)/step")
 _MS = {"s": 1000.0, "ms": 1.0, "us": 0.001}
 _EPOCH = frozenset({"step", "epoch", "metrics"})
 """What an epoch's validation record sets itself (see `parsed`)."""
-_OWN_BAR = frozenset({"epoch", "iter_in_epoch", "total_steps", "drawn_ns"})
+_OWN_BAR = OWN_BAR | {"epoch", "iter_in_epoch"}
 """What a training bar's head and epoch give: a metric logged as `total` gives way."""
 
 
