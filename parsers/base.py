@@ -525,6 +525,11 @@ class Parser:
     # `(text, start, end, rank, claimed)`, where `claimed(line)` says whether `feed` would give
     # the line to another parser.  Used while no framework is active.
     fallback_readers: tuple = ()
+    # Does `detect` read state from the lines it is shown (HF's banner, Keras's `Epoch N/M`)?
+    # Then the dispatcher shows it every line it would, even one whose shape it knows that no
+    # `detect` claims (`Dispatcher._claimant`).  Every other `detect` only answers, and its
+    # answer does not hang on the values of the line's digits.
+    detect_reads: bool = False
 
     def detect(self, line: str) -> bool:
         """A strong sign that the stream is written by this framework."""

@@ -89,6 +89,10 @@ def _dense_head(data: bytes) -> bool:
     return hits * _DENSE > len(head) * (_DENSE - 1)    # 2 KiB may hold fewer than 16 lines
 
 
+_DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
+_UNCLAIMED_SHAPES = 4096
+"""Shapes `Dispatcher._claimant` keeps, at most: a stream of ever new shapes starts it afresh."""
+
 _PREFIX_START = frozenset("[ 0123456789(")
 
 
@@ -156,6 +160,9 @@ class Dispatcher:
                 if isinstance(p, HFTrainerParser):
                     p.banner = training_banner
         self._detects = tuple((p, p.detect) for p in self.order if p.name != "generic")
+        self._reading_detects = tuple((p, detect) for p, detect in self._detects if p.detect_reads)
+        self._unclaimed: set[bytes] = set()
+        """Shapes of lines that no `detect` claimed (see `_claimant`)"""
         self.active: Parser | None = None
         self._activate(self.parsers[log_format] if log_format else None)
         self.events = EventParser()
@@ -211,12 +218,35 @@ class Dispatcher:
     def _claimed(self, line: str) -> bool:
         """Would `feed` give this line, with no framework active, to another parser than the
         generic one: the NCCL parser, or a framework whose `detect` claims it?"""
-        if "NCCL" in line:
-            return True
-        for _, detect in self._detects:
-            if detect(line):
-                return True
-        return False
+        return "NCCL" in line or self._claimant(line) is not None
+
+    def _claimant(self, line: str) -> Parser | None:
+        """The first parser but the active one whose `detect` claims the line.
+
+        A line of a shape (its digits aside) that no `detect` claimed before is shown only to
+        those that read state from it (`Parser.detect_reads`): the lines that reach here and
+        give nothing (launcher chatter that holds a keyword by chance, the redraws of a bar no
+        framework draws) come in runs of few shapes, and the other detectors cost ~5 us a line."""
+        active, unclaimed = self.active, self._unclaimed
+        shape = None
+        if len(line) <= SHORT_LINE:
+            shape = line.encode("utf-8", "surrogatepass").translate(_DIGITS_AS_ZERO)
+        if shape in unclaimed:
+            for p, detect in self._reading_detects:
+                if p is not active and detect(line):
+                    return p
+            return None
+        for p, detect in self._detects:
+            if p is not active:
+                if detect(line):
+                    return p
+            elif not p.detect_reads and detect(line):
+                shape = None    # claimed, by the parser that holds the stream now
+        if shape is not None:
+            if len(unclaimed) >= _UNCLAIMED_SHAPES:
+                unclaimed.clear()
+            unclaimed.add(shape)
+        return None
 
     def _claim_redrawn(self, line: str) -> None:
         """A line of `\r` redraws whose later part names the framework (HF prints its first
@@ -979,14 +1009,14 @@ class Dispatcher:
                 if active.name != "generic":
                     return self.generic.parse(line, rank, bars=False)
                 return []
-        for p, detect in self._detects:
-            if p is not active and detect(line):
-                if active is not None and active.name in p.yields_to:
-                    return []   # its records would yield to the active one's: the stream stays
-                self._inherit(p)
-                recs = p.parse(line, rank)
-                self._switch(p)
-                return self._accept(p, recs)
+        p = self._claimant(line)
+        if p is not None:
+            if active is not None and active.name in p.yields_to:
+                return []   # its records would yield to the active one's: the stream stays
+            self._inherit(p)
+            recs = p.parse(line, rank)
+            self._switch(p)
+            return self._accept(p, recs)
         if active is None or active.name != "generic":
             return self.generic.parse(line, rank, bars=active is None)
         return []

@@ -146,6 +146,7 @@ class HFTrainerParser(Parser):
     redraw that follows the dict carries the step it belongs to)."""
 
     name = "hf_trainer"
+    detect_reads = True     # the banner's lines (see `detect`)
 
     def __init__(self) -> None:
         self.bars = BarTracker()
@@ -371,6 +372,7 @@ class AccelerateParser(HFTrainerParser):
     """Accelerate scripts: tqdm bars, `epoch N: {...}` metric prints, accelerate logger lines."""
 
     name = "accelerate"
+    detect_reads = False
 
     def adopt(self) -> bool:
         return False    # a script's own bars: labelled, or read by the loop-bar rules

@@ -57,6 +57,7 @@ def read_bar(segment: str) -> dict | None:
 
 class KerasParser(Parser):
     name = "keras"
+    detect_reads = True     # an `Epoch N/M` line (see `detect`)
 
     def __init__(self) -> None:
         self.epoch: dict = {}
