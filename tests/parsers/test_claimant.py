@@ -9,13 +9,15 @@ from __future__ import annotations
 import pickle
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from ridgescope.parsers import PARSERS, Dispatcher
+from ridgescope.parsers import FORMATS, PARSERS, Dispatcher
 from ridgescope.parsers.base import SHORT_LINE
 from ridgescope.parsers.prefix import split_rank_prefix
 
 from .conftest import CORPUS
-from .test_chunk import blocks_of, fed
+from .test_chunk import blocks_of, damaged_window, fed
 from .test_captured import CAPTURED
 
 LOGS = sorted(CORPUS.rglob("*.log")) + sorted(CAPTURED.glob("*.log"))
@@ -95,3 +97,12 @@ def test_a_keras_epoch_line_is_read_behind_a_remembered_shape():
     recs = [r for line in lines for r in d.feed(line)] + d.flush()
     assert d.framework == "keras"
     assert {(r["kind"], r.get("epoch")) for r in recs} == {("progress", 2)}
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(damaged_window(), st.sampled_from([None, None, *FORMATS]))
+def test_a_damaged_window_of_a_real_log_gives_the_records_of_a_dispatcher_that_asks_every_detector(window, fmt):
+    """Shapes remembered from one framework's lines, then another's, cut or run together."""
+    data = b"\n".join(window) + b"\n"
+    assert fed("feed_chunk", [data], fmt) == fed("feed_chunk", [data], fmt, cls=AskingEveryDetector)
+    assert fed("feed", window, fmt) == fed("feed", window, fmt, cls=AskingEveryDetector)
