@@ -90,8 +90,9 @@ def _dense_head(data: bytes) -> bool:
 
 
 _DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
-_UNCLAIMED_SHAPES = 4096
-"""Shapes `Dispatcher._claimant` keeps, at most: a stream of ever new shapes starts it afresh."""
+_UNCLAIMED_SHAPES = 2048
+"""Shapes `Dispatcher._claimant` keeps, at most (up to 1 MiB of lines; a real log's stream has
+shown up to ~260): a stream of ever new shapes starts it afresh."""
 
 _PREFIX_START = frozenset("[ 0123456789(")
 

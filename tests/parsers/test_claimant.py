@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from ridgescope.parsers import FORMATS, PARSERS, Dispatcher
 from ridgescope.parsers.base import SHORT_LINE
+from ridgescope.parsers.dispatcher import _UNCLAIMED_SHAPES
 from ridgescope.parsers.prefix import split_rank_prefix
 
 from .conftest import CORPUS
@@ -106,3 +107,12 @@ def test_a_damaged_window_of_a_real_log_gives_the_records_of_a_dispatcher_that_a
     data = b"\n".join(window) + b"\n"
     assert fed("feed_chunk", [data], fmt) == fed("feed_chunk", [data], fmt, cls=AskingEveryDetector)
     assert fed("feed", window, fmt) == fed("feed", window, fmt, cls=AskingEveryDetector)
+
+
+def test_the_remembered_shapes_stay_bounded():
+    """A stream of ever new shapes (each line's words differ) holds at most _UNCLAIMED_SHAPES."""
+    d = Dispatcher()
+    for i in range(3 * _UNCLAIMED_SHAPES):
+        d.feed(f"slurmstepd: task {'x' * (i % 97)} {'y' * (i // 97)}")
+    assert 0 < len(d._unclaimed) <= _UNCLAIMED_SHAPES
+    assert d.stats["lines"] == 3 * _UNCLAIMED_SHAPES and d.stats["garbage"] == 0
