@@ -372,7 +372,7 @@ class AccelerateParser(HFTrainerParser):
     """Accelerate scripts: tqdm bars, `epoch N: {...}` metric prints, accelerate logger lines."""
 
     name = "accelerate"
-    detect_reads = False
+    detect_reads = False    # its `detect` only answers (the banner is the HF Trainer's)
 
     def adopt(self) -> bool:
         return False    # a script's own bars: labelled, or read by the loop-bar rules
