@@ -586,7 +586,7 @@ class BarTracker:
         old = self.held.get(key)
         mark_drawn(bar, old)
         self.held[key] = bar
-        if old is not None and old["n"] != bar["n"] and old["n"] > 0:
+        if old is not None and old["n"] > 0 and not same_step(old, bar):
             return old
         return None
 
@@ -599,12 +599,19 @@ class BarTracker:
         return out
 
 
+def same_step(before: dict, bar: dict) -> bool:
+    """Do two redraws of a bar draw the same step?  The same count in another epoch is another
+    step: a console that is no terminal gets only the last redraw of each epoch's Rich bar
+    (`Epoch 0/9 ... 938/938`, then `Epoch 1/9 ... 938/938`)."""
+    return before["n"] == bar["n"] and before.get("epoch") == bar.get("epoch")
+
+
 def mark_drawn(bar: dict, before: dict | None) -> None:
     """Note on ``bar`` when its step was first drawn (CLOCK, where set): now, or when ``before``,
     an earlier redraw of the same step, was."""
     now = CLOCK.now_ns
     if now is not None:
-        same = before is not None and before["n"] == bar["n"]
+        same = before is not None and same_step(before, bar)
         bar["drawn_ns"] = before.get("drawn_ns", now) if same and before is not None else now
 
 

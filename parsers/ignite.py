@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from . import printers
 from .base import (CLOCK, EVAL_WORDS, OWN_BAR, Parser, Pattern, drawn, hms_to_s, parsed, postfix_items,
-                   record, seconds_to_ms)
+                   record, same_step, seconds_to_ms)
 from .lightning import postfix_fields
 
 BAR = Pattern(r"(?:([^\[\]]{0,80}?) \[(\d{1,9}+)/(\d{1,9}+)\]: |([^\[\]]{1,80}?): )?\[(\d{1,15}+)/(\d{1,15}+|\?)\]"
@@ -136,7 +136,7 @@ class IgniteParser(Parser):
             bar["drawn_ns"] = CLOCK.now_ns
         done = self.held.get(rank)
         self.held[rank] = bar
-        if done is not None and done["n"] != n:
+        if done is not None and not same_step(done, bar):
             self._give(self._bar_record(rank, done), out)
 
     def _bar_record(self, rank, bar: dict) -> dict:

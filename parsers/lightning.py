@@ -13,7 +13,7 @@ _TIMING = Pattern(r"(\w+?)_timing in s")
 # What a training bar (its count, its label's epoch), an evaluation's bar and NeMo's printed `Training
 # epoch N, iteration i/n` say themselves (see `parsed`): the same key among the values logged after
 # them gives way.
-_OWN_BAR = OWN_BAR | {"epoch"}
+_OWN_BAR = OWN_BAR | {"epoch", "iter_in_epoch", "iters_per_epoch"}
 _OWN_EVAL_BAR = frozenset({"phase", "batches", "total_batches"})
 _OWN_EPOCH_BATCH = frozenset({"epoch", "iter_in_epoch"})
 
@@ -53,8 +53,8 @@ class LightningParser(Parser):
         self.rich_tail: dict = {}
         """rank -> the key of the Rich bar its last line drew (see `_wrapped_metrics`)."""
         self.epochs_before: dict = {}
-        """rank -> (epoch, the steps of the epochs before it, its furthest count) of its training
-        bar with no total"""
+        """rank -> (epoch, the steps of the epochs before it, the steps it runs) of its training
+        bar (see `_count_on`)"""
 
     def detect(self, line: str) -> bool:
         return self.owns(line) or (
@@ -73,23 +73,31 @@ class LightningParser(Parser):
 
     @staticmethod
     def _step(bar: dict) -> int:
-        """The training bar's step: its batch, after the batches of the epochs before (where
-        the bar has no total, those its earlier epochs counted: `epochs_before`)."""
-        epoch = bar.get("epoch")
-        if epoch and bar["total"] and not bar.get("by_global_step"):
-            return epoch * bar["total"] + bar["n"]
+        """The training bar's step: its batch, after the steps of the epochs before
+        (`_count_on`)."""
         return bar.get("before", 0) + bar["n"]
 
     def _count_on(self, rank, bar: dict) -> None:
-        """A training bar with no total (a loader with no length) counts each epoch from 0
-        again: its steps run on after the steps its earlier epochs drew.  (Lightning resets the
-        bar to 0 before it relabels it with the next epoch: the furthest count is the epoch's.)"""
-        if bar["total"] is not None or bar.get("by_global_step"):
+        """Note on the bar the steps of the epochs before its own.  Each epoch runs the steps
+        its bar counts to: its total, or where it has none (a loader with no length) the
+        furthest count it drew (Lightning resets the bar to 0 before it relabels it with the
+        next epoch).  An epoch's total is not always the one before's: where `max_steps` ends
+        the run inside an epoch, that epoch's bar counts only the steps left (`5/5` after
+        epochs of 8).  The epochs before the first one seen (a log that starts late), and any
+        skipped, ran as many steps as the epoch seen after them."""
+        if bar.get("by_global_step"):
             return
-        epoch, before, furthest = self.epochs_before.get(rank) or (bar.get("epoch"), 0, 0)
-        if bar.get("epoch") != epoch:
-            epoch, before, furthest = bar.get("epoch"), before + furthest, 0
-        self.epochs_before[rank] = (epoch, before, max(furthest, bar["n"]))
+        epoch, total, n = bar["epoch"], bar["total"], bar["n"]
+        seen = self.epochs_before.get(rank)
+        if seen is None or epoch < seen[0]:     # the first bar seen, or a new `fit`'s
+            before, steps = epoch * (total or 0), total or n
+        elif epoch == seen[0]:
+            before, steps = seen[1], total or max(seen[2], n)
+        else:
+            last_epoch, last_before, last_steps = seen
+            before = last_before + last_steps + (epoch - last_epoch - 1) * (total or last_steps)
+            steps = total or n
+        self.epochs_before[rank] = (epoch, before, steps)
         bar["before"] = before
 
     @staticmethod
@@ -118,7 +126,11 @@ class LightningParser(Parser):
                           **parsed(fields, _OWN_EVAL_BAR))
         if self.dll_seen:
             return None        # NeMo: the DLLogger line of the same step is the precise record
-        return record("progress", self.name, rank, self._step(bar), total_steps=bar["total"],
+        if bar.get("by_global_step"):       # NeMo's bar counts the run's steps
+            counts = {"total_steps": bar["total"]}
+        else:                               # Lightning's, the epoch's (`Epoch 1: 5/5` after 8: see `_count_on`)
+            counts = {"iter_in_epoch": bar["n"], "iters_per_epoch": bar["total"]}
+        return record("progress", self.name, rank, self._step(bar), **counts,
                       epoch=bar.get("epoch"), elapsed_s=bar["elapsed_s"], **parsed(fields, _OWN_BAR), **drawn(bar))
 
     def _eval_bar(self, key, bar: dict, out: list) -> None:
@@ -139,6 +151,14 @@ class LightningParser(Parser):
                 if r:
                     out.append(r)
 
+    @staticmethod
+    def _kind(bar: dict) -> str | None:
+        """An evaluation's bar, the training bar (labelled `Epoch N`), or None: another loop's
+        (a dataset's `Map:`, a download's), which draws no step."""
+        if any(w in bar["desc"] for w in EVAL_WORDS):
+            return "eval"
+        return "train" if EPOCH.search(bar["desc"]) is not None else None
+
     def parse(self, line: str, rank: int | None) -> list[dict]:
         out: list = []
         dll_at = line.find("DLL ")
@@ -150,10 +170,9 @@ class LightningParser(Parser):
         elif "it/s" in bar_part:
             bar = parse_rich_bar(bar_part)
         wrapped_after = self.rich_tail.pop(rank, None)
-        if bar is not None:
-            desc = bar["desc"]
-            kind = "eval" if any(w in desc for w in EVAL_WORDS) else "train"
-            em = EPOCH.search(desc)
+        kind = None if bar is None else self._kind(bar)
+        if bar is not None and kind is not None:
+            em = EPOCH.search(bar["desc"])
             bar["epoch"] = int(em.group(1)) if em else None
             if kind == "train" and bar["total"]:
                 self.total[rank] = bar["total"]
@@ -314,8 +333,9 @@ class NemoParser(LightningParser):
         own line hands its held bars on, so that their steps are given once, by this parser."""
         if type(before) is LightningParser:
             self.bars, self.total, self.rich_tail = before.bars, before.total, before.rich_tail
+            self.epochs_before = before.epochs_before
             self.dll_seen = self.dll_seen or before.dll_seen
-            before.bars, before.total, before.rich_tail = BarTracker(), {}, {}
+            before.bars, before.total, before.rich_tail, before.epochs_before = BarTracker(), {}, {}, {}
 
     def _printer(self, m, rank) -> list[dict]:
         """The step is `global_step + 1` where it is printed (the iteration counts from 0 in

@@ -2,12 +2,14 @@
 (tests/data/captured/README.md says how each was made)."""
 from __future__ import annotations
 
+import io
 import random
 import re
 from pathlib import Path
 
 import pytest
 from pytest import approx
+from tqdm import tqdm
 
 from ridgescope.parsers import Dispatcher
 from ridgescope.parsers.olmo import OlmoParser
@@ -31,7 +33,8 @@ def test_lightning_rich_bar_on_a_terminal():
     assert [r["step"] for r in prog] == list(range(1, 17))
     assert {r["framework"] for r in recs} == {"lightning"}
     by_step = {r["step"]: r for r in prog}
-    assert (by_step[1]["loss"], by_step[1]["epoch"], by_step[1]["total_steps"]) == (1.093, 0, 8)
+    assert (by_step[1]["loss"], by_step[1]["epoch"], by_step[1]["iters_per_epoch"]) == (1.093, 0, 8)
+    assert not any("total_steps" in r for r in prog)    # the bar counts an epoch's steps, not the run's
     assert (by_step[8]["loss"], by_step[9]["epoch"], by_step[9]["loss"]) == (0.719, 1, 0.851)
     assert by_step[2]["it_per_s"] == 8.13
     assert "metrics" not in by_step[8]                      # no validation had run yet
@@ -49,6 +52,52 @@ def test_lightning_rich_bar_into_a_pipe():
     assert (r["kind"], r["framework"], r["step"], r["epoch"], r["loss"], r["it_per_s"]) == (
         "progress", "lightning", 16, 1, 1.987, 8.11)
     assert r["metrics"] == {"val_loss": 1.018}
+
+
+def test_lightning_rich_bars_left_after_each_epoch_into_a_pipe():
+    """With `leave=True` each epoch's final state is printed, every one at the same count
+    (8/8): each is its epoch's last step, not a redraw of the one before."""
+    recs = parse_file("lightning-2.6.6_rich-15.0.0_richprogressbar-leave_3-epochs_pipe.log")
+    assert [(r["kind"], r["step"], r["epoch"], r["loss"], r["metrics"]) for r in recs] == [
+        ("progress", 8, 0, 0.517, {"val_loss": 1.067}),
+        ("progress", 16, 1, 0.429, {"val_loss": 1.053}),
+        ("progress", 24, 2, 0.417, {"val_loss": 1.051})]
+
+
+def test_lightning_max_steps_ends_the_run_inside_an_epoch():
+    """`max_steps=13` over epochs of 8: the last epoch's bar counts the 5 steps left (`5/5`),
+    which run on after epoch 0's 8, to step 13."""
+    recs = parse_file("lightning-2.6.6_tqdmprogressbar_max-steps-13-of-8-step-epochs_pipe.log")
+    prog = [r for r in recs if r["kind"] == "progress"]
+    assert [(r["step"], r["epoch"], r["iter_in_epoch"], r["iters_per_epoch"]) for r in prog] == (
+        [(n, 0, n, 8) for n in range(1, 9)] + [(8 + n, 1, n, 5) for n in range(1, 6)])
+    assert (prog[0]["loss"], prog[8]["loss"], prog[12]["loss"]) == (1.76, 1.44, 0.468)
+
+
+def test_lightning_log_read_from_its_second_epoch_on():
+    """A log that starts at epoch 1 (a window, a file rotated): the epochs before it ran as
+    many steps as its bar counts to, so its steps are still 9-16."""
+    text = (CAPTURED / "lightning-2.6.6_tqdmprogressbar_pipe.log").read_bytes().decode()
+    d = Dispatcher()
+    recs = d.feed_chunk(text[text.index("\rEpoch 1:") + 1:]) + d.flush()
+    assert [r["step"] for r in recs if r["kind"] == "progress"] == list(range(9, 17))
+
+
+def test_a_datasets_map_bar_in_a_lightning_run_is_no_step():
+    """A `train_dataloader` that maps a dataset, called again before each epoch
+    (`reload_dataloaders_every_n_epochs=1`), draws its `Map:` bar (here drawn by tqdm as
+    `datasets` labels it) once Lightning has claimed the stream: not a training step, and the
+    training bar's steps stay as they were."""
+    text = (CAPTURED / "lightning-2.6.6_tqdmprogressbar_pipe.log").read_bytes().decode()
+    drawn = io.StringIO()
+    for _ in tqdm(range(1000), desc="Map", unit=" examples", file=drawn, mininterval=0, miniters=100):
+        pass
+    epoch_1 = text.index("\rEpoch 1:")
+    d = Dispatcher()
+    mapped = d.feed_chunk(f"{text[:epoch_1]}\n{drawn.getvalue()}{text[epoch_1 + 1:]}") + d.flush()
+    assert "Map: 100%" in drawn.getvalue()
+    assert mapped == parse_file("lightning-2.6.6_tqdmprogressbar_pipe.log")
+    assert [r["step"] for r in mapped if r["kind"] == "progress"] == list(range(1, 17))
 
 
 def test_lightning_tqdm_bar_one_eval_record_per_pass():
@@ -1855,6 +1904,23 @@ def test_ignite_progress_bar_one_record_per_step_drawn():
 
     recs = parse_file(_IGNITE + "progressbar_1-epoch_pipe.log")
     assert [r["step"] for r in recs if r["kind"] == "progress"] == list(range(2, 48))
+
+
+def test_ignite_bars_last_redraw_of_each_epoch_alone():
+    """Each epoch's last redraw alone (what a collector that keeps a line's final state keeps):
+    the same count, 46/47 (it lags the iterations by one), in three epochs is three steps, each
+    epoch's last with the loss it drew."""
+    text = (CAPTURED / (_IGNITE + "progressbar_3-epochs_pipe.log")).read_text()
+    last = {}
+    for redraw in text.replace("\r", "\n").splitlines():
+        m = re.match(r"Epoch \[(\d)/3\]: \[46/47\]", redraw)
+        if m:
+            last[m.group(1)] = redraw
+    d = Dispatcher()
+    recs = d.feed_chunk("".join(f"{line}\n" for line in last.values())) + d.flush()
+    losses = [float(re.search(r"loss=([\d.]+)", line).group(1)) for line in last.values()]
+    assert [(r["step"], r["epoch"], r["loss"]) for r in recs] == [
+        (47, 1, losses[0]), (94, 2, losses[1]), (141, 3, losses[2])]
 
 
 def test_ignite_two_ranks_bars_and_prints_on_two_pipes():

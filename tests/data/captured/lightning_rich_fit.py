@@ -1,6 +1,8 @@
 """A tiny Lightning fit, to capture what it prints.
 
     python lightning_rich_fit.py rich|tqdm         2 epochs with that progress bar
+    python lightning_rich_fit.py rich-leave        3 epochs, RichProgressBar(leave=True): each epoch's bar kept
+    python lightning_rich_fit.py max-steps         tqdm's bar, `max_steps=13` over epochs of 8 steps
     python lightning_rich_fit.py resume CKPT_DIR   1 epoch saving a checkpoint, then a fit resumed from it
     python lightning_rich_fit.py iterable          2 epochs, tqdm's bar, the training batches from an
                                                    iterable with no length (a streaming dataset's)
@@ -41,6 +43,9 @@ if sys.argv[1] == "iterable":
     L.Trainer(max_epochs=2, accelerator="cpu", devices=1, callbacks=[TQDMProgressBar()], logger=False,
               enable_checkpointing=False, log_every_n_steps=1).fit(
         M(), DataLoader(Stream(), batch_size=None), loaders[1])
+elif sys.argv[1] == "max-steps":
+    L.Trainer(max_steps=13, accelerator="cpu", devices=1, callbacks=[TQDMProgressBar()], logger=False,
+              enable_checkpointing=False, log_every_n_steps=1).fit(M(), *loaders)
 elif sys.argv[1] == "resume":
     save = ModelCheckpoint(dirpath=sys.argv[2], monitor="val_loss", verbose=True)
     L.Trainer(max_epochs=1, accelerator="cpu", devices=1, callbacks=[TQDMProgressBar(), save],
@@ -48,7 +53,7 @@ elif sys.argv[1] == "resume":
     L.Trainer(max_epochs=2, accelerator="cpu", devices=1, callbacks=[TQDMProgressBar()], logger=False,
               enable_checkpointing=False, log_every_n_steps=1).fit(M(), *loaders, ckpt_path=save.best_model_path)
 else:
-    bar = RichProgressBar() if sys.argv[1] == "rich" else TQDMProgressBar()
-    t = L.Trainer(max_epochs=2, accelerator="cpu", devices=1, callbacks=[bar], logger=False,
+    bar = {"rich": RichProgressBar(), "rich-leave": RichProgressBar(leave=True)}.get(sys.argv[1], TQDMProgressBar())
+    t = L.Trainer(max_epochs=3 if sys.argv[1] == "rich-leave" else 2, accelerator="cpu", devices=1, callbacks=[bar], logger=False,
                   enable_checkpointing=False, log_every_n_steps=1)
     t.fit(M(), *loaders)
