@@ -9,10 +9,19 @@ run's batch), `[epoch=2][batch=3/8]` (the batch within the epoch, of the epoch's
 on across epochs.  `time/*` values are counters (`time/sample`) or SpeedMonitor's wall clock in
 a unit of its choice (hours by default), so none is taken for a duration.  The logger prints a
 batch's record as the batch ends: read live, the record says when (`drawn_ns`, as a bar's
-redraw does), which times the steps of a run that prints no time."""
+redraw does), which times the steps of a run that prints no time.
+
+Composer's default is no console logger but its progress bar (tqdm, 120 columns into a pipe),
+labelled with the dataloader's label padded to 15 columns: `train          Epoch   0:  50%|...|
+4/8 [00:00<00:00, 17.6ba/s, loss/train/total=1.2449]`, a bar an epoch, where the run is counted
+in epochs; one bar over the run's batches (`train` and 14 spaces) where it is counted in
+batches, samples or tokens.  The loss is set before the bar counts its batch (`LoopBars` reads
+such a bar).  An evaluation draws its own bar (`eval           Epoch   0:`, or `Batch      8:`
+at the run's batch 8), its postfix the metrics, which the 120 columns may cut."""
 from __future__ import annotations
 
-from .base import CLOCK, Parser, Pattern, num, record
+from .base import CLOCK, Parser, Pattern, num, parse_bar, record
+from .loopbars import LoopBars
 
 HEADER = Pattern(r"(?:\[epoch=(\d++)\])?\[(batch|sample|token|iteration)=(\d++)(?:/(\d++))?\]:(.{0,4000}+)")
 EVAL_HEADER = Pattern(r"\[Eval batch=(\d++)/(\d++)\] Eval on (.{1,200}?) data(:?)\s*+$")
@@ -24,6 +33,34 @@ _MAP = {"loss/train/total": "loss", "throughput/batches_per_sec": "it_per_s",
         "memory/peak_allocated_mem": "mem_gb"}
 
 
+BAR_AFTER_LABEL = Pattern(r"(?:[A-Z][a-z]{3,7}+ {1,14}+\d{1,12}+: | {14}+) {1,3}+\d{1,3}+%\|")
+"""What follows the 15 columns of a Composer bar's label: `Epoch   0: ` (the run counted in
+epochs), `Batch      8: ` (an evaluation's time, in the run's unit) or 14 spaces (the training bar
+of a run counted in batches, samples or tokens); then tqdm's percentage."""
+TRAIN_LABEL = "train"
+"""The label of the training dataloader's bar; an evaluator's is its own (`eval` by default)."""
+BAR_COLUMNS = 120
+"""The width of Composer's bar where it draws into no terminal: a longer redraw is cut there."""
+
+
+def uncut(line: str) -> str:
+    """The redraw without its last item where the bar's columns cut it (no closing `]`): a
+    value cut short (`CrossEntropy=1.32` of 1.3224) would read as another number."""
+    text = line.rstrip()
+    if len(text) < BAR_COLUMNS or text.endswith("]"):
+        return line
+    times, comma = text.rfind(" ["), text.rfind(", ")
+    return text[:comma] + "]" if comma > times >= 0 else line
+
+
+def bar_label(line: str) -> str | None:
+    """The label of a redraw of Composer's progress bar; None for any other line."""
+    label = line[:15].rstrip()
+    if not label or " " in label or "%|" not in line or BAR_AFTER_LABEL.match(line, 15) is None:
+        return None
+    return label
+
+
 class ComposerParser(Parser):
     name = "composer"
 
@@ -32,9 +69,47 @@ class ComposerParser(Parser):
         self.done: dict = {}        # rank -> batches done, the last record's step
         self.epoch_base: dict = {}  # rank -> (the epoch, the batches done before it), where its length is unknown
         self.in_eval: set = set()   # ranks whose evaluation has begun and not yet given its result
+        self.bars = LoopBars(self.name)
+        self.eval_bar: dict = {}    # rank -> (label, the latest redraw of its evaluation's bar)
 
     def detect(self, line: str) -> bool:
-        return line.startswith(("[batch=", "[epoch=", "[token=", "[sample=", "[iteration="))
+        return line.startswith(("[batch=", "[epoch=", "[token=", "[sample=", "[iteration=")) or (
+            "%|" in line and bar_label(line) is not None)
+
+    def owns(self, line: str) -> bool:
+        return "%|" in line and bar_label(line) is not None
+
+    def _bar(self, label: str, line: str, rank) -> list[dict]:
+        """A redraw of the training bar (its steps' records, `LoopBars`), or of an
+        evaluation's, held until its pass ends: one eval record a pass."""
+        line = uncut(line)
+        if label == TRAIN_LABEL:
+            return self._pass_ended(rank) + self._epochs_as_logged(self.bars.parse(line, rank) or [])
+        bar = parse_bar(line)
+        if bar is None:
+            return []
+        held = self.eval_bar.get(rank)
+        out = self._pass_ended(rank) if held is not None and (held[0] != label or bar["n"] < held[1]["n"]) else []
+        self.eval_bar[rank] = (label, bar)
+        return out
+
+    @staticmethod
+    def _epochs_as_logged(recs: list[dict]) -> list[dict]:
+        """The bar's label counts the epochs done (`Epoch   0` in the first); the console
+        logger, the epoch under way (`[epoch=1]`): records say the logger's."""
+        for r in recs:
+            if r.get("epoch") is not None:
+                r["epoch"] += 1
+        return recs
+
+    def _pass_ended(self, rank) -> list[dict]:
+        """The eval record of the rank's evaluation bar held, at the training step it followed."""
+        if rank not in self.eval_bar:
+            return []
+        label, bar = self.eval_bar.pop(rank)
+        metrics = {k: v for k, v in ((k, num(v)) for k, v in bar["post"].items()) if v is not None}
+        return [record("eval", self.name, rank, self.bars.furthest_step(rank), phase="result", label=label,
+                       batches=bar["n"], total_batches=bar["total"], **({"metrics": metrics} if metrics else {}))]
 
     def _add(self, rec: dict, key: str, v: float) -> None:
         if rec["kind"] == "eval":
@@ -76,6 +151,10 @@ class ComposerParser(Parser):
         return rec
 
     def parse(self, line: str, rank: int | None) -> list[dict]:
+        if "%|" in line:
+            label = bar_label(line)
+            if label is not None:
+                return self._bar(label, line, rank)
         out = []
         s = line.strip()
         if s.startswith(("[batch=", "[epoch=", "[token=", "[sample=", "[iteration=")):
@@ -124,4 +203,6 @@ class ComposerParser(Parser):
         return out
 
     def flush(self) -> list[dict]:
-        return [self._close(rank) for rank in list(self.open)]
+        return ([self._close(rank) for rank in list(self.open)]
+                + [r for rank in list(self.eval_bar) for r in self._pass_ended(rank)]
+                + self._epochs_as_logged(self.bars.flush()))

@@ -21,7 +21,7 @@ the label of the step before, then the step's own label."""
 _TRAINING_LABELS = frozenset(("steps", "step", "training", "train", "training steps", "iteration",
                               "iterations", "iter", "batches"))
 
-EPOCH_LABEL = Pattern(r"(?:[Tt]rain(?:ing)? [Ee]poch:? ?\[?(\d{1,6}+)(?: ?/ ?\d{1,6}+)?\]?"
+EPOCH_LABEL = Pattern(r"(?:[Tt]rain(?:ing)? {1,16}+[Ee]poch:? {0,4}+\[?(\d{1,6}+)(?: ?/ ?\d{1,6}+)?\]?"
                       r"|[Ee]poch:? ?\[?(\d{1,6}+) ?/ ?\d{1,6}+\]?)")
 """A loop's bar over one epoch's batches, labelled with its epoch (`Epoch 3/10`, `Epoch [3/10]`,
 `Train epoch 3`): one training bar, whose label's epoch changes, whose count starts again each
@@ -319,6 +319,11 @@ class LoopBars:
         """The step the rank's training bar last drew, if it has not given its record yet."""
         held = self.tracker.peek((rank, "steps"))
         return held["n"] if held is not None and held["n"] > 0 else None
+
+    def furthest_step(self, rank) -> int | None:
+        """The furthest step that the rank's training bars have drawn, given or not."""
+        return max((self.offsets.get(key, 0) + bar["n"] for key, bar in self.tracker.held.items()
+                    if key[0] == rank and bar["n"] > 0), default=None)
 
     def absorb(self, rank, step: int, fields: dict) -> bool:
         """Does the bar of the rank's steps hold `step`, drawn and not yet given?  It then takes

@@ -300,6 +300,25 @@ def test_composer_batches_with_speed_monitor():
     assert "it_per_s" not in prog[0] and all("step_time_ms" not in r for r in prog)
 
 
+@pytest.mark.parametrize("duration", ["epochs", "batches"])
+def test_composer_progress_bar_gives_the_console_loggers_steps(duration):
+    """Composer's default output, its progress bar, of the same seeded run as the console
+    logger's: the same steps, losses and epochs, though each epoch's bar counts from 0 again
+    and shows each batch's loss before it counts the batch.  Each evaluation's bar is one eval
+    record at the step it followed; its metric, cut by the bar's 120 columns, is left out."""
+    bar = parse_file(f"composer-0.32.1_progress-bar_max-duration-{duration}.log")
+    console = parse_file(f"composer-0.32.1_console-logger_max-duration-{duration}.log")
+    progress = [[(r["step"], r["loss"], r.get("epoch")) for r in recs if r["kind"] == "progress"]
+                for recs in (bar, console)]
+    assert progress[0] == progress[1] and len(progress[0]) == 16
+    assert {r["framework"] for r in bar} == {"composer"}
+    evals = [r for r in bar if r["kind"] == "eval"]
+    assert [(r["step"], r["label"], r["batches"], r["total_batches"]) for r in evals] == [
+        (8, "eval", 2, 2), (16, "eval", 2, 2)]
+    assert not any("metrics" in r for r in evals)
+    assert [r["step"] for r in console if r["kind"] == "eval" and r["phase"] == "result"] == [8, 16]
+
+
 def test_mmengine_by_epoch():
     """MMEngine 0.10.7's Runner, `by_epoch`, logged every iteration: `Epoch(train) [2][3/8]`
     is the 3rd iteration of epoch 2, the run's 11th, which slept 0.5 s more; `time` and
