@@ -37,7 +37,7 @@ TIME_MS_KEYS = {"step_time_ms", "time_ms", "dt_ms", "iter_time_ms", "batch_time_
 TOK_KEYS = {"tok/s", "tok/sec", "tokens/s", "tokens/sec", "tps", "tokens_per_sec", "tokens_per_s",
             "wps", "tokens_per_second", "train_tokens_per_second", "tokens per second",
             "timing/target_tokens_per_second"}
-TOK_GPU_KEYS = {"tgs", "tokens_per_sec_per_gpu", "tokens_per_second_per_gpu", "tokens_per_s_per_gpu",
+TOK_GPU_KEYS = {"tgs", "tokens/gpu/sec", "tokens_per_sec_per_gpu", "tokens_per_second_per_gpu", "tokens_per_s_per_gpu",
                 "interval_tokens_per_second_per_device"}
 """Per device: `tgs` is Megatron's tokens per GPU per second."""
 SAMPLE_KEYS = {"samples/s", "samples/sec", "samples_per_sec", "samples_per_s", "seq/s", "sps",

@@ -1,5 +1,6 @@
-"""nanoGPT-style loops: karpathy `iter N: loss .., time ..ms, mfu ..%`, modded-nanogpt
-`step:N/T train_time:..ms step_avg:..ms`, llm.c `step  N/T | train loss ..`, and `step N/T loss ..`."""
+"""nanoGPT-style loops: karpathy `iter N: loss .., time ..ms, mfu ..%`, llama2.c `N | loss .. |
+lr .. | ..ms | mfu ..%`, modded-nanogpt `step:N/T train_time:..ms step_avg:..ms`, llm.c `step  N/T |
+train loss ..`, and `step N/T loss ..`."""
 from __future__ import annotations
 
 import re
@@ -8,6 +9,7 @@ from .base import OWN_TOTAL, READ_LINE, Parser, Pattern, is_decimal, is_digits, 
 from .kv import _fast_pairs, normalise, pairs
 
 KARPATHY = Pattern(r"iter (\d++): loss ([-\d.]++|nan), time ([\d.]++)ms(?:, mfu (-?[\d.]++)%)?")
+LLAMA2C = Pattern(r"(\d{1,12}+) \| loss ([-\d.]++|nan) \| lr ([-+\d.e]{1,30}+) \| ([\d.]++)ms \| mfu (-?[\d.]++)%\s*+$")
 KARPATHY_EVAL = Pattern(r"step (\d++): train loss ([\d.]++|nan), val loss ([\d.]++|nan)")
 MODDED = Pattern(r"step:(\d++)/(\d++) (.{0,4000}+)")
 STEP_SLASH = Pattern(r"step\s{1,8}+(\d++)\s*+/\s*+(\d++)\b\s*+[|:,]?(.{0,4000}+)")
@@ -38,7 +40,7 @@ class NanoGPTParser(Parser):
         self.prev: dict = {}    # rank -> (step, cumulative train_time ms)
 
     def detect(self, line: str) -> bool:
-        return line.startswith(("step:", "iter ", "step ")) and bool(self.parse_only(line))
+        return (line.startswith(("step:", "iter ", "step ")) or line[:1].isdigit()) and bool(self.parse_only(line))
 
     def parse(self, line: str, rank: int | None) -> list[dict]:
         return self.parse_only(line, rank, update=True)
@@ -223,6 +225,13 @@ class NanoGPTParser(Parser):
             if update:
                 self.prev[rank] = (step, cumulative)
             return [record("progress", self.name, rank, step, total_steps=total, **parsed(fields, OWN_TOTAL))]
+        if s[:1].isdigit():
+            m = LLAMA2C.match(s) if " | loss " in s else None
+            if m is None:
+                return []
+            mfu = num(m.group(5))       # -100.00% until measured, as nanoGPT's
+            return [record("progress", self.name, rank, int(m.group(1)), loss=num(m.group(2)), lr=num(m.group(3)),
+                           step_time_ms=num(m.group(4)), mfu=mfu if mfu is not None and mfu >= 0 else None)]
         if s.startswith("iter "):
             m = KARPATHY.match(s)
             if m:

@@ -619,3 +619,28 @@ def test_icefall_validation_lines_are_evaluations_of_rank_0():
     assert [(r["kind"], r["rank"], r["epoch"]) for r in recs] == [
         ("eval", 0, e) for e in (23, 24, 24, 25, 25, 26, 26, 27)]
     assert recs[0]["metrics"] == {"loss": 0.1505, "simple_loss": 0.2502, "pruned_loss": 0.02537, "frames": 944034.0}
+
+
+def test_llama2c_steps_and_the_evaluation_inside_a_step():
+    """llama2.c's `N | loss .. | lr .. | ..ms | mfu ..%`: the step logged after an evaluation
+    and its checkpoint took their time too (870 s against ~8.5), with the evaluation and the
+    save at that step."""
+    recs = read("llama2c_train-py_tinystories_mps.log")
+    prog = progress(recs)
+    assert [r["step"] for r in prog] == list(range(490, 660, 10))
+    assert {r["framework"] for r in recs} == {"nanogpt"}
+    first = prog[0]
+    assert (first["loss"], first["lr"], first["step_time_ms"], first["mfu"]) == (5.7543, 4.9e-05, 8060.78, 0.21)
+    slow = [r["step"] for r in prog if r["step_time_ms"] > 100_000]
+    assert slow == [500, 600]
+    evals = [(r["step"], r["loss"], r["train_loss"]) for r in recs if r["kind"] == "eval"]
+    assert evals == [(500, 5.9544, 5.7373), (600, 5.8008, 5.5033)]
+    assert [r["step"] for r in recs if r["kind"] == "checkpoint"] == [500, 600]
+
+
+def test_tokens_per_gpu_in_slashed_words():
+    """`tokens/gpu/sec` is a rate per GPU; `test loss` another loss, kept among the metrics."""
+    prog = progress(read("modula_train-gpt_tokens-per-gpu.log"))
+    assert [r["step"] for r in prog] == list(range(10, 120, 10))
+    assert (prog[0]["loss"], prog[0]["tokens_per_s_per_gpu"], prog[0]["mfu"]) == (3.11, 9378.4, 63.91)
+    assert prog[-1]["metrics"] == {"test_loss": 2.61} and "tokens_per_s" not in prog[-1]
