@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 
 from .base import (CLOCK, READ_LINE, Parser, Pattern, is_decimal, is_digits, num, parse_timer_list, printable_ascii,
-                   record, seconds_to_ms, to_ms)
+                   record, seconds_to_ms, timers_to_lanes, to_ms)
 from .megatron import timer_records
 from .scan import interesting
 
@@ -13,7 +13,9 @@ THROUGHPUT = Pattern(
     r"(?:epoch=(\d++)/micro_step=(\d++)/global_step=(\d++)|(\d++)/(\d++)), "
     r"RunningAvgSamplesPerSec=([\d.]++), CurrSamplesPerSec=([\d.]++|inf)"
     r"(?:, MemAllocated=([\d.]++)GB, MaxMemAllocated=([\d.]++)GB)?")
-BREAKDOWN = Pattern(r"(?:\[Rank (\d++)\] )?time \(ms\)\s*+\|(.{0,4000}+)")
+BREAKDOWN = Pattern(r"(?:\[Rank (\d++)\] )?(?:rank=(\d++) )?time \(ms\)\s*+\|(.{0,4000}+)")
+"""`wall_clock_breakdown`'s line: `[Rank 0] time (ms) | fwd: ...`, before DeepSpeed 0.10 `[Rank 0]
+rank=0 time (ms) | forward: ...` (GPT-NeoX's logs)."""
 CHAT_LAT = Pattern(
     r"Model Parameters: ([\d.]++) B, Latency: ([\d.]++)s, TFLOPs: ([\d.]++), Samples/sec: ([\d.]++)")
 CHAT_STEP = Pattern(r"epoch: (\d++)\|step: (\d++)\|(.{0,1000}+)")
@@ -66,6 +68,9 @@ class DeepSpeedParser(Parser):
     def __init__(self) -> None:
         self.last_step: dict = {}
         self.breakdowns: dict = {}  # rank -> the step of its last `wall_clock_breakdown` line
+        self.zero_timers: dict = {}
+        """rank -> ZeRO's optimizer timers (`optimizer_allgather`, `optimizer_gradients`,
+        `optimizer_step`), printed before the breakdown of the step they ran in"""
         self.latency_count: dict = {}
         self.gas = 1
         """Micro-batches per optimizer step (`gradient_accumulation_steps` of the printed config)."""
@@ -74,7 +79,7 @@ class DeepSpeedParser(Parser):
 
     def detect(self, line: str) -> bool:
         return ("[deepspeed]" in line or "RunningAvgSamplesPerSec" in line or "ds_config" in line
-                or ("[Rank " in line and ("step=" in line or "] time (ms)" in line))
+                or ("[Rank " in line and ("step=" in line or "] time (ms)" in line or "] rank=" in line))
                 or "Model Parameters:" in line
                 or line.startswith("ppl:") or "chosen_last_scores" in line
                 or ("iter time (s): " in line and "steps: " in line)
@@ -138,10 +143,21 @@ class DeepSpeedParser(Parser):
         probe's clock), it says when its step ended (`drawn_ns`, as a bar's redraw does)."""
         if not timers or all(k.endswith("_microstep") for k in timers):
             return []
+        if all(k.startswith("optimizer_") for k in timers):
+            self.zero_timers[rank] = timers     # ZeRO's, inside the `step` of the line that follows
+            return []
         n = self.breakdowns.get(rank, 0) + 1
         self.breakdowns[rank] = n
+        lanes = timers_to_lanes(timers)
+        zero = self.zero_timers.pop(rank, None)
+        if zero is not None:
+            gather = zero.get("optimizer_allgather", 0.0)
+            if lanes.get("compute", 0.0) >= gather > 0 and timers.get("step", 0.0) >= gather:
+                lanes["compute"] = round(lanes["compute"] - gather, 6)
+                lanes["communication"] = round(lanes.get("communication", 0.0) + gather, 6)
+            timers = {**timers, **zero}
         recs = timer_records(self.name, rank if rank is not None or rank_tag is None else int(rank_tag),
-                             n, timers)
+                             n, timers, lanes=lanes)
         for r in recs:
             r["step_inferred"] = True
             if CLOCK.now_ns is not None:
@@ -360,7 +376,7 @@ class DeepSpeedParser(Parser):
         if "time (ms)" in line:
             m = BREAKDOWN.search(line)
             if m:
-                return self._breakdown(m.group(1), parse_timer_list(m.group(2)), rank)
+                return self._breakdown(m.group(1) or m.group(2), parse_timer_list(m.group(3)), rank)
         if "Latency:" in line:
             m = CHAT_LAT.search(line)
             if m:

@@ -104,7 +104,7 @@ wait for a batch by its other names (the Paddle suites' `reader_cost`); Meta Lin
 iteration from its batch in hand to its optimizer step (CUDA events), its `data` apart: the two
 are the step's time."""
 
-_DICT_STEP = ("global_step", "step", "training_steps", "iteration", "iter", "num_updates")
+_DICT_STEP = ("global_step", "step", "training_steps", "iteration", "iter", "num_updates", "current_steps")
 _DICT_STEP_KEYS = frozenset(_DICT_STEP)
 
 

@@ -20,7 +20,7 @@ _PAIR = Pattern(
 followed by `:` and a digit is a clock's hours (PyTorch/XLA's `Time=21:35:07`), not a value."""
 SCALE = {"K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
 
-STEP_KEYS = {"step", "iter", "iteration", "it", "global_step", "globalstep", "num_updates",
+STEP_KEYS = {"step", "iter", "iteration", "it", "global_step", "globalstep", "num_updates", "current_steps",
              "training_steps", "update", "steps", "train/global_step", "trainer/global_step"}
 LOSS_KEYS = {"loss", "train_loss", "lm_loss", "lm loss", "train loss", "training_loss", "step_loss",
              "reduced_train_loss", "loss/train/total", "train/loss", "loss/tok", "avg_loss",

@@ -644,3 +644,28 @@ def test_tokens_per_gpu_in_slashed_words():
     assert [r["step"] for r in prog] == list(range(10, 120, 10))
     assert (prog[0]["loss"], prog[0]["tokens_per_s_per_gpu"], prog[0]["mfu"]) == (3.11, 9378.4, 63.91)
     assert prog[-1]["metrics"] == {"test_loss": 2.61} and "tokens_per_s" not in prog[-1]
+
+
+def test_llamafactory_trainer_log_jsonl():
+    """LLaMA-Factory's own log file, ingested to back-fill a run: `current_steps` is the step,
+    a `null` is no value, and the elapsed time of the run (`5:13:22`) is no step time."""
+    prog = progress(read("llamafactory_trainer-log-jsonl_last-steps.log"))
+    assert [(r["step"], r["total_steps"], r.get("loss")) for r in prog] == [
+        (3200, 3235, 4.4671), (3210, 3235, 4.4577), (3220, 3235, 4.4458), (3230, 3235, 4.4598), (3235, 3235, None)]
+    assert prog[0]["lr"] == approx(1.4439610072863874e-08) and prog[0]["epoch"] == 0.99
+    assert not any("step_time_ms" in r for r in prog)
+
+
+def test_deepspeed_old_breakdown_with_zero_optimizer_timers():
+    """DeepSpeed before 0.10 names the rank inside the line (`rank=0 time (ms) | forward: ..`);
+    the micro-batch lines give nothing, each step's line one timing record.  ZeRO's optimizer
+    timers, printed before the step's line (here glued to the bar's redraw), join that step:
+    their all-gather, inside `step`, is communication, not compute."""
+    recs = read("deepspeed-0.5_wall-clock-breakdown_rank-equals_hf-bar.log")
+    timing = [r for r in recs if r["kind"] == "timing"]
+    assert [(r["rank"], r["step"]) for r in timing] == [(0, 1), (0, 2)]
+    assert timing[0]["lanes_ms"] == {"compute": approx(316.0 + 514.96 + 663.59), "communication": 232.28}
+    second = timing[1]
+    assert second["timers_ms"]["optimizer_allgather"] == 3.3 and second["timers_ms"]["step"] == 659.09
+    assert second["lanes_ms"] == {"compute": approx(316.87 + 514.24 + 659.09 - 3.3),
+                                  "communication": approx(226.67 + 3.3)}
