@@ -185,11 +185,11 @@ class Dispatcher:
         self._tee_line_parts: dict[bytes | None, tuple] = {}
         """prefix -> the `_line_part` of its rank's line, where the launcher prefixes each write
         (see `_tee_redraws`)"""
-        self._fast_len = 0
-        """Length of the last line the active parser's `fast` hook read: a line half as long
-        again is checked for two prints run into one (see `glued`)."""
         self._read_len = 0
-        """The same, of the block readers (`_read_in_place`)."""
+        """Length of the last line that the active parser's `fast` hook or a block reader
+        (`_read_in_place`) read: a line half as long again is checked for two prints run into
+        one (see `glued`).  One length for both: a block of lines read in place moves it on,
+        so that the next line `feed` reads is not measured against a line read long before."""
         self.stats = {"lines": 0, "records": 0, "garbage": 0, "timeouts": 0, "truncated": 0,
                       "switches": 0, "glued": 0}
         self._inherited: list = []
@@ -412,7 +412,7 @@ class Dispatcher:
                     # may have run into the line (half as long again as the last it read):
                     # `_line` cuts them apart.
                     n = len(line)
-                    recs = fast(line) if n * 2 <= self._fast_len * 3 or not glued_at(line) else None
+                    recs = fast(line) if n * 2 <= self._read_len * 3 or not glued_at(line) else None
                     if recs is not None:
                         if recs:
                             self.seen.add(active.name)     # `_accept`, inline
@@ -420,7 +420,7 @@ class Dispatcher:
                             if r0["kind"] in ("progress", "timing") and r0["step"] is not None:
                                 self.events.last_step[None] = r0["step"]
                             stats["records"] += len(recs)
-                            self._fast_len = n
+                            self._read_len = n
                         return recs
         try:
             if isinstance(line, str):
@@ -823,6 +823,7 @@ class Dispatcher:
                     n = 0          # readers and `feed` take its lines again
                 if n:
                     lines += n
+                    read_len = after - 1 - text.rfind("\n", pos, after - 1) - 1   # the run's last line
                     if recs:
                         records += len(recs)
                         out += recs
