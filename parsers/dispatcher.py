@@ -29,6 +29,7 @@ from .olmo import OlmoParser
 from .prefix import RayWorkers, split_rank_prefix
 from .scan import candidate_lines, interesting
 from .speechbrain import SpeechBrainParser
+from .skypilot import as_srun_labels
 from .srun import PIECE, SrunPieces, cut_after_word, cut_inside, flatten, labelled, widest_node
 from .tee import TeeParts, per_write_prefix, split_inside
 from .template import TeePrefix
@@ -312,6 +313,8 @@ class Dispatcher:
 
     def _feed_any(self, line: str | bytes, rank: int | None) -> list[dict]:
         try:
+            if ", pid=" in line if isinstance(line, str) else b", pid=" in line:     # SkyPilot's prefix
+                line = as_srun_labels(line)
             if self.tee_prefix is not None:
                 line = self.tee_prefix.as_default(_as_bytes(line))
             if isinstance(line, str):
@@ -641,6 +644,7 @@ class Dispatcher:
     def _feed_chunk(self, data: str | bytes) -> list[dict]:
         if not data:
             return []
+        data = as_srun_labels(data)
         part = self._line_part
         if type(data) is not bytes:
             if isinstance(data, str) and part is None and self.tee_prefix is None and self._whole_text(data):
