@@ -38,12 +38,30 @@ class NanoGPTParser(Parser):
 
     def __init__(self) -> None:
         self.prev: dict = {}    # rank -> (step, cumulative train_time ms)
+        self.evaluated_at: dict = {}
+        """rank -> N of its last `step N: train loss ..` evaluation, until it prints step N"""
 
     def detect(self, line: str) -> bool:
         return (line.startswith(("step:", "iter ", "step ")) or line[:1].isdigit()) and bool(self.parse_only(line))
 
     def parse(self, line: str, rank: int | None) -> list[dict]:
-        return self.parse_only(line, rank, update=True)
+        recs = self.parse_only(line, rank, update=True)
+        if recs and rank in self.evaluated_at and recs[0]["kind"] == "progress" and (
+                recs[0]["step"] >= self.evaluated_at[rank]):
+            del self.evaluated_at[rank]
+        return recs
+
+    def place_events(self, recs: list[dict], rank) -> list[dict]:
+        """nanoGPT and llama2.c evaluate, and save, at the top of iteration N, before training
+        it: `step N: train loss ..` and `saving checkpoint` come before `iter N: ..`, whose time
+        holds them.  The evaluation's record and the events after it until step N is printed
+        say so (`before_step`): their work is step N's, not the step's after it."""
+        at = self.evaluated_at.get(rank)
+        if at is not None:
+            for r in recs:
+                if r["step"] == at:
+                    r["before_step"] = True
+        return recs
 
     def fast(self, line: str) -> list[dict] | None:
         """`step N/T key value ...` (the spine job's line) without a regex, for an unprefixed,
@@ -231,19 +249,25 @@ class NanoGPTParser(Parser):
                 return []
             mfu = num(m.group(5))       # -100.00% until measured, as nanoGPT's
             return [record("progress", self.name, rank, int(m.group(1)), loss=num(m.group(2)), lr=num(m.group(3)),
-                           step_time_ms=num(m.group(4)), mfu=mfu if mfu is not None and mfu >= 0 else None)]
+                           step_time_ms=num(m.group(4)), step_time_wall=True,
+                           mfu=mfu if mfu is not None and mfu >= 0 else None)]
         if s.startswith("iter "):
             m = KARPATHY.match(s)
             if m:
                 mfu = num(m.group(4))       # -100.00% until nanoGPT has measured it (5 iterations)
+                # its time runs from one iteration's end to the next: it holds the evaluation
+                # and the save at the top of the iteration (`step_time_wall`)
                 return [record("progress", self.name, rank, int(m.group(1)), loss=num(m.group(2)),
-                               step_time_ms=num(m.group(3)), mfu=mfu if mfu is not None and mfu >= 0 else None)]
+                               step_time_ms=num(m.group(3)), step_time_wall=True,
+                               mfu=mfu if mfu is not None and mfu >= 0 else None)]
             return []
         if s.startswith("step "):
             m = KARPATHY_EVAL.match(s) if ": train loss" in s else None
             if m:
+                if update:
+                    self.evaluated_at[rank] = int(m.group(1))
                 return [record("eval", self.name, rank, int(m.group(1)), phase="validation",
-                               train_loss=num(m.group(2)), loss=num(m.group(3)))]
+                               train_loss=num(m.group(2)), loss=num(m.group(3)), before_step=True)]
             m = STEP_SLASH.match(s)
             total = None
             if m:

@@ -228,7 +228,8 @@ def _ran_after(state: dict, record: dict, read_ns: int | None) -> None:
     ended before it was read: its read time is noted, and the rank's last step then."""
     step = record.get("step")
     if isinstance(step, int) and not isinstance(step, bool):
-        state["untimed_after"] = max(state["untimed_after"], step)
+        # (`before_step`: it ran inside the step it names, before that step's training)
+        state["untimed_after"] = max(state["untimed_after"], step - 1 if record.get("before_step") else step)
     elif isinstance(read_ns, int) and read_ns > state["untimed_read_ns"]:
         opened = [int(k) for k in state["open"]]
         state["untimed_read_ns"] = read_ns

@@ -636,6 +636,9 @@ def test_llama2c_steps_and_the_evaluation_inside_a_step():
     evals = [(r["step"], r["loss"], r["train_loss"]) for r in recs if r["kind"] == "eval"]
     assert evals == [(500, 5.9544, 5.7373), (600, 5.8008, 5.5033)]
     assert [r["step"] for r in recs if r["kind"] == "checkpoint"] == [500, 600]
+    # both ran at the top of iteration 500 (600), inside the time its line prints
+    assert all(r["before_step"] for r in recs if r["kind"] in ("eval", "checkpoint"))
+    assert all(r["step_time_wall"] for r in prog)
 
 
 def test_tokens_per_gpu_in_slashed_words():

@@ -601,3 +601,39 @@ def test_an_events_step_far_ahead_of_the_ranks_steps_holds_nothing_back():
         rows += emitted
     state, emitted = windows.correlate(state, envelope("job_end", 0, {"exit_code": 0}))
     assert [(r["step"], r.get("untimed_work")) for r in rows + emitted] == [(19, None), (20, ["eval"])]
+
+
+def nanogpt_rows(before_step: bool) -> dict:
+    """llama2.c's log around step 500: every 10th iteration printed with its own wall-clock time
+    from the iteration before, and at the top of iteration 500 an evaluation and a save, whose
+    lines name step 500 (`step 500: train loss ..`, `saving checkpoint to out`).  Returns the
+    closed windows by step."""
+    state, rows = windows.new_rank_state(), {}
+    flag = {"before_step": True} if before_step else {}
+
+    def iteration(step: int, ms: float) -> dict:
+        return printed({"kind": "progress", "framework": "nanogpt", "step_time_ms": ms,
+                        "step_time_wall": True, "loss": 5.0}, step=step)
+
+    messages = [iteration(480, 8000.0), iteration(490, 8060.8),
+                printed({"kind": "eval", "framework": "nanogpt", "phase": "validation", "loss": 5.95,
+                         **flag}, step=500),
+                printed({"kind": "checkpoint", "framework": "nanogpt", "action": "save", "phase": "start",
+                         **flag}, step=500),
+                iteration(500, 870067.5), iteration(510, 8175.6), iteration(520, 7966.1)]
+    for msg in messages:
+        state, out = windows.correlate(state, msg)
+        rows.update({row["step"]: row for row in out})
+    return rows
+
+
+def test_work_at_the_top_of_an_iteration_is_that_iterations():
+    """nanoGPT and llama2.c evaluate and save before training the iteration their lines name,
+    and time the iteration from the one before: the evaluation and the save are step 500's
+    untimed work, not step 510's."""
+    rows = nanogpt_rows(before_step=True)
+    assert rows[500]["untimed_work"] == ["checkpoint", "eval"]
+    assert not rows[510].get("untimed_work") and not rows[490].get("untimed_work")
+    # read as having run after step 500 (every other framework's events), the work would be 510's
+    rows = nanogpt_rows(before_step=False)
+    assert rows[510]["untimed_work"] == ["checkpoint", "eval"] and not rows[500].get("untimed_work")
