@@ -73,8 +73,7 @@ class ComposerParser(Parser):
         self.eval_bar: dict = {}    # rank -> (label, the latest redraw of its evaluation's bar)
 
     def detect(self, line: str) -> bool:
-        return line.startswith(("[batch=", "[epoch=", "[token=", "[sample=", "[iteration=")) or (
-            "%|" in line and bar_label(line) is not None)
+        return line.startswith(("[batch=", "[epoch=", "[token=", "[sample=", "[iteration=")) or self.owns(line)
 
     def owns(self, line: str) -> bool:
         return "%|" in line and bar_label(line) is not None

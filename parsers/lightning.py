@@ -154,10 +154,13 @@ class LightningParser(Parser):
     @staticmethod
     def _kind(bar: dict) -> str | None:
         """An evaluation's bar, the training bar (labelled `Epoch N`), or None: another loop's
-        (a dataset's `Map:`, a download's), which draws no step."""
+        (a dataset's `Map:`, a download's), which draws no step.  Notes the label's epoch on
+        the bar."""
+        em = EPOCH.search(bar["desc"])
+        bar["epoch"] = int(em.group(1)) if em else None
         if any(w in bar["desc"] for w in EVAL_WORDS):
             return "eval"
-        return "train" if EPOCH.search(bar["desc"]) is not None else None
+        return "train" if em is not None else None
 
     def parse(self, line: str, rank: int | None) -> list[dict]:
         out: list = []
@@ -172,8 +175,6 @@ class LightningParser(Parser):
         wrapped_after = self.rich_tail.pop(rank, None)
         kind = None if bar is None else self._kind(bar)
         if bar is not None and kind is not None:
-            em = EPOCH.search(bar["desc"])
-            bar["epoch"] = int(em.group(1)) if em else None
             if kind == "train" and bar["total"]:
                 self.total[rank] = bar["total"]
             key = (rank, kind, bar["total"] if kind == "eval" else 0)
