@@ -29,6 +29,7 @@ from .olmo import OlmoParser
 from .prefix import RayWorkers, split_rank_prefix
 from .scan import candidate_lines, interesting
 from .speechbrain import SpeechBrainParser
+from .pdsh import PdshHosts
 from .skypilot import as_srun_labels
 from .srun import PIECE, SrunPieces, cut_after_word, cut_inside, flatten, labelled, widest_node
 from .tee import TeeParts, per_write_prefix, split_inside
@@ -186,6 +187,8 @@ class Dispatcher:
         self._tee_line_parts: dict[bytes | None, tuple] = {}
         """prefix -> the `_line_part` of its rank's line, where the launcher prefixes each write
         (see `_tee_redraws`)"""
+        self.pdsh = PdshHosts()
+        """The hosts of pdsh's prefixes, read as srun's labels (see `pdsh`, `skypilot`)"""
         self._read_len = 0
         """Length of the last line that the active parser's `fast` hook or a block reader
         (`_read_in_place`) read: a line half as long again is checked for two prints run into
@@ -313,8 +316,7 @@ class Dispatcher:
 
     def _feed_any(self, line: str | bytes, rank: int | None) -> list[dict]:
         try:
-            if ", pid=" in line if isinstance(line, str) else b", pid=" in line:     # SkyPilot's prefix
-                line = as_srun_labels(line)
+            line = self.pdsh.relabel(as_srun_labels(line))
             if self.tee_prefix is not None:
                 line = self.tee_prefix.as_default(_as_bytes(line))
             if isinstance(line, str):
@@ -644,7 +646,7 @@ class Dispatcher:
     def _feed_chunk(self, data: str | bytes) -> list[dict]:
         if not data:
             return []
-        data = as_srun_labels(data)
+        data = self.pdsh.relabel(as_srun_labels(data))
         part = self._line_part
         if type(data) is not bytes:
             if isinstance(data, str) and part is None and self.tee_prefix is None and self._whole_text(data):

@@ -1,0 +1,52 @@
+"""pdsh's `host: ` prefix (DeepSpeed's multi-node launcher): once the launcher's `WORLD INFO
+DICT` (or its `pdsh ... -w` command) has named the hosts in order, each host's lines are its
+node's, as srun's label would make them.  The capture: two torchruns of a real two-node job
+(`torch-2.15_torchrun-2node_rank3-raises_node*.log`) passed on by pdsh 2.34 itself."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from ridgescope.parsers import Dispatcher
+from ridgescope.parsers.pdsh import PdshHosts
+
+from .conftest import feed_all
+
+CAPTURED = Path(__file__).resolve().parents[1] / "data" / "captured"
+NAME = "pdsh-2.34_exec_2-hosts_torch-2.15_torchrun-2node_rank3-raises.log"
+
+
+def records(data: bytes) -> tuple[list[dict], list[dict]]:
+    d = Dispatcher()
+    in_block = d.feed_chunk(data) + d.flush()
+    by_line, _ = feed_all(data.splitlines(keepends=True))
+    return in_block, by_line
+
+
+def test_each_hosts_lines_are_its_nodes():
+    data = (CAPTURED / NAME).read_bytes()
+    labelled = re.sub(rb"(?m)^algo-([12]): ", lambda m: b"%d: " % (int(m.group(1)) - 1), data)
+    pdsh_block, pdsh_lines = records(data)
+    srun_block, _ = records(labelled)
+    assert pdsh_block == srun_block and pdsh_lines == pdsh_block
+    steps = {(r["rank"], r["step"]) for r in pdsh_block if r["kind"] == "progress"}
+    assert steps == {(node, step) for node in (0, 1) for step in (1, 2, 3)}
+    # torchrun's own report names the rank that failed first: the job's rank 3, on node 1
+    (first,) = [r for r in pdsh_block if r.get("message", "").startswith("torchrun: rank 3 failed first")]
+    assert first["rank"] == 3
+
+
+def test_before_the_hosts_are_named_the_lines_are_read_as_they_are():
+    data = b"".join(line for line in (CAPTURED / NAME).read_bytes().splitlines(keepends=True)
+                    if b"WORLD INFO DICT" not in line)
+    block, _ = records(data)
+    assert not any(r["rank"] in (0, 1) for r in block if r["kind"] == "progress")
+
+
+def test_the_runners_pdsh_command_names_the_hosts_too():
+    hosts = PdshHosts()
+    runner = ("[2024-05-01 10:00:00,000] [INFO] [multinode_runner.py:80:get_cmd] cmd = pdsh -S -f 1024 "
+              "-w worker-1,worker-2,worker-10 export NCCL_DEBUG=WARN; cd /job; python -u -m deepspeed.launcher.launch\n")
+    assert hosts.relabel(runner) == runner
+    assert hosts.relabel(b"worker-10: step 5\nworker-1: step 5\nworker-3: step 5\n") == (
+        b"2: step 5\n0: step 5\nworker-3: step 5\n")
