@@ -29,7 +29,7 @@ from .olmo import OlmoParser
 from .prefix import RayWorkers, split_rank_prefix
 from .scan import candidate_lines, interesting
 from .speechbrain import SpeechBrainParser
-from .pdsh import PdshHosts
+from .pdsh import WORLD, WORLD_BYTES, PdshHosts
 from .skypilot import as_srun_labels
 from .srun import PIECE, SrunPieces, cut_after_word, cut_inside, flatten, labelled, widest_node
 from .tee import TeeParts, per_write_prefix, split_inside
@@ -316,7 +316,9 @@ class Dispatcher:
 
     def _feed_any(self, line: str | bytes, rank: int | None) -> list[dict]:
         try:
-            line = self.pdsh.relabel(as_srun_labels(line))
+            if (", pid=" in line or "pdsh " in line or WORLD in line if isinstance(line, str) else
+                    b", pid=" in line or b"pdsh " in line or WORLD_BYTES in line) or self.pdsh.nodes:
+                line = self.pdsh.relabel(as_srun_labels(line))     # SkyPilot's or pdsh's prefix
             if self.tee_prefix is not None:
                 line = self.tee_prefix.as_default(_as_bytes(line))
             if isinstance(line, str):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 WORLD = "WORLD INFO DICT: {"
+WORLD_BYTES = WORLD.encode()
 _WORLD_HOST = re.compile(r"'([\w.-]{1,128})': \[")
 _RUNNER = re.compile(r"\bpdsh (?:-[A-Za-z]+ (?:[0-9]+ )?)*-w ([\w.-]{1,128}(?:,[\w.-]{1,128}){0,4095}) ")
 
@@ -32,15 +33,20 @@ class PdshHosts:
             if self._text is None:
                 return data
             return self._text.sub(lambda m: f"{self.nodes[m.group(1)]}: ", data)
-        if WORLD.encode() in data or b"pdsh " in data:
+        if WORLD_BYTES in data or b"pdsh " in data:
             self._learn(bytes(data).decode("utf-8", "replace"))
         if self._bytes is None:
             return data
         return self._bytes.sub(lambda m: b"%d: " % self.nodes[m.group(1).decode()], data)
 
     def _learn(self, text: str) -> None:
+        """The hosts that `text` names: a `WORLD INFO DICT` line behind one of its hosts'
+        prefixes (a launcher on one node, which pdsh did not start, prints it unprefixed), or
+        the runner's pdsh command."""
         at = text.find(WORLD)
         hosts = _WORLD_HOST.findall(text, at, text.find("}", at)) if at >= 0 else []
+        if hosts and not text.startswith(tuple(f"{host}: " for host in hosts), text.rfind("\n", 0, at) + 1):
+            hosts = []
         if not hosts and "pdsh " in text:
             r = _RUNNER.search(text)
             hosts = r.group(1).split(",") if r is not None else []
