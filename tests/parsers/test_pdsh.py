@@ -50,3 +50,12 @@ def test_the_runners_pdsh_command_names_the_hosts_too():
     assert hosts.relabel(runner) == runner
     assert hosts.relabel(b"worker-10: step 5\nworker-1: step 5\nworker-3: step 5\n") == (
         b"2: step 5\n0: step 5\nworker-3: step 5\n")
+
+
+def test_a_single_nodes_world_info_names_no_pdsh_host():
+    """A launcher that pdsh did not start (one node) prints its `WORLD INFO DICT` bare: no
+    line is a host's, and nothing is rewritten after it."""
+    hosts = PdshHosts()
+    world = "[2022-10-28 22:56:14,607] [INFO] [launch.py:136:main] WORLD INFO DICT: {'worker-0': [0, 1, 2, 3]}\n"
+    assert hosts.relabel(world + "worker-0: not a prefix here\n") == world + "worker-0: not a prefix here\n"
+    assert not hosts.nodes
