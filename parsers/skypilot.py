@@ -30,9 +30,8 @@ def _label_bytes(m) -> bytes:
 
 
 def as_srun_labels(data: str | bytes) -> str | bytes:
-    """`data` with each line's SkyPilot prefix as srun's label (or taken off);
-    `data` itself where no line has one (a substring test first: a block without `, pid=`
-    costs no more)."""
+    """`data` with each line's SkyPilot prefix as srun's label (or taken off); `data` itself
+    where no line has one (a substring test first: a block without `, pid=` costs no more)."""
     if isinstance(data, str):
         return _TEXT.sub(_label, data) if ", pid=" in data else data
     return _BYTES.sub(_label_bytes, data) if b", pid=" in data else data

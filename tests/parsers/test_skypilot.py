@@ -60,8 +60,8 @@ def test_a_one_node_clusters_prefix_is_taken_off():
 
 
 def test_only_a_prefix_at_the_start_of_a_line_is_read():
-    """A prefix quoted inside a line is the line's text; srun's piece logic is not told about
-    it either."""
+    """A prefix quoted inside a line is the line's text; SkyPilot's setup prefix, which names
+    no rank in its own form, is left to Ray's reading."""
     quoted = "saw (head, rank=0, pid=2481) go\n(worker2, rank=2, pid=7, ip=10.0.0.2) step 5\n"
     assert as_srun_labels(quoted) == "saw (head, rank=0, pid=2481) go\n2: step 5\n"
     assert as_srun_labels(quoted.encode()) == as_srun_labels(quoted).encode()
