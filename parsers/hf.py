@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from .base import CLOCK, EVAL_WORDS, OWN_TOTAL, BarTracker, Parser, Pattern, num, parse_bar, parsed, record, to_ms
-from .hf_epochs import TrainingBanner
+from .hf_epochs import TrainingBanner, unsloth_banner_end
 from .kv import pairs
 from .means import interval_mean, printed_mean
 from .pydict import parse_flat_dict
@@ -177,7 +177,8 @@ class HFTrainerParser(Parser):
         if " = " in line:
             self.banner.read(line)      # the banner comes before the lines that name the Trainer
         return (_logged_dict(line, "{'loss':") or "{'train_runtime'" in line or "|trainer.py:" in line
-                or _logged_dict(line, "{'eval_loss'") or "Total optimization steps = " in line)
+                or _logged_dict(line, "{'eval_loss'") or "Total optimization steps = " in line
+                or "Total batch size" in line and unsloth_banner_end(line))
 
     def _emit_held(self, rank, out: list) -> None:
         rec = self.held.pop(rank, None)

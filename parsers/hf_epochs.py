@@ -10,7 +10,8 @@ Transformers 5 adds the update steps per epoch.  A step is given only where the 
 digits allow no other: Transformers 5 prints 4 significant digits (`'0.625'`), older 4.x
 releases rounded it to 2 decimals (`round(epoch, 2)`, from 4.2), 4.57 prints the float whole
 with no bar and rounds it where its bar is drawn.  Where no banner was logged, the run's end may
-still tell the steps (`hf_run_end`)."""
+still tell the steps (`hf_run_end`).  Unsloth replaces the banner with its own, which gives the
+same numbers several to a line (`TrainingBanner.read`)."""
 from __future__ import annotations
 
 import math
@@ -26,9 +27,25 @@ if TYPE_CHECKING:
 BANNER = Pattern(r"(Num examples|Num Epochs|Num update steps per epoch|Gradient Accumulation steps|"
                  r"Total optimization steps|Total train batch size \(w\. parallel, distributed & accumulation\))"
                  r" = (\d[\d,]{0,30}+)\s*$")
+UNSLOTH = Pattern(r"(Num examples|Num Epochs|Gradient [Aa]ccumulation steps|Total steps|Total batch size)"
+                  r"(?: \([\d x]{1,60}+\))? = (\d[\d,]{0,30}+)(?= \| |\s*$)")
+"""A number of Unsloth's banner, after its sloth's ASCII art:
+`   \\   /|    Num examples = 240 | Num Epochs = 1 | Total steps = 30`, ..., `Data Parallel GPUs
+= 1 | Total batch size (2 x 4 x 1) = 8`; its releases of 2024 `Gradient Accumulation steps = 8`
+and `Total batch size = 40 | Total steps = 220`."""
 PRINTED_EPOCH = Pattern(r"'epoch': ('?)([0-9][0-9.e+-]{0,30}+)")
 _KEYS = {"Num examples": "examples", "Num Epochs": "epochs", "Num update steps per epoch": "steps_per_epoch",
-         "Gradient Accumulation steps": "accumulation", "Total optimization steps": "total_steps"}
+         "Gradient Accumulation steps": "accumulation", "Gradient accumulation steps": "accumulation",
+         "Total optimization steps": "total_steps", "Total steps": "total_steps"}
+_LAST_OF_BANNER = ("Total optimization steps", "Total steps", "Total batch size")
+"""The keys of a banner's last line of numbers (HF's, Unsloth's, Unsloth's of 2025): there the
+schedule is worked out, and not on an evaluation's banner, which names its examples too."""
+
+
+def unsloth_banner_end(line: str) -> bool:
+    """The last line of numbers of Unsloth's banner: Unsloth prints it from inside the Trainer's
+    own training loop, which it patches, so that the line names the Trainer as HF's banner does."""
+    return "| Total batch size (" in line or ("Total batch size = " in line and "| Total steps = " in line)
 
 
 @dataclass(frozen=True)
@@ -139,22 +156,25 @@ class TrainingBanner:
 
     def read(self, line: str) -> bool:
         """Note a banner line; True if `line` was one."""
-        if not ("Num " in line or "steps = " in line or "accumulation) = " in line):
+        if not ("Num " in line or "steps = " in line or "accumulation) = " in line or "Total batch size" in line):
             return False    # (the pattern's search costs ~2.7 us a line; this, ~0.1)
-        m = BANNER.search(line)
-        if m is None:
-            return False
-        key, value = m.group(1), int(m.group(2).replace(",", ""))
-        name = _KEYS.get(key, "total_batch")
-        if self.seen.get(name) != value:
-            self.seen[name] = value     # (an evaluation's banner names its examples too, before the next training banner)
-            self._changed = True
-        if name == "total_steps" and self._changed:
+        pairs = [m.groups() for m in UNSLOTH.finditer(line)] if " | " in line else []
+        if not pairs:
+            m = BANNER.search(line)
+            if m is None:
+                return False
+            pairs = [m.groups()]
+        for key, digits in pairs:
+            name, value = _KEYS.get(key, "total_batch"), int(digits.replace(",", ""))
+            if self.seen.get(name) != value:
+                self.seen[name] = value     # (an evaluation's banner names its examples too, before the next training banner)
+                self._changed = True
+        s = self.seen
+        if self._changed and any(key in _LAST_OF_BANNER for key, _ in pairs) and all(
+                k in s for k in ("examples", "epochs", "total_batch", "accumulation", "total_steps")):
             self._changed = False
-            s = self.seen
-            if all(k in s for k in ("examples", "epochs", "total_batch", "accumulation")):
-                self.allowed = schedules(s["examples"], s["epochs"], s["total_batch"], s["accumulation"],
-                                         value, s.get("steps_per_epoch"))
+            self.allowed = schedules(s["examples"], s["epochs"], s["total_batch"], s["accumulation"],
+                                     s["total_steps"], s.get("steps_per_epoch"))
         return True
 
     def may_be_training(self, total: int | None) -> bool:

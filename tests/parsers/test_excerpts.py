@@ -672,3 +672,13 @@ def test_deepspeed_old_breakdown_with_zero_optimizer_timers():
     assert second["timers_ms"]["optimizer_allgather"] == 3.3 and second["timers_ms"]["step"] == 659.09
     assert second["lanes_ms"] == {"compute": approx(316.87 + 514.24 + 659.09 - 3.3),
                                   "communication": approx(226.67 + 3.3)}
+
+
+def test_unsloth_banner_names_the_trainer_and_its_bar():
+    """Unsloth logs its own banner in place of the Trainer's: its last line of numbers names
+    the Trainer, whose bar (of the banner's 312 steps, so the training's) then gives the steps.
+    Unsloth's `step, loss` print after each redraw is no step of its own."""
+    recs = read("unsloth-2024.10_banner_bar-with-step-loss-prints.log")
+    assert [(r["kind"], r["framework"], r["step"], r["total_steps"]) for r in recs] == [
+        ("progress", "hf_trainer", step, 312) for step in range(1, 82, 10)]
+    assert recs[0]["it_per_s"] == approx(1 / 25.72, rel=1e-4) and recs[0]["elapsed_s"] == 25

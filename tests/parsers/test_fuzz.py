@@ -49,6 +49,7 @@ FRAGMENTS = [
     "{'loss': 2.5,\n", " 'step': 3,\n", "  'x'],\n", " 'lr': array(0.1, dtype=float32)}", "epoch 0: perplexity: ",
     " eval_loss: ", "1.50s/batch", "3batch [", "% 3/4 [", "  Num examples = 66\n", "  Num Epochs = 2\n",
     "accumulation) = 12\n", "  Gradient Accumulation steps = 3\n", "  Total optimization steps = 12\n",
+    " | Num Epochs = 1 | Total steps = 30\n", "Data Parallel GPUs = 1 | Total batch size (2 x 4 x 1) = 8\n",
     "'epoch': '0.3529'}", "'epoch': 0.35294117647058826}", "{'bleu': ", "{'rouge1': ", "Evaluation metrics: {",
     # formats and prefixes added later: Megatron-LM's dated lines and timer blocks, NeMo 2.0, MaxText,
     # CLU, NCCL 2.19+, Ray, DeepSpeed's config and checkpoint lines, printed tensors, Unix times

@@ -36,6 +36,25 @@ def banner(examples, epochs, total_batch, accumulation, total_steps):
             f"  Gradient Accumulation steps = {accumulation}", f"  Total optimization steps = {total_steps:,}"]
 
 
+def unsloth_banner(examples, epochs, per_device, accumulation, total_steps):
+    """Unsloth's banner, which its patched training loop logs in place of the Trainer's
+    (`debug_info` in unslothai/unsloth's models/_utils.py): the form of 2025, then that of 2024."""
+    total = per_device * accumulation
+    return [[
+        "==((====))==  Unsloth - 2x faster free finetuning | Num GPUs used = 1",
+        f"   \\\\   /|    Num examples = {examples:,} | Num Epochs = {epochs:,} | Total steps = {total_steps:,}",
+        f"O^O/ \\_/ \\    Batch size per device = {per_device:,} | Gradient accumulation steps = {accumulation}",
+        f"\\        /    Data Parallel GPUs = 1 | Total batch size ({per_device} x {accumulation} x 1) = {total:,}",
+        ' "-____-"     Trainable parameters = 61,214,720 of 31,334,301,232 (0.20% trained)',
+    ], [
+        "==((====))==  Unsloth - 2x faster free finetuning | Num GPUs = 1",
+        f"   \\\\   /|    Num examples = {examples:,} | Num Epochs = {epochs:,}",
+        f"O^O/ \\_/ \\    Batch size per device = {per_device:,} | Gradient Accumulation steps = {accumulation}",
+        f"\\        /    Total batch size = {total:,} | Total steps = {total_steps:,}",
+        ' "-____-"     Number of trainable parameters = 982,515,712',
+    ]]
+
+
 @st.composite
 def runs(draw):
     """A run as TrainingArguments and a dataset make it: the banner's numbers and the batches
@@ -166,3 +185,34 @@ def test_a_banner_read_again_keeps_what_the_epochs_ruled_out():
     for line in banner(64, 2, 16, 1, 8):
         b.read(line)
     assert [(s.batches, s.steps_per_epoch) for s in b.allowed] == [(4, 4)]
+
+
+def test_unsloth_s_banner_numbers_the_dicts_as_the_trainer_s_does():
+    """Unsloth's banner gives the same numbers several to a line, the schedule's last after the
+    total steps in the form of 2025.  A run of 1,736 examples, 1 x 4 a step, no bar on the
+    stream: the dicts' epochs (`'0.002304'`, Transformers 5) name every one of its 434 steps,
+    and 2-decimal epochs over 3 epochs of 8 steps each of theirs."""
+    for form in unsloth_banner(1736, 1, 1, 4, 434):
+        d = Dispatcher()
+        dicts = [f"{{'loss': '1.5', 'grad_norm': '0.7', 'learning_rate': '2e-05', 'epoch': '{epoch:.4g}'}}"
+                 for _, epoch in trainer_epochs(1736, 4, 434)]
+        recs = d.feed_chunk(("\n".join(form + dicts) + "\n").encode()) + d.flush()
+        assert [r["step"] for r in recs] == list(range(1, 435))
+        assert {r["framework"] for r in recs} == {"hf_trainer"} and recs[0]["epoch"] == 0.002304
+    for form in unsloth_banner(64, 3, 2, 4, 24):
+        d = Dispatcher()
+        dicts = [f"{{'loss': 1.5, 'learning_rate': 2e-05, 'epoch': {round(epoch, 2)!r}}}"
+                 for _, epoch in trainer_epochs(32, 4, 24)]
+        recs = d.feed_chunk(("\n".join(form + dicts) + "\n").encode()) + d.flush()
+        assert [r["step"] for r in recs] == list(range(1, 25))
+
+
+def test_a_line_of_other_numbers_behind_pipes_is_no_banner():
+    """Numbers several to a line are read only under the banner's own names; a training loop's
+    `key = value | ...` line with none of them changes nothing."""
+    b = TrainingBanner()
+    for line in banner(66, 2, 12, 3, 12):
+        b.read(line)
+    before = list(b.allowed)
+    assert not b.read("step = 3 | loss = 1.5 | Total tokens = 4,096")
+    assert b.allowed == before and b.step("{'loss': 1.48, 'epoch': 0.35294117647058826}") == 2
