@@ -150,6 +150,12 @@ class TrainingBanner:
         (the log probe notes a banner as it comes, before its pipe's parser reads it)."""
         self.bar_total: int | None = None
         """The total steps of the Trainer's bar, the first drawn."""
+        self.contradicted = False
+        """A printed epoch at which no step of the banner's schedules ends: the Trainer counts
+        otherwise, and no later epoch names a step.  (Before 4.46 its accumulation ran on across
+        epochs, `total_batched_samples`: from the second epoch on, where the batches of an
+        epoch are no multiple of the accumulation, its steps end where ours do not, and some
+        land on ours one step off.)"""
         self.run_end: RunEnd | None = None
         """Where the run's stdout was read ahead: it numbers the dicts where no banner was
         logged."""
@@ -172,7 +178,7 @@ class TrainingBanner:
         s = self.seen
         if self._changed and any(key in _LAST_OF_BANNER for key, _ in pairs) and all(
                 k in s for k in ("examples", "epochs", "total_batch", "accumulation", "total_steps")):
-            self._changed = False
+            self._changed, self.contradicted = False, False
             self.allowed = schedules(s["examples"], s["epochs"], s["total_batch"], s["accumulation"],
                                      s["total_steps"], s.get("steps_per_epoch"))
         return True
@@ -197,12 +203,17 @@ class TrainingBanner:
         """The step a bare log dict's epoch names (`step_at`); where no banner was read, the
         step the run's end gives it (`run_end`), or None.  Where the banner allows two schedules
         (the last batch dropped or not), one that has no step ending at a printed epoch is ruled
-        out."""
+        out; an epoch at which none has one ends the numbering (`contradicted`)."""
+        if self.contradicted:
+            return None
         printed = printed_epoch(line) if self.allowed or self.run_end is not None else None
         if printed is None:
             return None
         if not self.allowed:
             return None if self.run_end is None else self.run_end.step(line, printed, self.bar_total)
-        if len(self.allowed) > 1:
-            self.allowed = [s for s in self.allowed if steps_within(*printed, s) != set()] or self.allowed
+        ruled_in = [s for s in self.allowed if steps_within(*printed, s) != set()]
+        if not ruled_in:
+            self.contradicted = True
+            return None
+        self.allowed = ruled_in
         return step_at(printed[0], printed[1], self.allowed)

@@ -216,3 +216,34 @@ def test_a_line_of_other_numbers_behind_pipes_is_no_banner():
     before = list(b.allowed)
     assert not b.read("step = 3 | loss = 1.5 | Total tokens = 4,096")
     assert b.allowed == before and b.step("{'loss': 1.48, 'epoch': 0.35294117647058826}") == 2
+
+
+def trainer_4_45_epochs(batches: int, accumulation: int, total_steps: int):
+    """(step, epoch) as Transformers 4.45 and before count them: a step on each whole
+    accumulation of the batches since the run began (`total_batched_samples`), across epochs."""
+    for step in range(1, total_steps + 1):
+        epoch, batch = divmod(step * accumulation - 1, batches)
+        yield step, epoch + (batch + 1) / batches
+
+
+def test_a_trainer_that_counts_otherwise_gets_no_step_rather_than_a_wrong_one():
+    """467 examples in batches of 2, 4 a step, 5 epochs: 234 batches an epoch, and the banner's
+    290 steps fit our schedule of 59 an epoch.  Transformers 4.45 printed with no bar (the float
+    whole) steps 1-58 where that schedule has them; its step 59 ends at batch 2 of the second
+    epoch, where none of ours does, and from there on no dict is numbered: its step 118, 4 batches
+    into the third epoch, would otherwise be read as 119."""
+    lines = banner(467, 5, 8, 4, 290)
+    b = TrainingBanner()
+    for line in lines:
+        b.read(line)
+    found = [(step, b.step(f"{{'loss': 1.0, 'epoch': {epoch!r}}}"))
+             for step, epoch in trainer_4_45_epochs(234, 4, 290)]
+    assert all(got == step for step, got in found[:58])
+    assert all(got is None for _, got in found[58:])
+    fresh = TrainingBanner()
+    for line in lines:
+        fresh.read(line)
+    assert fresh.step(f"{{'loss': 1.0, 'epoch': {2 + 4 / 234!r}}}") == 119
+    for line in banner(64, 2, 16, 1, 8):    # the next training's banner is trusted anew
+        b.read(line)
+    assert b.step("{'loss': 1.0, 'epoch': 0.25}") == 1
