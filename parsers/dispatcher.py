@@ -24,6 +24,7 @@ from .maxtext import MaxTextParser
 from .megatron import MegatronParser
 from .nanogpt import NanoGPTParser
 from .nccl import NcclParser, chatter
+from .nemo_rl import NemoRLParser
 from .structured import message_of
 from .olmo import OlmoParser
 from .prefix import RayWorkers, split_rank_prefix
@@ -51,6 +52,7 @@ PARSERS = {
     "composer": ComposerParser,
     "olmo": OlmoParser,
     "verl": VerlParser,
+    "nemo_rl": NemoRLParser,
     "maxtext": MaxTextParser,
     "espnet": EspnetParser,
     "icefall": IcefallParser,

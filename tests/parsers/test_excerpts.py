@@ -682,3 +682,26 @@ def test_unsloth_banner_names_the_trainer_and_its_bar():
     assert [(r["kind"], r["framework"], r["step"], r["total_steps"]) for r in recs] == [
         ("progress", "hf_trainer", step, 312) for step in range(1, 82, 10)]
     assert recs[0]["it_per_s"] == approx(1 / 25.72, rel=1e-4) and recs[0]["elapsed_s"] == 25
+
+
+def test_nemo_rl_timing_block_gives_the_step_s_lanes():
+    """NeMo RL's step block with no header before it: one record, its total step time the step's
+    time, its phases the lanes (generation, log-probs and training compute; the batch's sampling
+    and processing input; the weights' sync communication; the rest none)."""
+    (rec,) = read("nemo-rl_grpo-async_training-results-timing.log")
+    assert (rec["kind"], rec["framework"], rec["step"], rec["loss"]) == ("progress", "nemo_rl", None, 0.1032)
+    assert rec["step_time_ms"] == 66550 and len(rec["timers_ms"]) == 8
+    assert rec["timers_ms"]["exposed_generation"] == 32520 and rec["timers_ms"]["training_prep"] == 1060
+    assert rec["lanes_ms"] == {"compute": approx(32520 + 25050 + 4780), "input": approx(1380 + 230),
+                               "communication": 130}
+    assert rec["metrics"] == {"avg_reward": 0.3486, "buffer_size": 64}
+
+
+def test_nemo_rl_validation_inside_a_step():
+    """A validation's bullets, printed deeper inside step 2 of 2: one eval record at that step,
+    after the warnings printed among its lines."""
+    (rec,) = read("nemo-rl_dpo_step-validation-results.log")
+    assert (rec["kind"], rec["framework"], rec["step"], rec["phase"], rec["loss"]) == (
+        "eval", "nemo_rl", 2, "result", 0.6645)
+    assert rec["metrics"] == {"sft_loss": 0.0, "preference_loss": 0.6645, "accuracy": 1.0,
+                              "rewards_chosen_mean": 0.7755}

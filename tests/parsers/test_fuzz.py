@@ -91,6 +91,9 @@ FRAGMENTS = [
     "[INFO|DP=0|PP=0|TP=0|ip-1]: iteration: ", " / 1000 | ", "11.5K", "85.8G", " sec", "step-time ",
     # verl
     "(TaskRunner pid=7) ", "step:3 - ", "actor/pg_loss:", " - timing_s/step:", " - val-core/a/acc/mean@1:",
+    # NeMo RL
+    "========================= Step 2/3 =========================", "  \u2022 Loss: ", "  \u2022 Total step time: ",
+    "  \u2022 policy_training: 25.05s (37.6%)", "    \u2022 Validation loss: ", "\u23f1\ufe0f  Timing:",
     # MetricLogger, Swin, Detectron2, DLRM, GPT-NeoX
     "Epoch: [2]  [ 150/1251]  eta: 0:20:52  ", "  max mem: ", "Test:  [ 0/50]  eta: ", "* Acc@1 ", " Acc@5 ",
     "Train: [30/300][400/2859]\teta 0:20:52 lr ", "\tmem 16138MB", "d2.utils.events]:  eta: ", "  last_time: ",
