@@ -16,7 +16,9 @@ The header counts the steps of the epoch, out of the epoch's batches (or the run
 fewer): the run's step is the epochs before times that, plus the header's.  The block's bullets
 give one progress record, when the first line after its timing bullets ends it (or the next
 header, or the stream).  A validation inside the step prints its bullets deeper
-(`    • Validation loss: 0.6645`, SFT's and DPO's): one eval record at that step.  Phases timed: rollout generation, the log-prob passes and the policy's
+(`    • Validation loss: 0.6645`, SFT's and DPO's): one eval record at that step; GRPO's prints
+its accuracy so (`    • Accuracy: 0.4500`, a line with no word the pre-check knows, unread) and
+then its time, `    • Total validation time: 32.10s`, the eval record.  Phases timed: rollout generation, the log-prob passes and the policy's
 update are the compute lane, loading and preparing the batch the input lane, moving the policy's
 weights to the generation engine (`weight_sync`, the refit's `transfer_and_update_weights`)
 communication, and `checkpointing` the checkpoint lane; the rest (rewards, the engines' wake and
@@ -31,6 +33,7 @@ DEEP_BULLET = "    \u2022 "
 TIMED = Pattern(r"  \u2022 ([\w/.-]{1,120}+): (\d{1,12}+(?:\.\d{1,12}+)?)s \(\d{1,12}+(?:\.\d{1,6}+)?%\)\s*+$")
 ITEM = Pattern(r"  \u2022 ([^:]{1,120}+): (\S{1,40}+)\s*+$")
 TOTAL = "  \u2022 Total step time: "
+VALIDATION_TIME = "    \u2022 Total validation time: "
 _LANES = {"generation": "compute", "exposed_generation": "compute", "policy_and_reference_logprobs": "compute",
           "policy_training": "compute", "data_processing": "input", "buffer_sampling": "input",
           "weight_sync": "communication", "prepare_for_generation/transfer_and_update_weights": "communication",
@@ -64,6 +67,12 @@ class NemoRLParser(Parser):
                 epoch, _, _ = self.at.get(rank, (None, None, None))
                 self.at[rank] = (n, None, None) if m.group(1) == "Epoch" else (epoch, n, of)
                 return out
+        if line.startswith(VALIDATION_TIME):
+            seconds = num(line[len(VALIDATION_TIME):].strip().rstrip("s"))
+            if seconds is not None:
+                out.append(record("eval", self.name, rank, self._step(rank), phase="result",
+                                  duration_ms=seconds_to_ms(seconds)))
+            return out
         if line.startswith((BULLET + "Loss: ", TOTAL, DEEP_BULLET + "Validation ")):
             kind = "eval" if line[2] == " " else "progress"
             rec = self.open[rank] = record(kind, self.name, rank, self._step(rank))

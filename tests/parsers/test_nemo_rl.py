@@ -49,3 +49,15 @@ def test_a_block_ends_at_the_next_header_or_the_stream_s_end():
     end the last one."""
     recs, _ = feed_all([line.encode() for line in run_of(1, 3, blank_after_timing=False)])
     assert [(r["step"], r["step_time_ms"]) for r in recs] == [(1, 2000), (2, 3000), (3, 4000)]
+
+
+def test_grpo_s_validation_time_is_an_evaluation_in_its_step():
+    """GRPO validates inside the step (`val_period`), then prints its results and time deeper
+    (`validate` in grpo.py): an eval record at that step, with the validation's time."""
+    lines = [f"{'=' * 25} Step 5/20 {'=' * 25}", "▶ Training policy...", "", "📊 Validation Results:",
+             "    • Accuracy: 0.4500", "    • Average response length: 245.3 tokens", "    • Samples processed: 128",
+             "", "  ⏱️  Validation Timing:", "    • Total validation time: 32.10s", "", "📊 Training Results:",
+             "  • Loss: 0.0500", "", "⏱️  Timing:", "  • Total step time: 80.00s", "  • policy_training: 30.00s (37.5%)", ""]
+    recs, _ = feed_all([line.encode() for line in lines])
+    assert [(r["kind"], r["step"], r.get("duration_ms"), r.get("step_time_ms")) for r in recs] == [
+        ("eval", 5, 32100, None), ("progress", 5, None, 80000)]
