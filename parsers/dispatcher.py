@@ -32,6 +32,7 @@ from .scan import candidate_lines, interesting
 from .speechbrain import SpeechBrainParser
 from .pdsh import WORLD, WORLD_BYTES, PdshHosts
 from .skypilot import as_srun_labels
+from .slime import SlimeParser
 from .srun import PIECE, SrunPieces, cut_after_word, cut_inside, flatten, labelled, widest_node
 from .tee import TeeParts, per_write_prefix, split_inside
 from .template import TeePrefix
@@ -53,6 +54,7 @@ PARSERS = {
     "olmo": OlmoParser,
     "verl": VerlParser,
     "nemo_rl": NemoRLParser,
+    "slime": SlimeParser,
     "maxtext": MaxTextParser,
     "espnet": EspnetParser,
     "icefall": IcefallParser,
