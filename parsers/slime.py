@@ -21,7 +21,7 @@ the step's idle time.  The rollout manager's own `perf` dict (`{'rollout/respons
 'perf/rollout_time': ..}`) holds no step time, and gives no record."""
 from __future__ import annotations
 
-from .base import Parser, Pattern, num, record, seconds_to_ms
+from .base import Parser, Pattern, record, seconds_to_ms
 from .pydict import parse_flat_dict
 
 STEP = Pattern(r"step (\d{1,12}+): (\{'train/.{0,8000}+)")
@@ -54,35 +54,29 @@ class SlimeParser(Parser):
         return []
 
     def _step(self, step: int, body: str, rank) -> list[dict]:
-        d = parse_flat_dict(body)
-        if not d:
-            return []
         fields: dict = {}
         metrics: dict = {}
-        for key, v in d.items():
-            if isinstance(v, bool) or not isinstance(v, (int, float)):
-                continue
+        for key, v in _numbers(body):
             if key in _FIELDS:
                 fields[_FIELDS[key]] = v
             elif len(metrics) < _METRICS:
                 metrics[key.removeprefix("train/")] = v
+        if not fields and not metrics:
+            return []
         return [record("progress", self.name, rank, step, **fields, metrics=metrics or None)]
 
     def _perf(self, step: int, body: str, rank) -> list[dict]:
-        d = parse_flat_dict(body)
-        if not d:
-            return []
         timers: dict = {}
         metrics: dict = {}
-        for key, v in d.items():
-            if isinstance(v, bool) or not isinstance(v, (int, float)):
-                continue
+        step_s = None
+        for key, v in _numbers(body):
             name = key.partition("/")[2]
-            if key.startswith("perf/") and name.endswith("_time") and name != "step_time":
+            if key == "perf/step_time":
+                step_s = v
+            elif key.startswith("perf/") and name.endswith("_time"):
                 timers[name[:-5]] = seconds_to_ms(v)
-            elif key != "perf/step_time" and len(metrics) < _METRICS:
+            elif len(metrics) < _METRICS:
                 metrics[key] = v
-        step_s = num(str(d.get("perf/step_time", "")))
         if step_s is None:
             return []
         lanes: dict = {}
@@ -93,3 +87,9 @@ class SlimeParser(Parser):
         return [record("timing", self.name, rank, step, step_time_ms=seconds_to_ms(step_s),
                        timers_ms={k: v for k, v in timers.items() if k not in _TOTALS},
                        lanes_ms=lanes, metrics=metrics or None)]
+
+
+def _numbers(body: str) -> list[tuple[str, float]]:
+    """The (key, number) items of a printed dict; nothing where it is no dict."""
+    d = parse_flat_dict(body) or {}
+    return [(key, v) for key, v in d.items() if isinstance(v, (int, float)) and not isinstance(v, bool)]

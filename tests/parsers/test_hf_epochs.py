@@ -192,19 +192,19 @@ def test_unsloth_s_banner_numbers_the_dicts_as_the_trainer_s_does():
     total steps in the form of 2025.  A run of 1,736 examples, 1 x 4 a step, no bar on the
     stream: the dicts' epochs (`'0.002304'`, Transformers 5) name every one of its 434 steps,
     and 2-decimal epochs over 3 epochs of 8 steps each of theirs."""
-    for form in unsloth_banner(1736, 1, 1, 4, 434):
+    def read(lines: list[str]) -> list[dict]:
         d = Dispatcher()
-        dicts = [f"{{'loss': '1.5', 'grad_norm': '0.7', 'learning_rate': '2e-05', 'epoch': '{epoch:.4g}'}}"
-                 for _, epoch in trainer_epochs(1736, 4, 434)]
-        recs = d.feed_chunk(("\n".join(form + dicts) + "\n").encode()) + d.flush()
+        return d.feed_chunk(("\n".join(lines) + "\n").encode()) + d.flush()
+
+    quoted = [f"{{'loss': '1.5', 'grad_norm': '0.7', 'learning_rate': '2e-05', 'epoch': '{epoch:.4g}'}}"
+              for _, epoch in trainer_epochs(1736, 4, 434)]
+    rounded = [f"{{'loss': 1.5, 'learning_rate': 2e-05, 'epoch': {round(epoch, 2)!r}}}"
+               for _, epoch in trainer_epochs(32, 4, 24)]
+    for form, short in zip(unsloth_banner(1736, 1, 1, 4, 434), unsloth_banner(64, 3, 2, 4, 24)):
+        recs = read(form + quoted)
         assert [r["step"] for r in recs] == list(range(1, 435))
         assert {r["framework"] for r in recs} == {"hf_trainer"} and recs[0]["epoch"] == 0.002304
-    for form in unsloth_banner(64, 3, 2, 4, 24):
-        d = Dispatcher()
-        dicts = [f"{{'loss': 1.5, 'learning_rate': 2e-05, 'epoch': {round(epoch, 2)!r}}}"
-                 for _, epoch in trainer_epochs(32, 4, 24)]
-        recs = d.feed_chunk(("\n".join(form + dicts) + "\n").encode()) + d.flush()
-        assert [r["step"] for r in recs] == list(range(1, 25))
+        assert [r["step"] for r in read(short + rounded)] == list(range(1, 25))
 
 
 def test_a_line_of_other_numbers_behind_pipes_is_no_banner():
