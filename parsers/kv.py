@@ -13,10 +13,11 @@ _PAIR = Pattern(
     r"(?: ?\((?P<kunit>ms|s|sec|GiB|GB|MiB|MB|it/s|s/it|tok/s|tokens/s|samples/s)\))?"
     r"(?:\s{0,3}+[:=]\s{0,8}+|\s{1,8}+)"
     r"(?P<val>[-+]?(?:\d[\d,]{0,30}+(?:\.\d*+)?|\.\d++)(?:[eE][-+]?\d{1,3}+)?|nan|inf|N/A)"
-    r"(?:(?P<unit>ms|s|sec|%|GiB|GB|Gb|MiB|MB|Mb|it/s|s/it|tok/s|K|M|G|T)|\x20(?P<sunit>ms|sec|s|GiB|GB|MiB|MB)"
+    r"(?:(?P<unit>ms|s|sec|%|GiB|GB|Gb|MiB|MB|Mb|it/s|s/it|tok/s|K|M|G|T)|\x20(?P<sunit>tokens/s|tok/s|samples/s|ms|sec|s|GiB|GB|MiB|MB)"
     r"(?![\w./]))?(?![\w.]|:\d)")
-"""A unit follows its number, or a space and then a unit of time or memory (`iter time: 112.20 ms`,
-`step-time 73.352 sec`); K, M, G and T scale the number (`tokens_per_sec: 2.35K`).  A number
+"""A unit follows its number, or a space and then a unit of time, memory or throughput (`iter time:
+112.20 ms`, `step-time 73.352 sec`, prime-rl's `Throughput: 3324 tokens/s`); K, M, G and T scale
+the number (`tokens_per_sec: 2.35K`).  A number
 followed by `:` and a digit is a clock's hours (PyTorch/XLA's `Time=21:35:07`), not a value."""
 SCALE = {"K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
 

@@ -705,3 +705,13 @@ def test_nemo_rl_validation_inside_a_step():
         "eval", "nemo_rl", 2, "result", 0.6645)
     assert rec["metrics"] == {"sft_loss": 0.0, "preference_loss": 0.6645, "accuracy": 1.0,
                               "rewards_chosen_mean": 0.7755}
+
+
+def test_prime_rl_step_lines():
+    """prime-rl's `Step N | Time: 0.60s | ... | Throughput: 3324 tokens/s`: a step's time, and a
+    throughput in tokens, its unit after a space."""
+    prog = progress(read("prime-rl_sft-trainer_step-lines.log"))
+    assert [(r["step"], r["step_time_ms"]) for r in prog] == [(0, 5130), (1, 600), (2, 350), (3, 360), (4, 360)]
+    first = prog[1]
+    assert (first["loss"], first["grad_norm"], first["lr"], first["mfu"]) == (12.3125, 28.4812, 1e-06, 1.0)
+    assert first["tokens_per_s"] == 3324 and "samples_per_s" not in first
