@@ -324,6 +324,18 @@ def timers_to_lanes(timers: dict[str, float]) -> dict[str, float]:
 
 
 
+def phase_lanes(timers: dict[str, float], lane_of: dict[str, str]) -> dict[str, float]:
+    """The lanes of a step whose phases a framework times one after another (verl's, NeMo RL's,
+    slime's): each phase's time in its lane; a phase no lane names (rewards, an engine's wake)
+    adds to none."""
+    lanes: dict[str, float] = {}
+    for phase, ms in timers.items():
+        lane = lane_of.get(phase)
+        if lane is not None:
+            lanes[lane] = round(lanes.get(lane, 0.0) + ms, 6)
+    return lanes
+
+
 def parse_timer_list(text: str) -> dict[str, float]:
     """'forward-compute: 340.72 | backward-compute: 176.25 | ...' -> {name: ms}."""
     timers: dict[str, float] = {}

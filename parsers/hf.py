@@ -178,7 +178,7 @@ class HFTrainerParser(Parser):
             self.banner.read(line)      # the banner comes before the lines that name the Trainer
         return (_logged_dict(line, "{'loss':") or "{'train_runtime'" in line or "|trainer.py:" in line
                 or _logged_dict(line, "{'eval_loss'") or "Total optimization steps = " in line
-                or "Total batch size" in line and unsloth_banner_end(line))
+                or unsloth_banner_end(line))
 
     def _emit_held(self, rank, out: list) -> None:
         rec = self.held.pop(rank, None)

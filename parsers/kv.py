@@ -17,8 +17,8 @@ _PAIR = Pattern(
     r"(?![\w./]))?(?![\w.]|:\d)")
 """A unit follows its number, or a space and then a unit of time, memory or throughput (`iter time:
 112.20 ms`, `step-time 73.352 sec`, prime-rl's `Throughput: 3324 tokens/s`); K, M, G and T scale
-the number (`tokens_per_sec: 2.35K`).  A number
-followed by `:` and a digit is a clock's hours (PyTorch/XLA's `Time=21:35:07`), not a value."""
+the number (`tokens_per_sec: 2.35K`).  A number followed by `:` and a digit is a clock's hours
+(PyTorch/XLA's `Time=21:35:07`), not a value."""
 SCALE = {"K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
 
 STEP_KEYS = {"step", "iter", "iteration", "it", "global_step", "globalstep", "num_updates", "current_steps",

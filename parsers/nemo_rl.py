@@ -18,14 +18,16 @@ give one progress record, when the first line after its timing bullets ends it (
 header, or the stream).  A validation inside the step prints its bullets deeper
 (`    • Validation loss: 0.6645`, SFT's and DPO's): one eval record at that step; GRPO's prints
 its accuracy so (`    • Accuracy: 0.4500`, a line with no word the pre-check knows, unread) and
-then its time, `    • Total validation time: 32.10s`, the eval record.  Phases timed: rollout generation, the log-prob passes and the policy's
-update are the compute lane, loading and preparing the batch the input lane, moving the policy's
+then its time, `    • Total validation time: 32.10s`, the eval record.
+
+Phases timed: rollout generation, the log-prob passes and the policy's update are the compute
+lane, loading and preparing the batch the input lane, moving the policy's
 weights to the generation engine (`weight_sync`, the refit's `transfer_and_update_weights`)
 communication, and `checkpointing` the checkpoint lane; the rest (rewards, the engines' wake and
 sleep) gets no lane."""
 from __future__ import annotations
 
-from .base import CLOCK, Parser, Pattern, num, record, seconds_to_ms
+from .base import CLOCK, Parser, Pattern, num, phase_lanes, record, seconds_to_ms
 
 HEADER = Pattern(r"\s*+={25} (Step|Epoch) (\d{1,9}+)/(\d{1,9}+) ={25}\s*+$")
 BULLET = "  \u2022 "
@@ -74,7 +76,7 @@ class NemoRLParser(Parser):
                                   duration_ms=seconds_to_ms(seconds)))
             return out
         if line.startswith((BULLET + "Loss: ", TOTAL, DEEP_BULLET + "Validation ")):
-            kind = "eval" if line[2] == " " else "progress"
+            kind = "eval" if line.startswith(DEEP_BULLET) else "progress"
             rec = self.open[rank] = record(kind, self.name, rank, self._step(rank))
             if kind == "eval":
                 rec["phase"] = "result"
@@ -136,19 +138,16 @@ class NemoRLParser(Parser):
     def _close(self, rank) -> dict:
         rec = self.open.pop(rank)
         self.timing.discard(rank)
-        epoch, n, of = self.at.get(rank, (None, None, None))
         if rec["kind"] == "eval":
             return rec
         timers = rec.get("timers_ms")
         if timers:
-            lanes: dict = {}
-            exposed = "exposed_generation" in timers
-            for phase, ms in timers.items():
-                lane = _LANES.get(phase)
-                if lane is not None and not (exposed and phase == "generation"):
-                    lanes[lane] = round(lanes.get(lane, 0.0) + ms, 6)
+            if "exposed_generation" in timers:     # (the part of `generation` the step waited for)
+                timers = {k: v for k, v in timers.items() if k != "generation"}
+            lanes = phase_lanes(timers, _LANES)
             if lanes:
                 rec["lanes_ms"] = lanes
+        epoch, n, of = self.at.get(rank, (None, None, None))
         if n is not None and of is not None:
             rec.update(iter_in_epoch=n, iters_per_epoch=of)
         if epoch is not None:

@@ -21,7 +21,7 @@ the step's idle time.  The rollout manager's own `perf` dict (`{'rollout/respons
 'perf/rollout_time': ..}`) holds no step time, and gives no record."""
 from __future__ import annotations
 
-from .base import Parser, Pattern, record, seconds_to_ms
+from .base import Parser, Pattern, phase_lanes, record, seconds_to_ms
 from .pydict import parse_flat_dict
 
 STEP = Pattern(r"step (\d{1,12}+): (\{'train/.{0,8000}+)")
@@ -29,8 +29,6 @@ PERF = Pattern(r"(?:\[[^\]]{1,40}+\] [\w.]{1,80}+:\d{1,6}+ - )?perf (\d{1,12}+):
 _FIELDS = {"train/loss": "loss", "train/grad_norm": "grad_norm", "train/lr-pg_0": "lr"}
 _LANES = {"actor_train": "compute", "log_probs": "compute", "ref_log_probs": "compute",
           "data_preprocess": "input", "update_weights": "communication", "save_model": "checkpoint"}
-_TOTALS = ("train", "step")
-"""Timers that hold the others: the step's time, not phases of their own."""
 _METRICS = 32
 
 
@@ -73,20 +71,14 @@ class SlimeParser(Parser):
             name = key.partition("/")[2]
             if key == "perf/step_time":
                 step_s = v
-            elif key.startswith("perf/") and name.endswith("_time"):
-                timers[name[:-5]] = seconds_to_ms(v)
+            elif key.startswith("perf/") and name.endswith("_time") and name != "train_time":
+                timers[name[:-5]] = seconds_to_ms(v)     # (`train_time` holds the phases after the wait)
             elif len(metrics) < _METRICS:
                 metrics[key] = v
         if step_s is None:
             return []
-        lanes: dict = {}
-        for phase, ms in timers.items():
-            lane = _LANES.get(phase)
-            if lane is not None:
-                lanes[lane] = round(lanes.get(lane, 0.0) + ms, 6)
-        return [record("timing", self.name, rank, step, step_time_ms=seconds_to_ms(step_s),
-                       timers_ms={k: v for k, v in timers.items() if k not in _TOTALS},
-                       lanes_ms=lanes, metrics=metrics or None)]
+        return [record("timing", self.name, rank, step, step_time_ms=seconds_to_ms(step_s), timers_ms=timers,
+                       lanes_ms=phase_lanes(timers, _LANES), metrics=metrics or None)]
 
 
 def _numbers(body: str) -> list[tuple[str, float]]:

@@ -17,7 +17,7 @@ The SFT trainer prints `step:8 - train/loss:5.06 - train/lr:0.001 - train/mfu:0.
 with no time: read live, its record says when it was read (`drawn_ns`), its step's end."""
 from __future__ import annotations
 
-from .base import CLOCK, Parser, Pattern, num, parsed, record, seconds_to_ms
+from .base import CLOCK, Parser, Pattern, num, parsed, phase_lanes, record, seconds_to_ms
 
 _OWN = frozenset({"step", "mem_gb", "timers_ms", "lanes_ms", "metrics"})
 """What a step's record sets itself (see `parsed`)."""
@@ -93,11 +93,7 @@ class VerlParser(Parser):
         if fields or timers or metrics:
             if "step" in timers:
                 fields["step_time_ms"] = timers.pop("step")
-            lanes: dict = {}
-            for phase, ms in timers.items():
-                lane = _LANES.get(phase)
-                if lane is not None:
-                    lanes[lane] = round(lanes.get(lane, 0.0) + ms, 6)
+            lanes = phase_lanes(timers, _LANES)
             if "epoch" in fields:
                 fields["epoch"] = int(fields["epoch"])
             mem = next((memory[k] for k in _MEMORY if k in memory), None)
