@@ -38,7 +38,7 @@ class SlimeParser(Parser):
     def detect(self, line: str) -> bool:
         s = line.lstrip()
         return (s.startswith("step ") and ": {'train/" in s) or (
-            "perf " in s and ": {'perf/" in s and PERF.search(s) is not None)
+            "perf " in s and ": {'perf/" in s and PERF.match(s) is not None)
 
     def parse(self, line: str, rank: int | None) -> list[dict]:
         s = line.strip()
