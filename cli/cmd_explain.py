@@ -30,7 +30,8 @@ def gather(args) -> tuple[dict | None, list[dict], dict, dict, dict]:
         arrival_ns, source FROM step_rank FINAL WHERE job = {job} AND step = {int(args.step)}
         ORDER BY rank"""))
     base_rows = _dicts(*query(args, f"""SELECT rank, median(input_ms) AS input,
-        median(compute_ms) AS compute, median(checkpoint_ms) AS checkpoint
+        median(transfer_ms) AS transfer, median(compute_ms) AS compute,
+        median(communication_ms) AS communication, median(checkpoint_ms) AS checkpoint
         FROM (SELECT * FROM step_rank FINAL WHERE job = {job}) AS r
         WHERE step IN (SELECT step FROM steps FINAL WHERE job = {job} AND phase = 'normal'
                        AND NOT slow)

@@ -32,6 +32,11 @@ def fetch_steps(args, job: str, slow_only: bool = False) -> list[dict]:
     return out
 
 
+def _culprit(step: dict) -> int | str:
+    """The table's culprit: a rank, or `?` where none is known (-1 in the store and in JSON)."""
+    return step["culprit_rank"] if step["culprit_rank"] >= 0 else "?"
+
+
 def run(args) -> int:
     try:
         steps = fetch_steps(args, args.job, args.slow)
@@ -47,7 +52,7 @@ def run(args) -> int:
         k[:5] for k in LANE_KEYS]
     rows = [[s["step"], s["rank_count"], s["duration_ms"], s["baseline_ms"], s["excess_ms"],
              "SLOW" if s["slow"] else "", s["cause"] if s["slow"] else "",
-             s["culprit_rank"] if s["slow"] else ""] + [s["lanes_ms"][k] for k in LANE_KEYS]
+             _culprit(s) if s["slow"] else ""] + [s["lanes_ms"][k] for k in LANE_KEYS]
             for s in steps]
     print_table(columns, rows)
     return 0

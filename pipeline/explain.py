@@ -49,6 +49,10 @@ def gpu_evidence(metrics: dict) -> list[str]:
     return out
 
 
+_NOT_PRINTED = "not measured: the log printed no {timer} timer"
+"""A stdout-only step's answer for a lane the framework never timed: its 0 ms is no measurement."""
+
+
 def answers(step: dict, ranks: list[dict], baselines: dict[int, dict],
             write_mb: dict[int, float], gpu: dict[int, dict] | None = None
             ) -> list[tuple[str, str]]:
@@ -80,44 +84,59 @@ def answers(step: dict, ranks: list[dict], baselines: dict[int, dict],
         out.append(("Probes", "an evaluation loop ran in this step: its batches' wait and its "
                               "compute are in the lanes below, not the training step's own"))
 
+    # the lanes measured: all of them under the hook; from stdout, those the framework times
+    measured = {lane for lane in LANES if hooked or any(
+        r[f"{lane}_ms"] > 0 or base(r).get(lane, 0.0) > 0 for r in ranks)}
+
     r = _worst(ranks, lambda r: _over(r, base(r), "input"))
     out.append(("1. Was the next batch ready?",
                 f"rank {r['rank']} waited {r['input_ms']:.1f} ms for its batch "
                 f"({_over(r, base(r), 'input'):+.1f} ms vs its usual "
                 f"{base(r).get('input', 0.0):.1f} ms); median of all ranks "
-                f"{_median([x['input_ms'] for x in ranks]):.1f} ms"))
+                f"{_median([x['input_ms'] for x in ranks]):.1f} ms"
+                if "input" in measured else _NOT_PRINTED.format(timer="data-loading")))
 
     r = _worst(ranks, lambda r: r["transfer_ms"])
     out.append(("2. Did the host-to-device copy overlap with compute?",
                 f"exposed transfer at most {r['transfer_ms']:.1f} ms (rank {r['rank']})"
-                if r["transfer_ms"] > 0 else "no exposed host-to-device copy was recorded"))
+                if r["transfer_ms"] > 0 else "no exposed host-to-device copy was recorded"
+                if "transfer" in measured else _NOT_PRINTED.format(timer="host-to-device copy")))
 
-    r = _worst(ranks, lambda r: _over(r, base(r), "compute"))
-    out.append(("3. Were forward and backward kernels continuously available?",
-                f"rank {r['rank']} computed {r['compute_ms']:.1f} ms "
+    r = _worst(ranks, lambda r: _over(r, base(r), "compute") if "compute" in measured else r["idle_ms"])
+    computed = (f"rank {r['rank']} computed {r['compute_ms']:.1f} ms "
                 f"({_over(r, base(r), 'compute'):+.1f} ms vs its usual "
-                f"{base(r).get('compute', 0.0):.1f} ms); idle on that rank "
-                f"{r['idle_ms']:.1f} ms"
-                + "".join(f"; {line}" for line in gpu_evidence(
+                f"{base(r).get('compute', 0.0):.1f} ms); idle on that rank {r['idle_ms']:.1f} ms"
+                if "compute" in measured else
+                _NOT_PRINTED.format(timer="compute") + f" (rank {r['rank']}'s {r['idle_ms']:.1f} ms "
+                "are not split)")
+    out.append(("3. Were forward and backward kernels continuously available?",
+                computed + "".join(f"; {line}" for line in gpu_evidence(
                     dict(gpu.get(r["rank"], {}), compute_ms=r["compute_ms"])))))
 
     first = min(x["arrival_ns"] for x in ranks)
     order = sorted(ranks, key=lambda x: x["arrival_ns"])
     spread = ", ".join(f"rank {x['rank']} +{(x['arrival_ns'] - first) / 1e6:.1f}" for x in order)
     out.append(("4. When did each gradient bucket become ready?",
-                f"last bucket ready, relative to the first rank (ms): {spread}"))
+                f"last bucket ready, relative to the first rank (ms): {spread}" if hooked else
+                "not measured: only the hook probe sees gradient buckets"))
 
     last = order[-1]
-    out.append(("5. Did all ranks arrive together?",
-                f"no: rank {last['rank']} arrived last, {step['skew_ms']:.1f} ms after the median"
-                if step["skew_ms"] > 1.0 else
-                f"yes: arrival skew {step['skew_ms']:.1f} ms"))
+    if not hooked and len(ranks) == 1:
+        arrived = f"cannot tell: only rank {last['rank']} printed this step"
+    elif step["skew_ms"] > 1.0:
+        arrived = f"no: rank {last['rank']} arrived last, {step['skew_ms']:.1f} ms after the median"
+    else:
+        arrived = f"yes: arrival skew {step['skew_ms']:.1f} ms"
+    if not hooked and len(ranks) > 1:
+        arrived += " (from when each rank printed the step)"
+    out.append(("5. Did all ranks arrive together?", arrived))
 
     waits = sum(x["comm_wait_ms"] for x in ranks) / len(ranks)
     running = sum(x["communication_ms"] - x["comm_wait_ms"] for x in ranks) / len(ranks)
     out.append(("6. How much communication remained after backward?",
                 f"exposed communication per rank: {running:.1f} ms running, {waits:.1f} ms "
-                f"waiting for the last rank (mean of {len(ranks)} ranks)"))
+                f"waiting for the last rank (mean of {len(ranks)} ranks)"
+                if "communication" in measured else _NOT_PRINTED.format(timer="communication")))
 
     r = _worst(ranks, lambda r: r["checkpoint_ms"])
     if r["checkpoint_ms"] > 0:
