@@ -24,6 +24,7 @@ _OWN_MXNET = frozenset({"step_inferred", "epoch", "iter_in_epoch", "samples_per_
 _METER_ITEM = Pattern(r"([A-Za-z@][\w/@ ]{0,30}?)\s++(-?[\d.]++(?:[eE][-+]?\d++)?)(?:\s*+\(\s*+(-?[\d.]++(?:[eE][-+]?\d++)?)\))?")
 MXNET = Pattern(r"(?:Node\[(\d++)\] )?Epoch\[(\d++)\] Batch \[(\d++)-(\d++)\]\s++Speed: ([\d.]++) samples/sec(.{0,1000}+)")
 NODE = Pattern(r"Node\[(\d++)\]")
+XLA_DEVICE = Pattern(r"Device=xla:\d{1,4}+/(\d{1,7}+)")
 _STEPISH = Pattern(r"(?:^|[\s|,\[:])(?:[Ss]tep|STEP|[Ii]ter(?:ation)?|ITER|global_step|num_updates|training_steps)(?:\s*+[:=]|\s)")
 _STEP_TOTAL = Pattern(r"(?i)\b(?:step|iter|iteration)\s*+[:=]?\s*+\[?\s*+(\d++)\s*+/\s*+(\d++)")
 _SLASH_NUMBER = re.compile(r"/\s*+[0-9]", re.ASCII)
@@ -91,10 +92,19 @@ PARALLEL_PLACE = Pattern(r"\[[A-Z]{1,8}+\|DP=[^\]]{0,300}+\]")
 LOGURU_SOURCE = Pattern(r"\| [\w.]{1,200}+(?::[\w<>.]{1,100}+)?:\d{1,7}+ - ")
 EPOCH_OF = Pattern(r"(?i)\bepoch\s*+[:=]?\s*+\[?\s*+(\d++)\s*+/\s*+(\d++)")
 
+# MiniMind's trainers (and the many scripts that copy them): `Epoch:[1/2](100/44160), loss: 8.8630,
+# logits_loss: 8.8630, aux_loss: 0.0000, lr: 0.00049999, epoch_time: 372.0min`, the step counted in
+# its epoch; before 2025 `Epoch:[0/19](100/24681) loss:5.251 lr:0.0002 epoch_Time:98.0min:`, with
+# epochs from 0 at first.  `epoch_time` is the minutes left of the epoch, no time taken.
+EPOCH_STEP_IN_PARENS = Pattern(r"Epoch:\[(\d{1,9}+)/(\d{1,9}+)\]\((\d{1,12}+)/(\d{1,12}+)\),?(.{0,4000}+)")
 D2_START = Pattern(r"Starting training from iteration (\d{1,12}+)")
 # CLU's LoggingWriter, behind absl's prefix: `I0919 14:15:27.775955 1401 logging_writer.py:35] [100] k=v, ...`
 CLU = Pattern(r"logging_writer\.py:\d{1,6}+\] \[(\d{1,12}+)\] (.{1,4000}+)")
 _EVAL_WORDS = Pattern(r"(?i)eval|valid|test|bleu|rouge")
+_EVAL_KEY = Pattern(r"(?i)(?:^|[_/ .-])(?:val|valid|validation|eval|evaluation|test)(?:$|[_/ .-])")
+"""A value's name that says an evaluation gave it, `val_loss`, `eval/acc`, `Validation bpb`..."""
+_EVAL_WORD_ALONE = frozenset(("val", "valid", "validation", "eval", "evaluation", "test"))
+"""... but not the word alone."""
 _PROGRESS_FIELDS = ("loss", "step_time_ms", "lr", "it_per_s", "tokens_per_s", "samples_per_s", "tflops", "grad_norm")
 
 _DATA_TIMERS = ("dtd", "data", "data_time", "reader_cost", "avg_reader_cost")
@@ -268,6 +278,10 @@ class GenericParser(Parser):
             m = MMENGINE.search(s)
             if m:
                 return self._mmengine(m, rank)
+        if "Epoch:[" in s and "](" in s:
+            m = EPOCH_STEP_IN_PARENS.search(s)
+            if m:
+                return self._epoch_step_in_parens(m, rank)
         if "Train: " in s or "Test: " in s:
             m = TIMM.search(s)
             if m:
@@ -335,11 +349,13 @@ class GenericParser(Parser):
         if len(fields) + len(extra) == 0:
             return []
         if not any(k in fields for k in _PROGRESS_FIELDS):
-            return []
+            return self._eval_line(rank, step, fields, extra)
         if rank is None and "Node[" in s:
             nm = NODE.search(s)
             if nm:
                 rank = int(nm.group(1))
+        if "Device=xla:" in s:
+            rank = self._xla_update(s, rank, fields, extra)
         timers: dict = {}
         for k in list(extra):
             if k in _TIMERS:
@@ -362,6 +378,31 @@ class GenericParser(Parser):
         if self.loop_bars.absorb(rank, step, fields):
             return []
         return [record("progress", self.name, rank, step, **fields)]
+
+    @staticmethod
+    def _xla_update(s: str, rank, fields: dict, extra: dict):
+        """PyTorch/XLA's `print_training_update` line: the rank its device names (`xla:0/3`, the
+        process's global ordinal), and its `Rate=`, the samples a second of that device."""
+        m = XLA_DEVICE.search(s)
+        if rank is None and m is not None:
+            rank = int(m.group(1))
+        extra.pop("xla", None)      # (`Device=xla:0`, read as a value)
+        rate = extra.pop("rate", None)
+        if rate is not None:
+            fields["samples_per_s"] = rate
+        return rank
+
+    def _eval_line(self, rank, step: int, fields: dict, extra: dict) -> list[dict]:
+        """A step's line of evaluation results alone (`Step 00200 | Validation bpb: 0.8123`,
+        `step: 300, eval_loss: 2.1, eval_accuracy: 0.5`): an eval record, where some value's
+        names say it is one (most of them name an evaluation and what it measured; a bare
+        `validation: 1` is a setting, as nccl-tests prints its own); nothing otherwise."""
+        named = sum(1 for k in extra if _EVAL_KEY.search(k) and k.lower() not in _EVAL_WORD_ALONE)
+        if not named or named * 2 <= len(extra):
+            return []
+        metrics = dict(list(extra.items())[:24])
+        return [record("eval", self.name, rank, step, phase="result", epoch=fields.get("epoch"),
+                       metrics=metrics)]
 
     def _detectron2_printed(self, rank, step: int) -> None:
         last = self.d2_printed.get(rank, [None])[0]
@@ -509,6 +550,22 @@ class GenericParser(Parser):
                        iters_per_epoch=total if epoch is not None else None,
                        total_steps=None if epoch is not None else total,
                        mem_gb=round(memory / 1024, 6) if memory is not None else None, **fields,
+                       **({"metrics": extra} if extra else {}))]
+
+    def _epoch_step_in_parens(self, m, rank) -> list[dict]:
+        """MiniMind's line: the run's step from its epoch's, where epochs count from 0 if the
+        stream shows an epoch 0 (`_run_step`, told that the step counts in its epoch)."""
+        fields, extra = normalise(pairs(m.group(5)))
+        for name in ("step", "epoch", "step_time_ms"):
+            fields.pop(name, None)
+        extra.pop("epoch_time", None)
+        if not fields:
+            return []
+        epoch, i = int(m.group(1)), int(m.group(3))
+        state = self.epochs.setdefault(rank, [0 if epoch == 0 else 1, "epoch", epoch, i])
+        state[1] = "epoch"
+        step = self._run_step(rank, fields, epoch, int(m.group(2)), i, int(m.group(4)))
+        return [record("progress", "minimind", rank, step, **fields,
                        **({"metrics": extra} if extra else {}))]
 
     def _timm(self, m, rank) -> list[dict]:

@@ -27,8 +27,9 @@ _OWN_VALIDATION = frozenset({"total_steps", "phase", "loss"})
 _MS = Pattern(r"([A-Za-z_]++):(-?[\d.]++|nan)ms")
 _BARE_MS = Pattern(r"([\d.]++)\s*+ms\b")
 _BARE_TOK = Pattern(r"([\d.]++)\s*+tok/s")
-_BARE_MFU = Pattern(r"(?<![\w.])([\d.]{1,20}+)% (?:\w{1,20}+ )?MFU\b")
-"""llm.c: `45.6% bf16 MFU`."""
+_BARE_MFU = Pattern(r"(?<![\w.-])(-?[\d.]{1,20}+)% (?:\w{1,20}+ )?MFU\b")
+"""llm.c: `45.6% bf16 MFU`; `-100.0% bf16 MFU` where it knows no peak for the GPU (and on
+its first step), no measurement."""
 
 
 class NanoGPTParser(Parser):
@@ -292,8 +293,9 @@ class NanoGPTParser(Parser):
                     fields["tokens_per_s"] = num(tok.group(1))
             if "mfu" not in fields and "MFU" in rest:
                 mfu = _BARE_MFU.search(rest)
-                if mfu and num(mfu.group(1)) is not None:
-                    fields["mfu"] = num(mfu.group(1))
+                value = num(mfu.group(1)) if mfu else None
+                if value is not None and value >= 0:
+                    fields["mfu"] = value
             if not fields:
                 return []
             return [record("progress", self.name, rank, step, total_steps=total, **parsed(fields, OWN_TOTAL))]

@@ -715,3 +715,59 @@ def test_prime_rl_step_lines():
     first = prog[1]
     assert (first["loss"], first["grad_norm"], first["lr"], first["mfu"]) == (12.3125, 28.4812, 1e-06, 1.0)
     assert first["tokens_per_s"] == 3324 and "samples_per_s" not in first
+
+
+def test_minimind_epochs_counted_from_0():
+    """MiniMind's 2024 lines: the epoch and its step both from 0, every 100th step logged;
+    `epoch_Time` is the minutes left of the epoch, no step time."""
+    recs = read("minimind-2024_pretrain_epochs-from-0.log")
+    assert len(recs) == 19 and {r["framework"] for r in recs} == {"minimind"}
+    assert [r["step"] for r in recs] == list(range(0, 1900, 100))
+    assert [r["loss"] for r in recs[:3]] == [8.863, 5.251, 4.716]
+    assert (recs[16]["lr"], recs[16]["epoch"], recs[16]["iters_per_epoch"], recs[16]["total_steps"]) == (
+        0.00019999, 0, 24681, 19 * 24681)
+    assert not any("step_time_ms" in r or "metrics" in r for r in recs)
+
+
+def test_minimind_epochs_counted_from_1():
+    recs = read("minimind-2024_pretrain_epochs-from-1.log")
+    assert [r["step"] for r in recs] == list(range(31000, 32800, 100))
+    assert (recs[6]["loss"], recs[6]["lr"], recs[6]["epoch"], recs[6]["total_steps"]) == (3.816, 0.000143334263, 1, 44160)
+
+
+def test_minimind_comma_separated_items():
+    recs = read("minimind-2026_pretrain_logger-lines.log")
+    assert [r["step"] for r in recs] == list(range(100, 1100, 100))
+    assert (recs[0]["loss"], recs[0]["lr"], recs[0]["metrics"]) == (
+        7.4568, 0.00049999, {"logits_loss": 7.4568, "aux_loss": 0.0})
+    assert not any("step_time_ms" in r for r in recs)
+
+
+def test_minimind_steps_run_on_over_epochs():
+    """The step counts in its epoch (from 1, to the epoch's last): the next epoch's steps come
+    after it, and a stream that starts in a later epoch numbers its steps from there."""
+    line = "Epoch:[{}/2]({}/300), loss: 2.5, logits_loss: 2.5, aux_loss: 0.0000, lr: 0.0004, epoch_time: 1.0min"
+    recs, _ = feed_all([line.format(1, 200), line.format(1, 300), line.format(2, 100)])
+    assert [(r["step"], r["epoch"], r["iter_in_epoch"]) for r in recs] == [(200, 1, 200), (300, 1, 300), (400, 2, 100)]
+    recs, _ = feed_all([line.format(2, 100)])
+    assert recs[0]["step"] == 400
+
+
+def test_llm_c_mfu_on_a_gpu_it_does_not_know():
+    """llm.c prints `-100.0% bf16 MFU` where it knows no peak for the GPU: no MFU, not 100 %."""
+    recs = read("llm.c_train-gpt2cu_unknown-gpu-mfu.log")
+    assert [r["step"] for r in recs] == list(range(61, 72)) and {r["framework"] for r in recs} == {"nanogpt"}
+    assert (recs[0]["loss"], recs[0]["grad_norm"], recs[0]["lr"], recs[0]["step_time_ms"], recs[0]["tokens_per_s"]) == (
+        3.208939, 1.48, 3e-4, 44.57, 91886)
+    assert not any("mfu" in r for r in recs)
+
+
+def test_pytorch_xla_processes_name_their_ranks():
+    """PyTorch/XLA's `Device=xla:0/R` names the process's global ordinal: four processes' lines,
+    interleaved, each step once a rank; `Rate=` is the device's samples a second."""
+    recs = read("pytorch-xla_test-train-mp-mnist_4-processes.log")
+    assert [(r["step"], r["rank"]) for r in recs[:4]] == [(280, 0), (280, 3), (280, 2), (280, 1)]
+    assert sorted((r["rank"], r["step"]) for r in recs) == [(rank, step) for rank in range(4) for step in (280, 300, 320)]
+    third = recs[2]
+    assert (third["epoch"], third["loss"], third["samples_per_s"], third["metrics"]) == (1, 0.01022, 1769.84, {"globalrate": 239.69})
+    assert not any("step_time_ms" in r for r in recs)

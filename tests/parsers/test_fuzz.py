@@ -96,6 +96,8 @@ FRAGMENTS = [
     "  \u2022 policy_training: 25.05s (37.6%)", "    \u2022 Validation loss: ", "\u23f1\ufe0f  Timing:",
     # slime
     "step 3: {'train/loss': ", " - perf 3: {'perf/train_wait_time': ", "'perf/step_time': ",
+    # MiniMind
+    "Epoch:[1/2](", "100/44160), loss: ", "Epoch:[0/19](0/24681) loss:8.863 ", "epoch_Time:372.0min:",
     # MetricLogger, Swin, Detectron2, DLRM, GPT-NeoX
     "Epoch: [2]  [ 150/1251]  eta: 0:20:52  ", "  max mem: ", "Test:  [ 0/50]  eta: ", "* Acc@1 ", " Acc@5 ",
     "Train: [30/300][400/2859]\teta 0:20:52 lr ", "\tmem 16138MB", "d2.utils.events]:  eta: ", "  last_time: ",

@@ -1423,7 +1423,7 @@ def test_a_clock_is_no_step_time():
     recs, _ = feed_all([
         "| Training Device=xla:0/2 Epoch=1 Step=20 Loss=0.01571 Rate=798.11 GlobalRate=981.24 Time=21:35:09"])
     assert [(r["step"], r["epoch"], r["loss"], r.get("step_time_ms")) for r in recs] == [(20, 1, 0.01571, None)]
-    assert recs[0]["metrics"]["rate"] == 798.11
+    assert (recs[0]["rank"], recs[0]["samples_per_s"], recs[0]["metrics"]) == (2, 798.11, {"globalrate": 981.24})
     # a time of its own still is one
     assert feed_all(["step 3 loss 2.0 time 1.5s"])[0][0]["step_time_ms"] == 1500.0
 
@@ -1689,3 +1689,23 @@ def test_icefall_a_ranks_checkpoint_is_that_ranks():
     assert [(r["kind"], r["rank"], r["step"]) for r in recs] == [
         ("progress", 0, 51), ("progress", 1, 1), ("checkpoint", 0, 51)]
     assert recs[2]["path"] == "zipformer/exp/epoch-1.pt"
+
+
+def test_a_steps_evaluation_line_is_an_evaluation():
+    """A loop's line of a step's evaluation results alone (nanochat's `Step 00200 | Validation
+    bpb: 0.8123` after its step line, a script's `eval_loss`): an eval record at that step, with
+    its values; a line of other values with no progress field stays nothing."""
+    recs, _ = feed_all([
+        "step 00200 (42.30%) | loss: 1.224567 | lrm: 1.00 | dt: 2989.44ms | tok/sec: 529,882 | mfu: 74.13 | "
+        "epoch: 1 | total time: 3.12m",
+        "Step 00200 | Validation bpb: 0.8123",
+        "step: 300, eval_loss: 2.1, eval_accuracy: 0.5",
+        "step 301 | val/ppl: 7.5",
+        "step 302 | lrm: 1.0",
+        "step 303 | interval: 4"])
+    assert [(r["kind"], r["step"]) for r in recs] == [("progress", 200), ("eval", 200), ("eval", 300), ("eval", 301)]
+    assert (recs[0]["step_time_ms"], recs[0]["loss"], recs[0]["tokens_per_s"], recs[0]["mfu"]) == (
+        2989.44, 1.224567, 529882, 74.13)
+    assert [r.get("metrics") for r in recs[1:]] == [
+        {"validation_bpb": 0.8123}, {"eval_loss": 2.1, "eval_accuracy": 0.5}, {"val/ppl": 7.5}]
+    assert all(r["phase"] == "result" for r in recs[1:])
