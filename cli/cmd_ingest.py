@@ -571,6 +571,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"[ridgescope] {r.path}: {r.lines} lines, {r.records} records, {r.garbage} garbage "
               f"({r.timeouts} timeouts); framework {r.framework or 'none'}; timestamps "
               f"{r.timestamps}", file=sys.stderr)
+        untimed = untimed_steps(r)
+        if untimed:
+            note(f"{r.path}: {untimed}")
     if not args.node_logs:
         for warning in overlap.overlaps(pipe_pairs.steps_by_process(results, pairs)):
             note(f"warning: {warning}")
@@ -580,6 +583,19 @@ def run(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 1
     return publish(args, settings, tags, results, items)
+
+
+def untimed_steps(result: FileResult) -> str | None:
+    """Why none of a log's steps will show in `steps` and `explain`, where that is so: its lines
+    print no step time, and no timestamps (or none fine enough) to time them by.  Its records are
+    stored all the same: a user who finds no steps should not have to guess why."""
+    steps = [it.record for it in result.items if it.record is not None
+             and it.record.get("kind") in ("progress", "timing") and isinstance(it.record.get("step"), int)]
+    if not steps or any(rec.get("step_time_ms") for rec in steps):
+        return None
+    return (f"its {len(steps)} step records print no step time, and the log no timestamps to time "
+            "them by: they are stored (the progress table), but `steps` and `explain` will show "
+            "none of its steps")
 
 
 def publish(args, settings, tags: dict, results: list[FileResult], items: list[Item]) -> int:

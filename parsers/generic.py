@@ -24,6 +24,7 @@ _OWN_MXNET = frozenset({"step_inferred", "epoch", "iter_in_epoch", "samples_per_
 _METER_ITEM = Pattern(r"([A-Za-z@][\w/@ ]{0,30}?)\s++(-?[\d.]++(?:[eE][-+]?\d++)?)(?:\s*+\(\s*+(-?[\d.]++(?:[eE][-+]?\d++)?)\))?")
 MXNET = Pattern(r"(?:Node\[(\d++)\] )?Epoch\[(\d++)\] Batch \[(\d++)-(\d++)\]\s++Speed: ([\d.]++) samples/sec(.{0,1000}+)")
 NODE = Pattern(r"Node\[(\d++)\]")
+RANK_TAG = Pattern(r"\[[Rr]ank (\d{1,7}+)\] ")
 XLA_DEVICE = Pattern(r"Device=xla:\d{1,4}+/(\d{1,7}+)")
 _STEPISH = Pattern(r"(?:^|[\s|,\[:])(?:[Ss]tep|STEP|[Ii]ter(?:ation)?|ITER|global_step|num_updates|training_steps)(?:\s*+[:=]|\s)")
 _STEP_TOTAL = Pattern(r"(?i)\b(?:step|iter|iteration)\s*+[:=]?\s*+\[?\s*+(\d++)\s*+/\s*+(\d++)")
@@ -356,6 +357,12 @@ class GenericParser(Parser):
                 rank = int(nm.group(1))
         if "Device=xla:" in s:
             rank = self._xla_update(s, rank, fields, extra)
+        if "ank " in s:      # `[rank 3] Step: 1 | Loss: ..` (Picotron), `[Rank 0] step: 8`
+            rm = RANK_TAG.search(s)
+            if rm is not None:
+                extra.pop("rank", None)     # (the tag, read as a value)
+                if rank is None:
+                    rank = int(rm.group(1))
         timers: dict = {}
         for k in list(extra):
             if k in _TIMERS:

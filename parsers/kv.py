@@ -49,7 +49,7 @@ IT_KEYS = {"it/s", "ups", "steps_per_second", "steps_per_sec", "train_steps_per_
 TFLOPS_KEYS = {"tflops", "tflop/s", "tflops/gpu", "model_tflops", "tflop", "TFLOPs", "model_tflops_per_gpu",
                "tflops_per_gpu"}
 MEM_KEYS = {"memory", "mem", "max mem", "mem_gb", "peak_mem", "max_mem", "peak memory", "memory_gb",
-            "max_memory_allocated", "mem_alloc", "peak_gpu_memory"}
+            "max_memory_allocated", "mem_alloc", "peak_gpu_memory", "memory usage", "memory_usage"}
 EPOCH_KEYS = {"epoch", "ep"}
 TOTAL_KEYS = {"total_steps", "max_steps", "total"}
 TIMESTAMP_KEYS = {"timestamp", "_timestamp", "unix_time"}

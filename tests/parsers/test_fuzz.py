@@ -98,6 +98,9 @@ FRAGMENTS = [
     "step 3: {'train/loss': ", " - perf 3: {'perf/train_wait_time': ", "'perf/step_time': ",
     # MiniMind
     "Epoch:[1/2](", "100/44160), loss: ", "Epoch:[0/19](0/24681) loss:8.863 ", "epoch_Time:372.0min:",
+    # PyTorch/XLA, a rank tag, a step's evaluation values
+    "| Training Device=xla:0/3 Epoch=1 Step=280 Loss=0.01022 Rate=1769.73 ", "[rank 7] Step: 12    | ",
+    "[Rank 0] step: ", "Step 00200 | Validation bpb: ", "-100.0% bf16 MFU",
     # MetricLogger, Swin, Detectron2, DLRM, GPT-NeoX
     "Epoch: [2]  [ 150/1251]  eta: 0:20:52  ", "  max mem: ", "Test:  [ 0/50]  eta: ", "* Acc@1 ", " Acc@5 ",
     "Train: [30/300][400/2859]\teta 0:20:52 lr ", "\tmem 16138MB", "d2.utils.events]:  eta: ", "  last_time: ",

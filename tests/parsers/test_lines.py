@@ -1709,3 +1709,18 @@ def test_a_steps_evaluation_line_is_an_evaluation():
     assert [r.get("metrics") for r in recs[1:]] == [
         {"validation_bpb": 0.8123}, {"eval_loss": 2.1, "eval_accuracy": 0.5}, {"val/ppl": 7.5}]
     assert all(r["phase"] == "result" for r in recs[1:])
+
+
+def test_a_rank_tag_names_the_lines_rank():
+    """A loop that tags its line with its rank (Picotron's `[rank 7] Step: ..`, from its last
+    pipeline stage; prime-rl's `[Rank 0] step: ..`, as in PrimeIntellect-ai/prime-rl#20): the
+    line's rank, where no launcher prefix names one; `Memory usage` is its memory."""
+    recs, _ = feed_all([
+        "03:26:55 [INFO] [TRAIN] [Rank 0] step: 8, loss: 975.9991, tokens_per_second: 76957.79, mfu: 42.46",
+        "[rank 7] Step: 12    | Loss: 7.1234 | Global batch size:   1.05M | Tokens/s:   9.59K | "
+        "Tokens/s/GPU:   1.20K | Tokens:  12.58M | MFU: 12.33% | Memory usage:  32.55GB",
+        "[rank2]:[rank 7] Step: 13    | Loss: 7.1 | MFU: 12.33%"])
+    assert [(r["rank"], r["step"], r["loss"], r["mfu"]) for r in recs] == [
+        (0, 8, 975.9991, 42.46), (7, 12, 7.1234, 12.33), (2, 13, 7.1, 12.33)]
+    assert (recs[1]["mem_gb"], recs[1]["tokens_per_s"]) == (32.55, 9590)
+    assert not any("rank" in r.get("metrics", {}) for r in recs)

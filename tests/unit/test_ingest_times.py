@@ -12,7 +12,8 @@ import pytest
 from pytest import approx
 
 from ridgescope.cli import log_dirs
-from ridgescope.cli.cmd_ingest import Item, add_clock, line_timestamp, rank_in_path, read_file, record_time
+from ridgescope.cli.cmd_ingest import (Item, add_clock, line_timestamp, rank_in_path, read_file, record_time,
+                                       untimed_steps)
 from ridgescope.parsers.template import TeePrefix
 
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "corpus"
@@ -322,3 +323,23 @@ def test_a_bar_that_starts_again_times_from_its_new_start():
             bar(230, 70.0, iter_in_epoch=30), bar(260, 95.0, iter_in_epoch=60)]
     times_from_elapsed(ends)
     assert [it.record.get("step_time_ms") for it in ends] == [None, None, None, approx(25_000 / 30)]
+
+
+def test_a_log_whose_steps_cannot_be_timed_says_so(tmp_path):
+    """MiniMind's lines print no step time (`epoch_time` is the time left) and no timestamp:
+    `ingest` stores them, and says why `steps` will show none of them."""
+    log = tmp_path / "pretrain.log"
+    log.write_text("Epoch:[1/1](100/44160), loss: 7.4568, logits_loss: 7.4568, aux_loss: 0.0000, lr: 0.00049999, "
+                   "epoch_time: 85.0min\n"
+                   "Epoch:[1/1](200/44160), loss: 6.9873, logits_loss: 6.9873, aux_loss: 0.0000, lr: 0.00049998, "
+                   "epoch_time: 53.0min\n")
+    result = read_file(str(log), None)
+    assert result.timestamps == "unknown" and result.records == 2
+    assert untimed_steps(result) == (
+        "its 2 step records print no step time, and the log no timestamps to time them by: they are "
+        "stored (the progress table), but `steps` and `explain` will show none of its steps")
+    # the same lines with timestamps 20 s apart are timed by them
+    log.write_text("".join(f"2024-05-01 10:00:{s:02d} " + line + "\n" for s, line in
+                           zip((0, 40), log.read_text().splitlines())))
+    result = read_file(str(log), None)
+    assert result.items[-1].record["step_time_ms"] == 400.0 and untimed_steps(result) is None
