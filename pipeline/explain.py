@@ -97,10 +97,13 @@ def answers(step: dict, ranks: list[dict], baselines: dict[int, dict],
                 if "input" in measured else _NOT_PRINTED.format(timer="data-loading")))
 
     r = _worst(ranks, lambda r: r["transfer_ms"])
-    out.append(("2. Did the host-to-device copy overlap with compute?",
-                f"exposed transfer at most {r['transfer_ms']:.1f} ms (rank {r['rank']})"
-                if r["transfer_ms"] > 0 else "no exposed host-to-device copy was recorded"
-                if "transfer" in measured else _NOT_PRINTED.format(timer="host-to-device copy")))
+    if r["transfer_ms"] > 0:
+        copied = f"exposed transfer at most {r['transfer_ms']:.1f} ms (rank {r['rank']})"
+    elif "transfer" in measured:
+        copied = "no exposed host-to-device copy was recorded"
+    else:
+        copied = _NOT_PRINTED.format(timer="host-to-device copy")
+    out.append(("2. Did the host-to-device copy overlap with compute?", copied))
 
     r = _worst(ranks, lambda r: _over(r, base(r), "compute") if "compute" in measured else r["idle_ms"])
     computed = (f"rank {r['rank']} computed {r['compute_ms']:.1f} ms "
