@@ -59,7 +59,7 @@ MAX_BACKLOG = 50_000
 HEAD = 200
 """Timestamps are looked for in the first characters of a line only: they are prefixes."""
 
-_ISO = re.compile(r"(?<!\d)(\d{4})[-/](\d\d)[-/](\d\d)[ T](\d\d):(\d\d):(\d\d)(?:[.,](\d{1,9}))?"
+_ISO = re.compile(r"(?<!\d)(\d{4})[-/](\d\d)[-/](\d\d)[ T,](\d\d):(\d\d):(\d\d)(?:[.,](\d{1,9}))?"
                   r"(?:\s?(Z|UTC|[+-]\d\d:?\d\d)(?![\d:]))?(?![\d:])")
 _MONTHS = {m: i for i, m in enumerate(("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug",
                                        "Sep", "Oct", "Nov", "Dec"), start=1)}
@@ -591,7 +591,8 @@ def untimed_steps(result: FileResult) -> str | None:
     stored all the same: a user who finds no steps should not have to guess why."""
     steps = [it.record for it in result.items if it.record is not None
              and it.record.get("kind") in ("progress", "timing") and isinstance(it.record.get("step"), int)]
-    if not steps or any(rec.get("step_time_ms") for rec in steps):
+    if not steps or any(rec.get("step_time_ms") for rec in steps) or any(
+            it.timed_elsewhere for it in result.items):     # (its process's other pipe times them)
         return None
     return (f"its {len(steps)} step records print no step time, and the log no timestamps to time "
             "them by: they are stored (the progress table), but `steps` and `explain` will show "

@@ -1,17 +1,19 @@
 """Fallback: `key: value` / `key=value` lines, printed dicts, ImageNet-example meters
 (`Epoch: [0][ 10/391]\tTime 0.2 (0.3)\tLoss ...`), MXNet `Epoch[0] Batch [20-40]\tSpeed: ...`,
-fairseq's and metaseq's stats lines (`fairseq.py`), MMEngine's `Epoch(train) [1][ 50/1000]  ...`
-and timm's `Train: 0 [  50/1251 (  4%)]  Loss: ...`."""
+fairseq's and metaseq's stats lines (`fairseq.py`), MMEngine's `Epoch(train) [1][ 50/1000]  ...`,
+timm's `Train: 0 [  50/1251 (  4%)]  Loss: ...`, open_clip's (`open_clip.py`), MiniMind's
+`Epoch:[1/2](100/44160), loss: ...` and OpenNMT-py's `Step 100/200000; acc: ..; xent: ..`."""
 from __future__ import annotations
 
 import re
 
-from . import fairseq, printers
+from . import fairseq, printers, slowfast
 from .base import (CLOCK, SOURCE_LOCATION, ULTRALYTICS_MARKS, Parser, Pattern, num, parsed,
                    printable_ascii, record, seconds_to_ms, to_gb, to_ms, unsized_bar_like)
 from .kv import normalise, pairs
 from .loopbars import LoopBars
 from .means import interval_mean, printed_mean
+from .open_clip import OpenClipLines
 from .pydict import parse_flat_dict
 from .scan import interesting
 from .spread_dicts import SpreadDicts
@@ -24,6 +26,7 @@ _OWN_MXNET = frozenset({"step_inferred", "epoch", "iter_in_epoch", "samples_per_
 _METER_ITEM = Pattern(r"([A-Za-z@][\w/@ ]{0,30}?)\s++(-?[\d.]++(?:[eE][-+]?\d++)?)(?:\s*+\(\s*+(-?[\d.]++(?:[eE][-+]?\d++)?)\))?")
 MXNET = Pattern(r"(?:Node\[(\d++)\] )?Epoch\[(\d++)\] Batch \[(\d++)-(\d++)\]\s++Speed: ([\d.]++) samples/sec(.{0,1000}+)")
 NODE = Pattern(r"Node\[(\d++)\]")
+OPENNMT_RATE = Pattern(r"(\d{1,12}+(?:/\d{1,12}+){1,2}+) tok/s;\s++(\d{1,12}+) sec")
 RANK_TAG = Pattern(r"\[[Rr]ank (\d{1,7}+)\] ")
 XLA_DEVICE = Pattern(r"Device=xla:\d{1,4}+/(\d{1,7}+)")
 _STEPISH = Pattern(r"(?:^|[\s|,\[:])(?:[Ss]tep|STEP|[Ii]ter(?:ation)?|ITER|global_step|num_updates|training_steps)(?:\s*+[:=]|\s)")
@@ -76,6 +79,12 @@ def stepish(s: str) -> bool:
 # accuracy/top1: 76.5 ...` at an evaluation's end.  `time` and `data_time` are seconds, `memory`
 # MB.
 MMENGINE = Pattern(r"(?:Epoch\((\w{1,10}+)\)\s*+\[(\d++)\]|Iter\((\w{1,10}+)\)\s*+)\[\s*+(\d++)/(\d++)\](.{0,4000}+)")
+# mmcv's TextLoggerHook, which MMDetection 2.x, MMSegmentation 0.x & co log through:
+# `Epoch [3][50/2500]\tlr: 2.000e-02, eta: 1 day, 0:00:00, time: 1.090, data_time: 0.015, memory:
+# 3901, loss_cls: 0.0230, loss: 0.0394` (`Iter [150/90000]\t...` by iterations), and at an
+# evaluation's end `Epoch(val) [1][625]\tbbox_mAP: 0.3620, ...` (its batches, no total).
+MMCV = Pattern(r"(?:Epoch(?:\((\w{1,10}+)\))? \[(\d{1,9}+)\]\[\s*+(\d{1,12}+)(?:/(\d{1,12}+))?\]"
+               r"|Iter(?:\((\w{1,10}+)\))? \[\s*+(\d{1,12}+)(?:/(\d{1,12}+))?\])\s++(.{0,4000}+)")
 # timm's train.py: `Train: 3 [  50/1251 (  4%)]  Loss: 6.912 (6.92)  Time: 0.412s, 1242.72/s  (0.450s,
 # 1137.78/s)  LR: 1.000e-05  Data: 0.012 (0.051)` (epoch and update from 0, of 1251 updates an
 # epoch), and `Test: [ 389/389]  Time: ..  Loss: 0.89 (0.91)  Acc@1: 78.1 (76.5)` at the
@@ -134,6 +143,19 @@ _SWIN_ETA = Pattern(r"\teta (?:\d{1,6}+ days?, )?\d{1,2}+:\d\d:\d\d ")
 """Swin's first item holds two: `\teta 0:20:52 lr 0.000872`."""
 
 
+def _opennmt(s: str, fields: dict, extra: dict) -> None:
+    """OpenNMT-py's statistics line (`Step 100/200000; acc: 10.5; ppl: 5000.1; xent: 8.5; lr:
+    0.00001; ...; 12345/23456 tok/s;     60 sec`): `xent`, the cross-entropy, is its loss; of
+    the source/target words a second, the target's; `sec`, the time since training began."""
+    xent = extra.pop("xent", None)
+    if xent is not None:
+        fields.setdefault("loss", xent)
+    m = OPENNMT_RATE.search(s)
+    if m is not None:
+        fields["tokens_per_s"] = float(m.group(1).rpartition("/")[2])
+        fields["elapsed_s"] = float(m.group(2))
+
+
 def meter_item(part: str) -> tuple[str, str] | None:
     """(name, number) of one meter item (`Time 0.041 (0.057)`)."""
     m = _METER_ITEM.match(part)
@@ -189,6 +211,8 @@ class GenericParser(Parser):
         """rank -> [epoch, its first step - 1, the last batch it printed]: MXNet counts its
         batches from 0 in each epoch."""
         self.mnist_positions: dict = {}     # rank -> (epoch, sample) -> step: see `printers.mnist`
+        self.open_clip = OpenClipLines()
+        self.slowfast_epochs: dict = {}     # rank -> iterations an epoch: see `slowfast.read`
         self.epoch_length: dict = {}        # rank -> iterations an epoch: see `printers.ignite_example`
         self.dict_claims: dict = {}
         """the keys of a printed dict of numbers -> whether another parser claims it (`_dict_at`)"""
@@ -279,6 +303,10 @@ class GenericParser(Parser):
             m = MMENGINE.search(s)
             if m:
                 return self._mmengine(m, rank)
+        if ("Epoch" in s and "][" in s) or "Iter [" in s or "Iter(" in s:
+            m = MMCV.search(s)
+            if m:
+                return self._mmcv(m, rank)
         if "Epoch:[" in s and "](" in s:
             m = EPOCH_STEP_IN_PARENS.search(s)
             if m:
@@ -287,6 +315,14 @@ class GenericParser(Parser):
             m = TIMM.search(s)
             if m:
                 return self._timm(m, rank)
+        if "json_stats: {" in s:
+            recs = slowfast.read(s, rank, self.slowfast_epochs)
+            if recs is not None:
+                return recs
+        if "Epoch: " in s and ("Train Epoch: " in s or "Eval Epoch: " in s):
+            recs = self.open_clip.read(s, rank)
+            if recs is not None:
+                return recs
         # MetricLogger's, DeiT's accuracy, DLRM's, PaddleDetection's, the word language model's and
         # the MNIST example's lines (`printers.py`)
         recs = None
@@ -347,6 +383,8 @@ class GenericParser(Parser):
                 step = self._run_step(rank, fields, int(em.group(1)), int(em.group(2)), step, int(tm.group(2)))
             else:
                 fields.setdefault("total_steps", int(tm.group(2)))
+        if "xent: " in s and " tok/s;" in s:
+            _opennmt(s, fields, extra)
         if len(fields) + len(extra) == 0:
             return []
         if not any(k in fields for k in _PROGRESS_FIELDS):
@@ -532,27 +570,38 @@ class GenericParser(Parser):
         return [rec]
 
     def _mmengine(self, m, rank) -> list[dict]:
-        mode = m.group(1) or m.group(3)
-        i, total = int(m.group(4)), int(m.group(5))
-        epoch = int(m.group(2)) if m.group(2) else None
-        items = pairs(m.group(6))
+        return self._mm("mmengine", m.group(1) or m.group(3), int(m.group(2)) if m.group(2) else None,
+                        int(m.group(4)), int(m.group(5)), m.group(6), rank)
+
+    def _mmcv(self, m, rank) -> list[dict]:
+        total = m.group(4) or m.group(7)
+        return self._mm("mmcv", m.group(1) or m.group(5) or "train", int(m.group(2)) if m.group(2) else None,
+                        int(m.group(3) or m.group(6)), int(total) if total else None, m.group(8), rank)
+
+    def _mm(self, framework: str, mode: str, epoch: int | None, i: int, total: int | None, text: str,
+            rank) -> list[dict]:
+        """An MMEngine or mmcv line: an iteration of training (`i` of `total` in its epoch, or of
+        the run where no epoch), or an evaluation's last batch (mmcv prints no total there)."""
+        items = pairs(text)
         fields, extra = normalise([it for it in items if it[0] != "memory"])
         for name in ("step", "mem_gb", "epoch", "iter_in_epoch", "iters_per_epoch", "total_steps"):
             fields.pop(name, None)      # the bracketed counts' (`[epoch=2]` in its text is not)
         memory = next((num(v) for k, v, _ in items if k == "memory"), None)
         if mode != "train":     # an evaluation: its result once its last batch is done
             metrics = {k: v for k, v in extra.items() if k not in _MM_NOT_METRICS}
-            if i != total or not metrics:
+            if (total is not None and i != total) or not metrics:
                 return []
-            return [record("eval", "mmengine", rank, self.last_step.get(rank), phase="result",
+            return [record("eval", framework, rank, self.last_step.get(rank), phase="result",
                            epoch=epoch, metrics=metrics)]
         data = extra.pop("data_time", None)
         if data is not None:
             fields["timers_ms"] = {"data": seconds_to_ms(data)}
             fields["lanes_ms"] = {"input": seconds_to_ms(data)}
         extra.pop("eta", None)
+        if total is None:
+            return []
         step = self.last_step[rank] = (epoch - 1) * total + i if epoch is not None else i
-        return [record("progress", "mmengine", rank, step, epoch=epoch,
+        return [record("progress", framework, rank, step, epoch=epoch,
                        iter_in_epoch=i if epoch is not None else None,
                        iters_per_epoch=total if epoch is not None else None,
                        total_steps=None if epoch is not None else total,

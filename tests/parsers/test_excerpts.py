@@ -771,3 +771,108 @@ def test_pytorch_xla_processes_name_their_ranks():
     third = recs[2]
     assert (third["epoch"], third["loss"], third["samples_per_s"], third["metrics"]) == (1, 0.01022, 1769.84, {"globalrate": 239.69})
     assert not any("step_time_ms" in r for r in recs)
+
+
+def test_open_clip_fork_counts_samples_not_steps():
+    """NegCLIP's open_clip lines: the bracket counts samples (64 a step here, as its first line
+    gives), so the lines are steps 1, 101, .. of 1710 an epoch; `Batch (t)` is the step's time
+    (the interval's mean) and `Data (t)` its data wait; the lone rate is left a metric."""
+    recs = read("negclip-open-clip_train-epoch-lines.log")
+    assert [r["step"] for r in recs] == [1, 101, 201, 301, 401, 501, 601]
+    assert {(r["framework"], r["epoch"], r["iters_per_epoch"]) for r in recs} == {("open_clip", 0, 1710)}
+    first, second = recs[0], recs[1]
+    assert (first["loss"], first["step_time_ms"], first["lanes_ms"], first["lr"]) == (1.0672, 18240.0, {"input": 14173.0}, 0.0)
+    assert (second["loss"], second["step_time_ms"], second["timers_ms"], second["lr"]) == (0.97884, 559.0, {"data": 158.0}, 1e-06)
+    assert second["metrics"] == {"samples/s": 36.0876, "logit_scale": 99.995}
+    assert not any("samples_per_s" in r for r in recs)
+
+
+@pytest.mark.parametrize("line,want", [
+    # 2019's, with a space in its step's total; 2025's, with sentences and batch sizes
+    ("[2019-12-09 17:54:47,997 INFO] Step 50/ 5000; acc:   5.35; ppl: 1497.24; xent: 7.31; lr: 1.00000;  84/336 tok/s;"
+     "    890 sec", (50, 5000, 7.31, 336, 890)),
+    ("[2025-03-06 13:49:38,771 INFO] Step 400/12000; acc: 17.9; ppl: 1441.5; xent: 7.3; lr: 0.00002; sents:  530183; "
+     "bsz: 1241/1532/166; 11915/14711 tok/s;   2684 sec;", (400, 12000, 7.3, 14711, 2684)),
+])
+def test_opennmt_statistics_line_variants(line, want):
+    (rec,), _ = feed_all([line])
+    assert (rec["step"], rec["total_steps"], rec["loss"], rec["tokens_per_s"], rec["elapsed_s"]) == want
+
+
+def test_opennmt_statistics():
+    """OpenNMT-py's statistics, every 50 steps: `xent` its loss, the target's words a second its
+    rate, `sec` the time since training began (which `ingest` times its steps by)."""
+    recs = read("opennmt-py-0.8_summarization_step-statistics.log")
+    assert [r["step"] for r in recs] == list(range(2250, 2700, 50))
+    first = recs[0]
+    assert (first["loss"], first["lr"], first["tokens_per_s"], first["elapsed_s"], first["total_steps"]) == (
+        4.05, 0.00028, 261, 6641, 200000)
+    assert first["metrics"] == {"acc": 31.18, "ppl": 57.53}
+
+
+def test_mmcv_text_logger_finds_the_iteration_that_waited_for_its_batch():
+    """MMDetection 2.x through mmcv's TextLoggerHook, every iteration: iteration 17 took 4.79 s,
+    3.01 s of it waiting for its batch (the input lane); `memory` is MB, `time` and `data_time`
+    seconds, each cascade stage's losses its own metrics."""
+    recs = read("mmdet-2.x_cascade-mask-rcnn_slow-iteration.log")
+    assert [(r["framework"], r["step"], r["epoch"], r["iters_per_epoch"]) for r in recs] == [
+        ("mmcv", 15, 1, 678), ("mmcv", 16, 1, 678), ("mmcv", 17, 1, 678)]
+    slow = recs[2]
+    assert (slow["step_time_ms"], slow["lanes_ms"], slow["loss"], slow["lr"], slow["mem_gb"]) == (
+        4791.0, {"input": 3010.0}, 2.7928, 0.0002, approx(9581 / 1024))
+    assert (slow["metrics"]["s0.loss_mask"], slow["metrics"]["s2.acc"]) == (0.4606, 79.6875)
+    assert [r["step_time_ms"] for r in recs[:2]] == [1269.0, 1447.0]
+
+
+def test_mmcv_text_logger_an_eta_over_a_day_and_the_2018_form():
+    recs = read("mmdet-2.x_faster-rcnn_eta-over-a-day.log")
+    assert [r["step"] for r in recs] == [2150, 2200, 2250, 2300, 2350]
+    assert (recs[0]["lr"], recs[0]["step_time_ms"], recs[0]["loss"], recs[0]["metrics"]) == (
+        0.02, 391.0, 1.0037, {"loss_rpn_cls": 0.1059, "loss_rpn_bbox": 0.0825, "loss_cls": 0.4929,
+                              "acc": 90.0684, "loss_bbox": 0.3225})
+    old = read("mmdet-0.x_faster-rcnn_text-logger.log")
+    assert [(r["step"], r["step_time_ms"], r["lanes_ms"]["input"], r["loss"]) for r in old] == [
+        (2 * 2500 + 50, 1090.0, 15.0, 0.0394), (2 * 2500 + 100, 1023.0, 6.0, 0.0403), (2 * 2500 + 150, 1047.0, 7.0, 0.0408)]
+    assert not any("mem_gb" in r for r in old)
+
+
+def test_mmcv_text_logger_by_iterations_and_its_evaluation():
+    """mmcv's `Iter [i/N]` (a runner by iterations: the run's step) and an evaluation's result,
+    `Epoch(val) [1][625]` / `Iter(val) [500]`, which prints its batches and no total."""
+    recs, _ = feed_all([
+        "2021-06-01 12:00:00,000 - mmseg - INFO - Iter [150/80000]\tlr: 9.984e-03, eta: 8:01:02, time: 0.362, "
+        "data_time: 0.008, memory: 4005, decode.loss_seg: 1.2345, decode.acc_seg: 60.1, loss: 1.6789",
+        "2021-06-01 12:01:00,000 - mmseg - INFO - Iter(val) [500]\taAcc: 0.8123, mIoU: 0.4012, mAcc: 0.5234",
+        "2021-06-01 12:02:00,000 - mmdet - INFO - Epoch(val) [1][625]\tbbox_mAP: 0.3620, bbox_mAP_50: 0.5590"])
+    assert [(r["kind"], r["step"]) for r in recs] == [("progress", 150), ("eval", 150), ("eval", 150)]
+    assert (recs[0]["total_steps"], recs[0]["step_time_ms"], recs[0]["mem_gb"]) == (80000, 362.0, approx(4005 / 1024))
+    assert recs[1]["metrics"] == {"aacc": 0.8123, "miou": 0.4012, "macc": 0.5234}
+    assert (recs[2]["epoch"], recs[2]["metrics"]) == (1, {"bbox_map": 0.362, "bbox_map_50": 0.559})
+
+
+def test_slowfast_json_stats():
+    """PySlowFast's meters: iteration 90 of 159 in epoch 10 is the run's step 9 * 159 + 90; `dt`
+    the iteration's time, `dt_data` its input lane and `dt_net` its compute."""
+    recs = read("slowfast_ava_json-stats.log")
+    assert [(r["framework"], r["step"], r["epoch"], r["total_steps"]) for r in recs] == [
+        ("slowfast", 9 * 159 + 90, 10, 50 * 159), ("slowfast", 9 * 159 + 100, 10, 50 * 159)]
+    first = recs[0]
+    assert (first["step_time_ms"], first["lanes_ms"], first["loss"], first["lr"], first["mem_gb"]) == (
+        4992.87, {"input": 6.28, "compute": 4986.58}, 2.40392, 0.00038, 4.68)
+    assert first["metrics"] == {"top1_err": 12.5, "top5_err": 0.0}
+
+
+def test_slowfast_epoch_lines():
+    """The epoch's means give nothing; a validation epoch is an evaluation at its epoch's last
+    step; a line cut inside its JSON, or another logger's `json_stats`, gives nothing."""
+    head = '[08/12 10:11:12][INFO] logging.py:  93: json_stats: '
+    recs, _ = feed_all([
+        head + '{"_type": "train_iter", "dt": 0.4, "dt_data": 0.1, "dt_net": 0.3, "epoch": "1/196", '
+               '"eta": "1 day, 2:03:04", "gpu_mem": "5.12G", "iter": "1251/1251", "loss": 6.9, "lr": 0.001}',
+        head + '{"_type": "train_epoch", "dt": 0.4, "epoch": "1/196", "loss": 6.8, "lr": 0.001}',
+        head + '{"RAM": "12.3/503.1G", "_type": "val_epoch", "epoch": "1/196", "gpu_mem": "5.12G", '
+               '"min_top1_err": 90.1, "time_diff": 12.3, "top1_err": 90.1, "top5_err": 80.2}',
+        head + '{"_type": "train_iter", "dt": 0.4, "epoch": "2/196", "iter": "10/1',
+        head + '{"cur_iter": "12", "eta": "4:42:19", "split": "test_iter", "time_diff": 0.93468}'])
+    assert [(r["kind"], r["step"]) for r in recs] == [("progress", 1251), ("eval", 1251)]
+    assert recs[1]["metrics"] == {"min_top1_err": 90.1, "top1_err": 90.1, "top5_err": 80.2}

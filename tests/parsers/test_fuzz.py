@@ -101,6 +101,17 @@ FRAGMENTS = [
     # PyTorch/XLA, a rank tag, a step's evaluation values
     "| Training Device=xla:0/3 Epoch=1 Step=280 Loss=0.01022 Rate=1769.73 ", "[rank 7] Step: 12    | ",
     "[Rank 0] step: ", "Step 00200 | Validation bpb: ", "-100.0% bf16 MFU",
+    # open_clip
+    "Train Epoch: 0 [  6464/109468 (3%)] ", "Data (t): 0.158 ", "Batch (t): 0.559, 36.0876/s, 4.5/s/gpu ",
+    "Logit Scale: 99.995 ", "Contrastive_loss: 0.97884 (1.023) ", "Eval Epoch: 1 ", "clip_val_loss: 0.0076\t",
+    # OpenNMT-py
+    "Step 50/ 5000; acc:   5.35; ppl: 1497.24; xent: 7.31; ", "lr: 1.00000; ", " 84/336 tok/s;", "    890 sec",
+    # mmcv's TextLoggerHook
+    "Epoch [1][15/678]\t", "lr: 2.000e-02, eta: 1 day, 16:24:41, time: 0.391, ", "data_time: 0.009, memory: 3946, ",
+    "Iter [150/80000]\t", "Iter(val) [500]\t", "Epoch(val) [1][625]\t", "bbox_mAP: 0.3620, ",
+    # PySlowFast
+    "json_stats: {", '"_type": "train_iter", ', '"epoch": "10/50", ', '"iter": "90/159", ', '"dt": 4.99287, ',
+    '"dt_data": 0.00628, ', '"gpu_mem": "4.68G", ', '"_type": "val_epoch", ', "}",
     # MetricLogger, Swin, Detectron2, DLRM, GPT-NeoX
     "Epoch: [2]  [ 150/1251]  eta: 0:20:52  ", "  max mem: ", "Test:  [ 0/50]  eta: ", "* Acc@1 ", " Acc@5 ",
     "Train: [30/300][400/2859]\teta 0:20:52 lr ", "\tmem 16138MB", "d2.utils.events]:  eta: ", "  last_time: ",

@@ -1724,3 +1724,28 @@ def test_a_rank_tag_names_the_lines_rank():
         (0, 8, 975.9991, 42.46), (7, 12, 7.1234, 12.33), (2, 13, 7.1, 12.33)]
     assert (recs[1]["mem_gb"], recs[1]["tokens_per_s"]) == (32.55, 9590)
     assert not any("rank" in r.get("metrics", {}) for r in recs)
+
+
+def test_open_clip_lines():
+    """open_clip's train.py today (its format in `open_clip_train/train.py`): the per-GPU rate
+    after the total says the total is one; each loss its own; a log that starts inside an epoch
+    learns a step's samples from the lines' common divisor; the next epoch runs on; the
+    evaluation after epoch 0 is at that epoch's last step."""
+    line = ("2024-10-02,10:00:{:02d} | INFO | Train Epoch: {} [{:>8}/1024000 ({}%)] Data (t): 0.012 Batch (t): 0.450, "
+            "9102.22/s, 1137.78/s/gpu LR: 0.000500 Logit Scale: 14.286 Contrastive_loss: 6.1234 (6.2000) "
+            "Loss: 6.1234 (6.2000)")
+    recs, _ = feed_all([line.format(0, 0, 4096 * 101, 40), line.format(1, 0, 4096 * 201, 80),
+                        line.format(2, 0, 4096 * 250, 100), line.format(3, 1, 4096, 0),
+                        "2024-10-02,10:01:00 | INFO | Eval Epoch: 1 [32 / 5000]\tClip Loss: 2.100000\t",
+                        "2024-10-02,10:01:09 | INFO | Eval Epoch: 1 image_to_text_mean_rank: 2.3887\t"
+                        "image_to_text_R@1: 0.4132\tclip_val_loss: 0.0076\tepoch: 1\tnum_samples: 5000"])
+    # (the first line alone takes its 413,696 samples for a step's; the second shows 4,096)
+    assert [(r["kind"], r["step"]) for r in recs] == [
+        ("progress", 1), ("progress", 201), ("progress", 250), ("progress", 251), ("eval", 250)]
+    third = recs[2]
+    assert (third["samples_per_s"], third["step_time_ms"], third["lanes_ms"], third["loss"], third["lr"]) == (
+        9102.22, 450.0, {"input": 12.0}, 6.1234, 0.0005)
+    assert third["metrics"] == {"logit_scale": 14.286, "contrastive_loss": 6.1234}
+    assert (recs[3]["epoch"], recs[3]["iter_in_epoch"], recs[3]["iters_per_epoch"]) == (1, 1, 250)
+    assert (recs[4]["loss"], recs[4]["metrics"]) == (
+        0.0076, {"image_to_text_mean_rank": 2.3887, "image_to_text_R@1": 0.4132, "clip_val_loss": 0.0076})

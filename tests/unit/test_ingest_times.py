@@ -343,3 +343,22 @@ def test_a_log_whose_steps_cannot_be_timed_says_so(tmp_path):
                            zip((0, 40), log.read_text().splitlines())))
     result = read_file(str(log), None)
     assert result.items[-1].record["step_time_ms"] == 400.0 and untimed_steps(result) is None
+
+
+def test_open_clips_stamp_has_a_comma_between_date_and_time():
+    """open_clip's logger stamps `%Y-%m-%d,%H:%M:%S`."""
+    assert line_timestamp("2023-06-29,15:44:40 | INFO | Train Epoch: 0 [    64/109468 (0%)] Loss: 1.0672") == (
+        calendar.timegm((2023, 6, 29, 15, 44, 40)) * 10**9, False)
+
+
+def test_opennmt_steps_are_timed_by_their_stamps():
+    """OpenNMT-py's statistics lines, 50 steps ~150 s apart, stamped to the millisecond: each
+    one's step time is the mean of the 50 steps before it (the shard loaded between 2300 and
+    2350 is in that interval's)."""
+    result = read_file(str(Path(__file__).resolve().parents[1] / "data" / "excerpts" /
+                           "opennmt-py-0.8_summarization_step-statistics.log"), None)
+    assert result.timestamps == "printed" and untimed_steps(result) is None
+    timed = {it.record["step"]: it.record["step_time_ms"] for it in result.items
+             if it.record is not None and "step_time_ms" in it.record}
+    assert timed[2300] == approx((148.007) * 1000 / 50) and timed[2350] == approx(216.725 * 1000 / 50)
+    assert sorted(timed) == list(range(2300, 2700, 50))
