@@ -28,8 +28,8 @@ _MS = Pattern(r"([A-Za-z_]++):(-?[\d.]++|nan)ms")
 _BARE_MS = Pattern(r"([\d.]++)\s*+ms\b")
 _BARE_TOK = Pattern(r"([\d.]++)\s*+tok/s")
 _BARE_MFU = Pattern(r"(?<![\w.-])(-?[\d.]{1,20}+)% (?:\w{1,20}+ )?MFU\b")
-"""llm.c: `45.6% bf16 MFU`; `-100.0% bf16 MFU` where it knows no peak for the GPU (and on
-its first step), no measurement."""
+"""llm.c: `45.6% bf16 MFU`; `-100.0% bf16 MFU` where it knows no peak for the GPU, no
+measurement."""
 
 
 class NanoGPTParser(Parser):

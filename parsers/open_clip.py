@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 
-from .base import Pattern, num, record
+from .base import Pattern, num, record, seconds_to_ms
 
 TRAIN = Pattern(r"Train Epoch: (\d{1,9}+) \[\s*+(\d{1,15}+)/(\d{1,15}+) \(\d{1,4}+%\)\](.{0,4000}+)")
 ITEM = Pattern(r"([A-Z][\w@ ]{0,40}?(?: \(t\))?): (-?[\d.]++(?:[eE][-+]?\d++)?|nan|inf)"
@@ -66,7 +66,7 @@ class OpenClipLines:
             if value is None:
                 continue
             if name == "Batch (t)":
-                fields["step_time_ms"] = round(value * 1000, 6)
+                fields["step_time_ms"] = seconds_to_ms(value)
                 rate = num(item.group(4) or "")
                 if rate is not None:
                     if item.group(5):
@@ -74,7 +74,7 @@ class OpenClipLines:
                     else:
                         metrics["samples/s"] = rate
             elif name == "Data (t)":
-                data = round(value * 1000, 6)
+                data = seconds_to_ms(value)
                 fields["timers_ms"] = {"data": data}
                 fields["lanes_ms"] = {"input": data}
             elif name == "LR":

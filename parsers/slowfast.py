@@ -29,9 +29,13 @@ def _of(value) -> tuple[int, int] | None:
     return (int(n), int(total)) if n.isdigit() and total.isdigit() else None
 
 
+def _number(value) -> float | None:
+    """A JSON number (not a bool, which Python's JSON reads as an int)."""
+    return value if value.__class__ in (int, float) else None
+
+
 def _metrics(stats: dict) -> dict:
-    out = {k: v for k, v in stats.items()
-           if k not in _NOT_METRICS and v.__class__ in (int, float)}
+    out = {k: v for k, v in stats.items() if k not in _NOT_METRICS and _number(v) is not None}
     return dict(list(out.items())[:_METRICS])
 
 
@@ -56,12 +60,12 @@ def read(s: str, rank, per_epoch: dict) -> list[dict] | None:
     if not isinstance(kind, str) or not kind.startswith("train_iter") or epoch is None or it is None:
         return []
     per_epoch[rank] = it[1]
-    fields: dict = {"loss": num(str(stats.get("loss"))), "lr": num(str(stats.get("lr"))),
-                    "grad_norm": num(str(stats.get("grad_norm")))}
-    dt, data, net = (stats.get(k) for k in ("dt", "dt_data", "dt_net"))
-    if isinstance(dt, (int, float)):
+    fields: dict = {"loss": _number(stats.get("loss")), "lr": _number(stats.get("lr")),
+                    "grad_norm": _number(stats.get("grad_norm"))}
+    dt, data, net = (_number(stats.get(k)) for k in ("dt", "dt_data", "dt_net"))
+    if dt is not None:
         fields["step_time_ms"] = seconds_to_ms(dt)
-    timers = {name: seconds_to_ms(v) for name, v in (("data", data), ("net", net)) if isinstance(v, (int, float))}
+    timers = {name: seconds_to_ms(v) for name, v in (("data", data), ("net", net)) if v is not None}
     if timers:
         fields["timers_ms"] = timers
         fields["lanes_ms"] = {lane: timers[name] for name, lane in (("data", "input"), ("net", "compute"))
