@@ -74,7 +74,6 @@ def read(s: str, rank, per_epoch: dict) -> list[dict] | None:
     if isinstance(mem, str) and mem.endswith("G"):
         fields["mem_gb"] = num(mem[:-1])
     metrics = _metrics(stats)
-    step = (epoch[0] - 1) * it[1] + it[0]
+    step = (epoch[0] - 1) * it[1] + it[0]      # (`record` leaves out what is None)
     return [record("progress", "slowfast", rank, step, epoch=epoch[0], iter_in_epoch=it[0], iters_per_epoch=it[1],
-                   total_steps=epoch[1] * it[1], **{k: v for k, v in fields.items() if v is not None},
-                   **({"metrics": metrics} if metrics else {}))]
+                   total_steps=epoch[1] * it[1], metrics=metrics or None, **fields)]

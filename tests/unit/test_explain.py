@@ -99,3 +99,7 @@ def test_a_hooked_step_answers_every_lane():
     assert said["4. When did each gradient bucket become ready?"] == (
         "last bucket ready, relative to the first rank (ms): rank 0 +0.0")
     assert said["5. Did all ranks arrive together?"] == "yes: arrival skew 0.0 ms"
+    assert said["3. Were forward and backward kernels continuously available?"] == (
+        "rank 0 computed 0.0 ms (+0.0 ms vs its usual 0.0 ms); idle on that rank 2300.0 ms")
+    assert said["6. How much communication remained after backward?"] == (
+        "exposed communication per rank: 0.0 ms running, 0.0 ms waiting for the last rank (mean of 1 ranks)")
