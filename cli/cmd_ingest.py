@@ -7,10 +7,11 @@ its records travel the same way: `job_start`, one `progress` message per record
 job's steps are judged and stored like those of a job run under RidgeScope.
 
 Times come from the log where it prints them (ISO 8601 and `[2024-01-02 03:04:05,678]`-style
-prefixes, ctime dates, glog's and absl's `I1130 18:28:04.930220 ...] ` and Detectron2's and
-PaddleDetection's `[11/30 19:38:55 d2.engine]` in the year the file was written, MLPerf `time_ms`,
-or else a Unix time printed in the record itself, such as MLPerf BERT's `{'training_steps': 2, ...,
-'timestamp': 1593108597.22}`: `log_time_s`). A record on a line without a timestamp is placed after
+prefixes, Hugging Face's example scripts' `01/02/2024 03:04:05`, ctime dates, glog's and absl's
+`I1130 18:28:04.930220 ...] ` and Detectron2's and PaddleDetection's `[11/30 19:38:55 d2.engine]`
+in the year the file was written, MLPerf `time_ms`, or else a Unix time printed in the record
+itself, such as MLPerf BERT's `{'training_steps': 2, ..., 'timestamp': 1593108597.22}`:
+`log_time_s`). A record on a line without a timestamp is placed after
 the last time printed before it, on any line (an `nvidia-smi` header's date, an MLPerf `:::MLLOG`
 event), by the step times printed since (`ts_source: estimated`). A log that prints no timestamp at
 all gets times synthesised from its cumulative step times, ending at the file's modification time,
@@ -61,6 +62,10 @@ HEAD = 200
 
 _ISO = re.compile(r"(?<!\d)(\d{4})[-/](\d\d)[-/](\d\d)[ T,](\d\d):(\d\d):(\d\d)(?:[.,](\d{1,9}))?"
                   r"(?:\s?(Z|UTC|[+-]\d\d:?\d\d)(?![\d:]))?(?![\d:])")
+# Python logging's `datefmt="%m/%d/%Y %H:%M:%S"`, which Hugging Face's example scripts (and the
+# many trainers that copy them) set: `12/06/2024 10:00:00 - INFO - __main__ - ...`.  Month first,
+# as they write it, unless the first number is no month (`31/01/2024`: the day first).
+_SLASH_DATE = re.compile(r"(?<![\d/])(\d\d)/(\d\d)/(\d{4}) (\d\d):(\d\d):(\d\d)(?:[.,](\d{1,9}))?(?![\d:])")
 _MONTHS = {m: i for i, m in enumerate(("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug",
                                        "Sep", "Oct", "Nov", "Dec"), start=1)}
 _CTIME = re.compile(r"\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct"
@@ -99,18 +104,18 @@ def line_timestamp(head: str, written_ns: int | None = None) -> tuple[int, bool]
     m = _ISO.search(head)
     if m:
         y, mo, d, hh, mi, ss, frac, zone = m.groups()
-        try:
-            secs = calendar.timegm((int(y), int(mo), int(d), int(hh), int(mi), int(ss)))
-        except (ValueError, OverflowError):
-            return None
-        if not (1 <= int(mo) <= 12 and 1 <= int(d) <= 31 and int(hh) < 24):
-            return None
-        if zone and zone not in ("Z", "UTC"):
-            sign = -1 if zone[0] == "+" else 1
-            digits = zone[1:].replace(":", "")
-            secs += sign * (int(digits[:2]) * 3600 + int(digits[2:]) * 60)
-        ns = secs * 1_000_000_000 + (int(frac.ljust(9, "0")[:9]) if frac else 0)
-        return ns, bool(frac)
+        found = _calendar_time((y, mo, d, hh, mi, ss), frac)
+        if found is None or not zone or zone in ("Z", "UTC"):
+            return found
+        sign = -1 if zone[0] == "+" else 1
+        digits = zone[1:].replace(":", "")
+        return found[0] + sign * (int(digits[:2]) * 3600 + int(digits[2:]) * 60) * 1_000_000_000, found[1]
+    if "/" in head:
+        m = _SLASH_DATE.search(head)
+        if m:
+            first, second, y, hh, mi, ss, frac = m.groups()
+            mo, d = (second, first) if int(first) > 12 else (first, second)
+            return _calendar_time((y, mo, d, hh, mi, ss), frac)
     m = _CTIME.search(head)
     if m:
         mon, d, hh, mi, ss, y = m.groups()
@@ -135,6 +140,19 @@ def line_timestamp(head: str, written_ns: int | None = None) -> tuple[int, bool]
             found = _yearless_time(m.groups(), written_ns)
             return (found[0], False) if found else None
     return None
+
+
+def _calendar_time(parts: tuple, frac: str | None) -> tuple[int, bool] | None:
+    """(epoch ns, sub-second precision) of year, month, day, hours, minutes, seconds as printed,
+    in UTC; None where they name no time."""
+    y, mo, d, hh, mi, ss = (int(p) for p in parts)
+    if not (1 <= mo <= 12 and 1 <= d <= 31 and hh < 24):
+        return None
+    try:
+        secs = calendar.timegm((y, mo, d, hh, mi, ss))
+    except (ValueError, OverflowError):
+        return None
+    return secs * 1_000_000_000 + (int(frac.ljust(9, "0")[:9]) if frac else 0), bool(frac)
 
 
 def _yearless_time(parts: tuple, written_ns: int) -> tuple[int, bool] | None:

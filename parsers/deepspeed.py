@@ -20,6 +20,10 @@ CHAT_LAT = Pattern(
     r"Model Parameters: ([\d.]++) B, Latency: ([\d.]++)s, TFLOPs: ([\d.]++), Samples/sec: ([\d.]++)")
 CHAT_STEP = Pattern(r"epoch: (\d++)\|step: (\d++)\|(.{0,1000}+)")
 CHAT_E2E = Pattern(r"\|E2E latency=([\d.]++)s (.{0,1000}+)")
+CHAT_PHASE = Pattern(r"(End-to-End|Generation|Training) {0,3}+=> Latency: ([\d.]++)s(.{0,400}+)")
+"""DeepSpeed-Chat step 3's throughput since mid-2023, three lines after each step's line:
+`End-to-End => Latency: 2.12s, TFLOPs: 5.23, Samples/sec: 1.89, Time/seq 0.53s, ...`,
+`Generation => Latency: 1.59s, Per-token Latency 6.21 ms, ...`, `Training   => Latency: 0.42s, TFLOPs: ..`."""
 _E2E_ITEM = Pattern(r"\|?\s*+([A-Za-z][\w ]{0,40}?)\s*+=\s*+([\d.]++)s?")
 # PipelineEngine.train_batch, every steps_per_print steps on rank 0: the loss, any additional
 # losses (`name: x`), and the mean time of the steps since the last such line
@@ -76,11 +80,16 @@ class DeepSpeedParser(Parser):
         """Micro-batches per optimizer step (`gradient_accumulation_steps` of the printed config)."""
         self.micro: dict = {}       # rank -> the micro-batches' latencies of the step in progress
         self.eval_epoch: dict = {}
+        self.chat_timing: dict = {}
+        """rank -> DeepSpeed-Chat's step timing read from its `End-to-End =>` line, until the
+        `Training =>` line that ends it"""
 
     def detect(self, line: str) -> bool:
         return ("[deepspeed]" in line or "RunningAvgSamplesPerSec" in line or "ds_config" in line
                 or ("[Rank " in line and ("step=" in line or "] time (ms)" in line or "] rank=" in line))
-                or "Model Parameters:" in line
+                or "Model Parameters:" in line or "|Gather latency=" in line
+                or (line.startswith("epoch: ") and "|step: " in line)
+                or ("| PPO Epoch: " in line and line.startswith("Epoch: ")) or line.startswith("End-to-End => ")
                 or line.startswith("ppl:") or "chosen_last_scores" in line
                 or ("iter time (s): " in line and "steps: " in line)
                 or "DeepSpeed" in line and "info" in line.lower())
@@ -130,8 +139,10 @@ class DeepSpeedParser(Parser):
                        tflops=_over_time(held, 2, total), samples_per_s=_over_time(held, 3, total))]
 
     def flush(self) -> list[dict]:
-        """A step whose micro-batches the log ends in the middle of."""
-        return [r for rank in list(self.micro) for r in self._step_of_micro_batches(rank)]
+        """A step whose micro-batches the log ends in the middle of, and a DeepSpeed-Chat step
+        timing whose last line the log lacks."""
+        return ([r for rank in list(self.micro) for r in self._step_of_micro_batches(rank)]
+                + [r for rank in list(self.chat_timing) for r in self._chat_timing(rank)])
 
     def _breakdown(self, rank_tag: str | None, timers: dict, rank) -> list[dict]:
         """`wall_clock_breakdown`: a line of micro timers after each micro-batch, and one of the
@@ -184,11 +195,65 @@ class DeepSpeedParser(Parser):
         vals = {}
         for part in text.split("|")[:16]:
             k, _, printed = part.partition(":")
-            v = num(printed)
-            if v is not None:
-                vals[k.strip()] = v
+            name, v = k.strip(), num(printed)
+            if v is not None and name.endswith("loss"):     # (`ppo_ep: 1`, the PPO epoch, is none)
+                vals[name] = v
         return [record("progress", self.name, rank, step, epoch=int(epoch),
                        loss=vals.get("act_loss"), losses=vals or None)]
+
+    def _ppo_step(self, line: str, rank) -> list[dict]:
+        """DeepSpeed-Chat step 3 since mid-2023: `Epoch: 0 | Step: 10 | PPO Epoch: 1 | Actor Loss:
+        0.12 | Critic Loss: 0.45 | Unsupervised Loss: 0.0`, some versions with `Total Steps: N`
+        after the step and `Advantage: x | Return: y` at the end.  The step is printed 0-based."""
+        vals = {}
+        for part in line.split(" | ")[:16]:
+            name, _, printed = part.partition(": ")
+            vals[name.strip()] = printed.strip()
+        printed_step, epoch = vals.get("Step", ""), vals.get("Epoch", "")
+        if not (is_digits(printed_step) and is_digits(epoch)):
+            return []
+        out = self._chat_timing(rank)      # a step's timing whose `Training =>` line never came
+        step = int(printed_step) + 1
+        self.last_step[rank] = step
+        total = vals.get("Total Steps", "")
+        losses = {key: num(vals.get(name)) for key, name in (
+            ("actor_loss", "Actor Loss"), ("critic_loss", "Critic Loss"), ("unsupervised_loss", "Unsupervised Loss"))}
+        metrics = {key: num(vals.get(name)) for key, name in (("advantage", "Advantage"), ("return", "Return"))}
+        return out + [record("progress", self.name, rank, step, epoch=int(epoch),
+                             total_steps=int(total) if is_digits(total) else None,
+                             loss=losses["actor_loss"],
+                             losses={k: v for k, v in losses.items() if v is not None} or None,
+                             metrics={k: v for k, v in metrics.items() if v is not None} or None)]
+
+    def _chat_phase(self, phase: str, seconds: str, rest: str, rank) -> list[dict]:
+        """One of the three lines of a DeepSpeed-Chat step's timing (see CHAT_PHASE): the
+        end-to-end time is the step's, generation and training its compute; one timing record,
+        given at the third line."""
+        ms = to_ms(num(seconds), "s")
+        fields = {}
+        for part in rest.split(", ")[:12]:
+            name, _, printed = part.partition(": ")
+            fields[name.strip(" ,")] = printed
+        if phase == "End-to-End":
+            out = self._chat_timing(rank)
+            self.chat_timing[rank] = {"step": self.last_step.get(rank), "step_time_ms": ms, "timers_ms": {},
+                                      "tflops": num(fields.get("TFLOPs")), "samples_per_s": num(fields.get("Samples/sec"))}
+            return out
+        held = self.chat_timing.get(rank)
+        if held is None or ms is None:
+            return []
+        held["timers_ms"]["generate_time" if phase == "Generation" else "training_time"] = ms
+        return self._chat_timing(rank) if phase == "Training" else []
+
+    def _chat_timing(self, rank) -> list[dict]:
+        """The held DeepSpeed-Chat step timing of `rank`, as its record (none held: [])."""
+        held = self.chat_timing.pop(rank, None)
+        if held is None:
+            return []
+        compute = sum(held["timers_ms"].values())
+        return [record("timing", self.name, rank, held["step"], step_time_ms=held["step_time_ms"],
+                       timers_ms=held["timers_ms"] or None, lanes_ms={"compute": round(compute, 3)} if compute else None,
+                       tflops=held["tflops"], samples_per_s=held["samples_per_s"])]
 
     def _chat_step_line(self, line: str, rank) -> list[dict] | None:
         """DeepSpeed-Chat step 3 `epoch: E|step: S|name: x|...` as the regex path reads it, or
@@ -389,6 +454,12 @@ class DeepSpeedParser(Parser):
             m = CHAT_STEP.match(line)
             if m:
                 return self._chat_step(m.group(1), m.group(2), m.group(3), rank)
+        if "| PPO Epoch: " in line and line.startswith("Epoch: "):
+            return self._ppo_step(line, rank)
+        if "=> Latency: " in line:
+            m = CHAT_PHASE.match(line)
+            if m:
+                return self._chat_phase(m.group(1), m.group(2), m.group(3), rank)
         if "E2E latency=" in line:
             m = CHAT_E2E.search(line)
             if m:

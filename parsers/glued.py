@@ -12,10 +12,11 @@ writes a record and its newline in one call: lines that begin with a timestamp d
 
 The second print begins as the first does: the same words up to the line's first number.  A
 line whose head (at least HEAD_MIN characters before its first digit, three of them letters)
-comes again, followed by a digit, is cut there.  Not inside a word: after `_`, `/` or `.`
-(`timing_s/step:12`) never, and after a letter (`substep 5`; but a print that ends in a unit,
-`step_avg:403.26ms`, glues so too) only where the two pieces are about as long as each other,
-two prints of one shape.
+comes again, followed by a digit, is cut there.  Not inside a word or a phrase: after `_`, `/`
+or `.` (`timing_s/step:12`) or after a word and a space (`Epoch: 0 | Step: 10 | PPO Epoch: 1`,
+DeepSpeed-Chat's one print) never, and after a letter (`substep 5`; but a print that ends in a
+unit, `step_avg:403.26ms`, glues so too) only where the two pieces are about as long as each
+other, two prints of one shape.
 """
 from __future__ import annotations
 
@@ -40,7 +41,8 @@ def glued_at(line: str, pos: int = 0) -> int:
     size, at = len(head), line.find(head, m.end())
     while at > 0:
         before = line[at - 1]
-        if line[at + size:at + size + 1].isdigit() and before not in "_/." and (
+        if line[at + size:at + size + 1].isdigit() and before not in "_/." and not (
+                before == " " and at - 2 >= pos and line[at - 2].isalpha()) and (
                 not before.isalpha() or abs(len(line) - 2 * at + pos) <= ALIKE * (at - pos)):
             return at if sum(c.isalpha() for c in head) >= 3 else 0
         at = line.find(head, at + 1)

@@ -263,6 +263,7 @@ def test_deepspeed_rlhf_breakdown(parse_log):
     assert t[2]["step_time_ms"] == 3730.0
     p = by_step(recs, key="loss")
     assert p[1]["loss"] == approx(0.2099609375) and p[1]["losses"]["cri_loss"] == approx(0.12042236328125)
+    assert "ppo_ep" not in p[1]["losses"]      # the PPO epoch is no loss
 
 
 @covers("deepspeed/dse_vit-cifar_random-ltd_1gpu_imagenet-style-steps.log")

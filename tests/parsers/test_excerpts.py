@@ -876,3 +876,47 @@ def test_slowfast_epoch_lines():
         head + '{"cur_iter": "12", "eta": "4:42:19", "split": "test_iter", "time_diff": 0.93468}'])
     assert [(r["kind"], r["step"]) for r in recs] == [("progress", 1251), ("eval", 1251)]
     assert recs[1]["metrics"] == {"min_top1_err": 90.1, "top1_err": 90.1, "top5_err": 80.2}
+
+
+def test_deepspeed_chat_step3_lines_with_no_deepspeed_line_before_them():
+    """A paste from the middle of a DeepSpeed-Chat RLHF run: its step lines (printed 0-based) and
+    the `|E2E latency=` line after each, which times the step before it; an inf loss is no loss."""
+    recs = read("dschat_step3_e2e-latency_inf-loss.log")
+    assert {r["framework"] for r in recs} == {"deepspeed"}
+    steps = progress(recs)
+    assert [(r["step"], r.get("loss")) for r in steps] == [(3184, 30.921875), (3185, None), (3186, None)]
+    assert steps[0]["losses"]["cri_loss"] == 30.515625
+    timing = [(r["step"], r["step_time_ms"], r["lanes_ms"]["compute"]) for r in recs if r["kind"] == "timing"]
+    assert timing == [(None, 2120.0, 2010.0), (3184, 2140.0, 2040.0), (3185, 2160.0, 2060.0)]
+    alone = progress(read("dschat_step3_reward-collapse_step-lines.log"))
+    assert [(r["framework"], r["step"], r["epoch"]) for r in alone] == [("deepspeed", s, 0) for s in range(260, 264)]
+    assert alone[2]["loss"] == -0.1837158203125
+
+
+def test_deepspeed_chat_step3_lines_since_mid_2023():
+    """DeepSpeed-Chat's step 3 prints, as its source writes them since mid-2023 (no paste of them
+    found): `Epoch: 0 | Step: 10 | PPO Epoch: 1 | Actor Loss: ..`, with the step's total and the
+    advantage in later versions, then three lines of throughput: one timing record a step, its
+    end-to-end time the step's, generation and training its compute."""
+    recs, _ = feed_all([
+        "Epoch: 0 | Step: 10 | PPO Epoch: 1 | Actor Loss: 0.123 | Critic Loss: 0.456 | Unsupervised Loss: 0.0",
+        "End-to-End => Latency: 2.12s, TFLOPs: 5.23, Samples/sec: 1.89, Time/seq 0.53s, Batch Size: 4, "
+        "Total Seq. Length: 512",
+        "Generation => Latency: 1.59s, Per-token Latency 6.21 ms, TFLOPs: 1.20, BW: 300.10 GB/sec, "
+        "Answer Seq. Length: 256",
+        "Training   => Latency: 0.42s, TFLOPs: 20.10",
+        "Actor Model Parameters => 1.316 B, Critic Model Parameters => 0.331 B",
+        "Epoch: 0 | Step: 11 | Total Steps: 477 | PPO Epoch: 1 | Actor Loss: -0.5 | Critic Loss: 0.25 | "
+        "Unsupervised Loss: 0.0 | Advantage: 0.01 | Return: -0.2",
+        "End-to-End => Latency: 9.50s, TFLOPs: 1.10, Samples/sec: 0.42, Time/seq 2.37s, Batch Size: 4, "
+        "Total Seq. Length: 512"])
+    assert [(r["kind"], r["step"]) for r in recs] == [("progress", 11), ("timing", 11), ("progress", 12), ("timing", 12)]
+    first, timing, second, cut = recs
+    assert first["framework"] == "deepspeed" and first["loss"] == 0.123 and first["epoch"] == 0
+    assert first["losses"] == {"actor_loss": 0.123, "critic_loss": 0.456, "unsupervised_loss": 0.0}
+    assert (timing["step_time_ms"], timing["tflops"], timing["samples_per_s"]) == (2120.0, 5.23, 1.89)
+    assert timing["timers_ms"] == {"generate_time": 1590.0, "training_time": 420.0}
+    assert timing["lanes_ms"] == {"compute": 2010.0}
+    assert (second["total_steps"], second["loss"], second["metrics"]) == (477, -0.5, {"advantage": 0.01, "return": -0.2})
+    # the log ends before the step's generation and training lines: its time alone, at the end
+    assert (cut["step_time_ms"], "lanes_ms" in cut) == (9500.0, False)

@@ -30,6 +30,7 @@ def test_a_line_that_names_its_head_again_is_not_cut():
                  "step 12 loss 2.3 | next step in 3 s",          # not followed by a number
                  "[2024-05-01 12:00:00] [2024-05-01 12:00:01] iteration 5",  # no words before the number
                  "iteration 5/10 | elapsed time per iteration (ms): 12.5",
+                 "Epoch: 0 | Step: 10 | PPO Epoch: 1 | Actor Loss: 0.1",   # DeepSpeed-Chat: a phrase's last word
                  "", "step", "5 steps 6 steps 7"):
         assert glued_at(line) == 0, line
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import calendar
 import os
+import time
 from collections import Counter
 
 from pathlib import Path
@@ -362,3 +363,24 @@ def test_opennmt_steps_are_timed_by_their_stamps():
              if it.record is not None and "step_time_ms" in it.record}
     assert timed[2300] == approx((148.007) * 1000 / 50) and timed[2350] == approx(216.725 * 1000 / 50)
     assert sorted(timed) == list(range(2300, 2700, 50))
+
+
+def test_month_first_dates_of_hugging_face_and_nanotron_loggers():
+    """`%m/%d/%Y %H:%M:%S`, the date format of Hugging Face's example scripts and of Nanotron's
+    logger: month first, as they print it, unless the first number is no month."""
+    assert line_timestamp("12/04/2026 21:33:32 - INFO - __main__ - [RANK 0] ***** Running training *****") == (
+        calendar.timegm((2026, 12, 4, 21, 33, 32)) * 10**9, False)
+    assert line_timestamp("31/01/2024 23:59:59,5 - INFO - x")[0] == calendar.timegm((2024, 1, 31, 23, 59, 59)) * 10**9 + 5 * 10**8
+    for line in ("13/13/2024 10:00:00 x", "a/01/06/2024 10:00:00 x", "01/06/2024 10:00:00:00 x", "1/06/2024 10:00:00"):
+        assert line_timestamp(line) is None, line
+    nanotron = read_file(str(CAPTURED / "nanotron-0.4_tiny-llama_1rank_cpu.log"), None)
+    steps = [it for it in nanotron.items if it.record["kind"] == "progress"]
+    # stamped to the second, steps of ~7 ms: a new second's step at its stamp, those between
+    # by their printed times
+    assert nanotron.timestamps == "partly printed, the rest estimated"
+    assert {it.source for it in steps} == {"log", "estimated"}
+    assert time_of(next(it.ts for it in steps if it.record["step"] == 13)) == (2026, 11, 30, 23, 22, 35)
+
+
+def time_of(ns: int) -> tuple:
+    return tuple(time.gmtime(ns // 10**9))[:6]
