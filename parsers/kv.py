@@ -25,7 +25,9 @@ STEP_KEYS = {"step", "iter", "iteration", "it", "global_step", "globalstep", "nu
              "training_steps", "update", "steps", "train/global_step", "trainer/global_step"}
 LOSS_KEYS = {"loss", "train_loss", "lm_loss", "lm loss", "train loss", "training_loss", "step_loss",
              "reduced_train_loss", "loss/train/total", "train/loss", "loss/tok", "avg_loss",
-             "train_loss_step", "loss_step", "cross_entropy_loss", "ce_loss", "total_loss"}
+             "train_loss_step", "loss_step", "cross_entropy_loss", "ce_loss", "total_loss",
+             "gpt_loss"}
+"""`gpt_loss`: OpenRLHF's SFT loss of the step, in its bar's postfix (its `loss_mean` is a moving average)."""
 LR_KEYS = {"lr", "learning_rate", "learning rate", "train/learning_rate", "lr-adamw", "train_learning_rate"}
 GN_KEYS = {"grad_norm", "gnorm", "norm", "grad norm", "gradnorm", "grad_norm/total", "train/grad_norm",
            "gradient_norm", "total_grad_norm", "grad"}
@@ -49,7 +51,9 @@ IT_KEYS = {"it/s", "ups", "steps_per_second", "steps_per_sec", "train_steps_per_
 TFLOPS_KEYS = {"tflops", "tflop/s", "tflops/gpu", "model_tflops", "tflop", "TFLOPs", "model_tflops_per_gpu",
                "tflops_per_gpu"}
 MEM_KEYS = {"memory", "mem", "max mem", "mem_gb", "peak_mem", "max_mem", "peak memory", "memory_gb",
-            "max_memory_allocated", "mem_alloc", "peak_gpu_memory", "memory usage", "memory_usage"}
+            "max_memory_allocated", "mem_alloc", "peak_gpu_memory", "memory usage", "memory_usage",
+            "peak_memory_alloc"}
+"""`peak_memory_alloc`: torchtune's peak allocated GiB (beside `peak_memory_active` and `_reserved`)."""
 EPOCH_KEYS = {"epoch", "ep"}
 TOTAL_KEYS = {"total_steps", "max_steps", "total"}
 TIMESTAMP_KEYS = {"timestamp", "_timestamp", "unix_time"}

@@ -1749,3 +1749,13 @@ def test_open_clip_lines():
     assert (recs[3]["epoch"], recs[3]["iter_in_epoch"], recs[3]["iters_per_epoch"]) == (1, 1, 250)
     assert (recs[4]["loss"], recs[4]["metrics"]) == (
         0.0076, {"image_to_text_mean_rank": 2.3887, "image_to_text_R@1": 0.4132, "clip_val_loss": 0.0076})
+
+
+def test_torchtune_memory_and_openrlhf_sft_loss():
+    """torchtune's metric logger names its peak allocated GiB `peak_memory_alloc`; OpenRLHF's SFT
+    bar names the step's loss `gpt_loss` (its `loss_mean` is a moving average, no step's)."""
+    r = one("Step 25 | loss:1.2345 lr:2e-05 tokens_per_second_per_gpu:1234.5 peak_memory_active:12.3 "
+            "peak_memory_alloc:12.1 peak_memory_reserved:14.1")
+    assert (r["step"], r["loss"], r["mem_gb"], r["tokens_per_s_per_gpu"]) == (25, 1.2345, 12.1, 1234.5)
+    r = one("Train epoch [1/1]:  10%|\u2588         | 10/100 [00:10<01:30,  1.00s/it, gpt_loss=1.23, loss_mean=1.2, lr=5e-6]")
+    assert (r["step"], r["loss"], r["lr"]) == (10, 1.23, 5e-6)
