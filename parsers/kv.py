@@ -26,8 +26,9 @@ STEP_KEYS = {"step", "iter", "iteration", "it", "global_step", "globalstep", "nu
 LOSS_KEYS = {"loss", "train_loss", "lm_loss", "lm loss", "train loss", "training_loss", "step_loss",
              "reduced_train_loss", "loss/train/total", "train/loss", "loss/tok", "avg_loss",
              "train_loss_step", "loss_step", "cross_entropy_loss", "ce_loss", "total_loss",
-             "gpt_loss"}
-"""`gpt_loss`: OpenRLHF's SFT loss of the step, in its bar's postfix (its `loss_mean` is a moving average)."""
+             "gpt_loss", "avr_loss"}
+"""`gpt_loss`: OpenRLHF's SFT loss of the step, in its bar's postfix (its `loss_mean` is a moving
+average); `avr_loss`: kohya's sd-scripts' moving average, the one loss its bar shows."""
 LR_KEYS = {"lr", "learning_rate", "learning rate", "train/learning_rate", "lr-adamw", "train_learning_rate"}
 GN_KEYS = {"grad_norm", "gnorm", "norm", "grad norm", "gradnorm", "grad_norm/total", "train/grad_norm",
            "gradient_norm", "total_grad_norm", "grad"}

@@ -1751,11 +1751,33 @@ def test_open_clip_lines():
         0.0076, {"image_to_text_mean_rank": 2.3887, "image_to_text_R@1": 0.4132, "clip_val_loss": 0.0076})
 
 
-def test_torchtune_memory_and_openrlhf_sft_loss():
+def test_torchtune_memory_and_the_losses_of_openrlhf_and_sd_scripts():
     """torchtune's metric logger names its peak allocated GiB `peak_memory_alloc`; OpenRLHF's SFT
-    bar names the step's loss `gpt_loss` (its `loss_mean` is a moving average, no step's)."""
+    bar names the step's loss `gpt_loss` (its `loss_mean` is a moving average, no step's);
+    kohya's sd-scripts shows one loss in its bar, the moving average `avr_loss`."""
     r = one("Step 25 | loss:1.2345 lr:2e-05 tokens_per_second_per_gpu:1234.5 peak_memory_active:12.3 "
             "peak_memory_alloc:12.1 peak_memory_reserved:14.1")
     assert (r["step"], r["loss"], r["mem_gb"], r["tokens_per_s_per_gpu"]) == (25, 1.2345, 12.1, 1234.5)
     r = one("Train epoch [1/1]:  10%|\u2588         | 10/100 [00:10<01:30,  1.00s/it, gpt_loss=1.23, loss_mean=1.2, lr=5e-6]")
     assert (r["step"], r["loss"], r["lr"]) == (10, 1.23, 5e-6)
+    r = one("steps:  10%|\u2588         | 100/1000 [01:00<09:00,  1.66it/s, avr_loss=0.123]")
+    assert (r["step"], r["total_steps"], r["loss"], r["it_per_s"]) == (100, 1000, 0.123, 1.66)
+
+
+def test_steps_that_count_in_their_epoch_run_on_over_the_epochs():
+    """MindSpore's LossMonitor (`epoch: %s step: %s, loss is %s`, its source's print: the step
+    in its epoch, both from 1) and a loop's own print that counts from 0: each epoch's steps
+    run on after those before, once a new epoch's step is lower than the last; an earlier
+    epoch (a run started again) counts as printed."""
+    recs, _ = feed_all(["epoch: 1 step: 1, loss is 2.3021603", "epoch: 1 step: 1875, loss is 0.1203",
+                        "Train epoch time: 12345.678 ms, per step time: 6.584 ms",
+                        "epoch: 2 step: 1, loss is 0.1021", "epoch: 2 step: 1875, loss is 0.0821",
+                        "epoch: 3 step: 1875, loss is 0.0521", "epoch: 1 step: 1, loss is 2.31"])
+    assert [(r["step"], r["epoch"], r["loss"], r.get("iter_in_epoch")) for r in recs] == [
+        (1, 1, 2.3021603, None), (1875, 1, 0.1203, None), (1876, 2, 0.1021, 1), (3750, 2, 0.0821, 1875),
+        (5625, 3, 0.0521, 1875), (1, 1, 2.31, None)]
+    recs, _ = feed_all([f"epoch: {e}, step: {i}, loss: 2.5" for e in (0, 1) for i in (0, 10, 20)])
+    assert [r["step"] for r in recs] == [0, 10, 20, 21, 31, 41]
+    # a step that runs over the run, its epoch printed beside it, stays as printed
+    recs, _ = feed_all(["epoch: 1 step: 90, loss: 2.5", "epoch: 2 step: 100, loss: 2.4", "epoch: 2 step: 110, loss: 2.3"])
+    assert [r["step"] for r in recs] == [90, 100, 110]
