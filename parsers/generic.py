@@ -211,8 +211,8 @@ class GenericParser(Parser):
         """rank -> [epoch, its first step - 1, the last batch it printed]: MXNet counts its
         batches from 0 in each epoch."""
         self.epoch_counts: dict = {}
-        """rank -> [epoch, the steps of the epochs before, the last step, whether the count
-        starts at 0, whether it counts in its epoch]: see `_in_epoch_step`"""
+        """rank -> [epoch, the steps of the epochs before, the epoch's highest step, whether the
+        count starts at 0, whether it counts in its epoch]: see `_in_epoch_step`"""
         self.mnist_positions: dict = {}     # rank -> (epoch, sample) -> step: see `printers.mnist`
         self.open_clip = OpenClipLines()
         self.slowfast_epochs: dict = {}     # rank -> iterations an epoch: see `slowfast.read`
@@ -388,14 +388,17 @@ class GenericParser(Parser):
                 step = self._run_step(rank, fields, int(em.group(1)), int(em.group(2)), step, int(tm.group(2)))
             else:
                 fields.setdefault("total_steps", int(tm.group(2)))
-        elif type(fields.get("epoch")) is int:
-            step = self._in_epoch_step(rank, fields, fields["epoch"], step)
         if "xent: " in s and " tok/s;" in s:
             _opennmt(s, fields, extra)
         if len(fields) + len(extra) == 0:
             return []
+        in_epoch = tm is None and type(fields.get("epoch")) is int
         if not any(k in fields for k in _PROGRESS_FIELDS):
+            if in_epoch:
+                step = self._in_epoch_step(rank, fields, fields["epoch"], step, training=False)
             return self._eval_line(rank, step, fields, extra)
+        if in_epoch:
+            step = self._in_epoch_step(rank, fields, fields["epoch"], step)
         if rank is None and "Node[" in s:
             nm = NODE.search(s)
             if nm:
@@ -495,22 +498,28 @@ class GenericParser(Parser):
         self.d2_means[rank] = placed
         return 0
 
-    def _in_epoch_step(self, rank, fields: dict, epoch: int, i: int) -> int:
+    def _in_epoch_step(self, rank, fields: dict, epoch: int, i: int, training: bool = True) -> int:
         """The run's step of a line that prints its epoch and a step with no count of the
         epoch's steps (MindSpore's `epoch: 2 step: 100, loss is ..`, a loop's `epoch 2 step 100
-        loss ..`).  Where a new epoch's step is lower than the last, the step counts in its epoch
-        (`iter_in_epoch`, in place): each epoch runs on after those before, as long as the last
-        step it printed (one more where the count starts at 0).  Until then, and from a line of an
-        earlier epoch on (a run started again), as printed."""
+        loss ..`).  Where a new epoch's training step is not above the last epoch's highest, the
+        step counts in its epoch (`iter_in_epoch`, in place): each epoch runs on after those
+        before, as long as the highest step it printed (one more where the count starts at 0).
+        Until then, and from a line of an earlier epoch on (a run started again), as printed.
+        A line of evaluation values (not `training`) of the epoch runs on so, and counts nothing."""
         state = self.epoch_counts.get(rank)
+        if not training:
+            if state is None or not state[4] or state[0] != epoch:
+                return i
+            fields["iter_in_epoch"] = i
+            return state[1] + i
         if state is None or epoch < state[0]:     # (an earlier epoch: another run's count)
             self.epoch_counts[rank] = [epoch, 0, i, i == 0, False]
             return i
-        last_epoch, before, last, from_zero, per_epoch = state
-        if epoch > last_epoch and (per_epoch or i <= last):
-            before += last + (1 if from_zero else 0)
-            per_epoch = True
-        state[:] = [epoch, before, i, from_zero or i == 0, per_epoch]
+        last_epoch, before, highest, from_zero, per_epoch = state
+        if epoch > last_epoch and (per_epoch or i <= highest):
+            before += highest + (1 if from_zero else 0)
+            per_epoch, highest = True, i
+        state[:] = [epoch, before, max(highest, i), from_zero or i == 0, per_epoch]
         if not per_epoch:
             return i
         fields["iter_in_epoch"] = i

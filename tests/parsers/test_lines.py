@@ -1781,3 +1781,10 @@ def test_steps_that_count_in_their_epoch_run_on_over_the_epochs():
     # a step that runs over the run, its epoch printed beside it, stays as printed
     recs, _ = feed_all(["epoch: 1 step: 90, loss: 2.5", "epoch: 2 step: 100, loss: 2.4", "epoch: 2 step: 110, loss: 2.3"])
     assert [r["step"] for r in recs] == [90, 100, 110]
+
+
+def test_an_evaluation_line_of_a_step_counted_in_its_epoch_runs_on_and_moves_no_count():
+    recs, _ = feed_all(["epoch 1 step 10 loss 2.5", "epoch 1 step 20 loss 2.4", "epoch 2 step 10 loss 2.3",
+                        "epoch 2 step 5 val_loss 2.6", "epoch 2 step 20 loss 2.2", "epoch 3 step 10 loss 2.1"])
+    assert [(r["kind"], r["step"]) for r in recs] == [
+        ("progress", 10), ("progress", 20), ("progress", 30), ("eval", 25), ("progress", 40), ("progress", 50)]
