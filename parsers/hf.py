@@ -9,8 +9,10 @@ from .pydict import parse_flat_dict
 
 _TRAIN_MAP = {"loss": "loss", "learning_rate": "lr", "grad_norm": "grad_norm", "epoch": "epoch",
               "train_tokens_per_second": "tokens_per_s", "num_input_tokens_seen": "tokens_seen",
-              "memory(GiB)": "mem_gb", "train_speed(iter/s)": "it_per_s"}
-"""HF's keys, and those ms-swift adds to its log dicts (its speed is the run's mean so far)."""
+              "memory(GiB)": "mem_gb", "train_speed(iter/s)": "it_per_s",
+              "memory/max_mem_allocated(gib)": "mem_gb", "memory/max_allocated (GiB)": "mem_gb"}
+"""HF's keys, and those ms-swift adds to its log dicts (its speed is the run's mean so far), and
+Axolotl's peak allocated memory (its name before and since late 2025)."""
 
 
 def printed_step(d: dict) -> tuple[int | None, int | None]:

@@ -47,14 +47,16 @@ TOK_GPU_KEYS = {"tgs", "tokens/gpu/sec", "tokens_per_sec_per_gpu", "tokens_per_s
 SAMPLE_KEYS = {"samples/s", "samples/sec", "samples_per_sec", "samples_per_s", "seq/s", "sps",
                "samples_per_second", "train_samples_per_second", "throughput", "img/s", "images/s",
                "timing/seqs_per_second", "ips", "interval_samples_per_second"}
-IT_KEYS = {"it/s", "ups", "steps_per_second", "steps_per_sec", "train_steps_per_second", "iters/s",
+IT_KEYS = {"it/s", "it/sec", "ups", "steps_per_second", "steps_per_sec", "train_steps_per_second", "iters/s",
            "batches_per_sec", "timing/steps_per_second", "interval_steps_per_second"}
 TFLOPS_KEYS = {"tflops", "tflop/s", "tflops/gpu", "model_tflops", "tflop", "TFLOPs", "model_tflops_per_gpu",
                "tflops_per_gpu"}
 MEM_KEYS = {"memory", "mem", "max mem", "mem_gb", "peak_mem", "max_mem", "peak memory", "memory_gb",
             "max_memory_allocated", "mem_alloc", "peak_gpu_memory", "memory usage", "memory_usage",
-            "peak_memory_alloc"}
-"""`peak_memory_alloc`: torchtune's peak allocated GiB (beside `peak_memory_active` and `_reserved`)."""
+            "peak_memory_alloc", "peak mem", "memory/max_mem_allocated(gib)", "memory/max_allocated (gib)"}
+"""`peak_memory_alloc`: torchtune's peak allocated GiB (beside `peak_memory_active` and `_reserved`);
+`Peak mem 100.759 GB`: mlx-lm's; Axolotl's in the Trainer's log dicts (`memory/max_allocated (GiB)` since
+late 2025)."""
 EPOCH_KEYS = {"epoch", "ep"}
 TOTAL_KEYS = {"total_steps", "max_steps", "total"}
 TIMESTAMP_KEYS = {"timestamp", "_timestamp", "unix_time"}

@@ -920,3 +920,20 @@ def test_deepspeed_chat_step3_lines_since_mid_2023():
     assert (second["total_steps"], second["loss"], second["metrics"]) == (477, -0.5, {"advantage": 0.01, "return": -0.2})
     # the log ends before the step's generation and training lines: its time alone, at the end
     assert (cut["step_time_ms"], "lanes_ms" in cut) == (9500.0, False)
+
+
+def test_axolotl_peak_memory_in_its_log_dicts():
+    recs = progress(read("axolotl_memory-in-log-dicts.log"))
+    assert [(r["framework"], r["epoch"], r["loss"], r["mem_gb"]) for r in recs[:3]] == [
+        ("hf_trainer", 1, 4.75, 25.45), ("hf_trainer", 2, 2.0312, 34.89), ("hf_trainer", 3, 0.8984, 34.89)]
+    assert recs[0]["grad_norm"] == 98.5 and len(recs) == 5
+
+
+def test_mlx_lm_iteration_lines():
+    """mlx-lm's `Iter N: Train loss .., It/sec .., Tokens/sec .., Peak mem .. GB`; its `Learning
+    Rate` (two capitalised words, which the generic reader does not join: `INFO Step 5` must stay
+    a step) is left unread."""
+    recs = progress(read("mlx-lm_lora_iter-lines.log"))
+    assert [(r["step"], r["loss"], r["it_per_s"], r["tokens_per_s"], r["mem_gb"]) for r in recs[:2]] == [
+        (860, 0.413, 0.247, 159.343, 100.759), (870, 0.271, 0.319, 144.595, 100.759)]
+    assert len(recs) == 5 and "lr" not in recs[0]
