@@ -119,10 +119,25 @@ def _fast_pairs(text: str, limit: int):
 def regex_pairs(text: str, limit: int = 64) -> list[tuple[str, str, str | None]]:
     out = []
     for m in _PAIR.finditer(text):
-        out.append((m.group("key"), m.group("val"), m.group("unit") or m.group("sunit") or m.group("kunit")))
+        key = m.group("key")
+        if key[0].isupper() and text[m.start() - 1:m.start()] == " ":
+            key = _titled_key(text, m.start(), key)
+        out.append((key, m.group("val"), m.group("unit") or m.group("sunit") or m.group("kunit")))
         if len(out) >= limit:
             break
     return out
+
+
+def _titled_key(text: str, at: int, key: str) -> str:
+    """`Learning Rate` for the key `Rate` at `at`, where the word before it is capitalised too
+    and the two name a field that `Rate` alone does not (mlx-lm's `Learning Rate 1.000e-06`).
+    `_PAIR` joins only lowercase words after a key's first: a capitalised word before a known
+    key is no part of it (`INFO Step 5`, `Training Step 5`)."""
+    if key.lower() in _FIELD_OF or " " in key:
+        return key
+    word = text[text.rfind(" ", 0, at - 1) + 1:at - 1]
+    joined = f"{word} {key}"
+    return joined if word[:1].isupper() and word.isalpha() and joined.lower() in _FIELD_OF else key
 
 
 def pairs(text: str, limit: int = 64) -> list[tuple[str, str, str | None]]:

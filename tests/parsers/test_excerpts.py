@@ -930,10 +930,10 @@ def test_axolotl_peak_memory_in_its_log_dicts():
 
 
 def test_mlx_lm_iteration_lines():
-    """mlx-lm's `Iter N: Train loss .., It/sec .., Tokens/sec .., Peak mem .. GB`; its `Learning
-    Rate` (two capitalised words, which the generic reader does not join: `INFO Step 5` must stay
-    a step) is left unread."""
+    """mlx-lm's `Iter N: Train loss .., Learning Rate .., It/sec .., Tokens/sec .., Peak mem ..
+    GB`: `Learning Rate`, two capitalised words, is one key because `Rate` alone names none (a
+    capitalised word before a key that is one stays out of it: `SUCCESS Step 0`, prime-rl's)."""
     recs = progress(read("mlx-lm_lora_iter-lines.log"))
-    assert [(r["step"], r["loss"], r["it_per_s"], r["tokens_per_s"], r["mem_gb"]) for r in recs[:2]] == [
-        (860, 0.413, 0.247, 159.343, 100.759), (870, 0.271, 0.319, 144.595, 100.759)]
-    assert len(recs) == 5 and "lr" not in recs[0]
+    assert [(r["step"], r["loss"], r["lr"], r["it_per_s"], r["tokens_per_s"], r["mem_gb"]) for r in recs[:2]] == [
+        (860, 0.413, 1e-06, 0.247, 159.343, 100.759), (870, 0.271, 1e-06, 0.319, 144.595, 100.759)]
+    assert len(recs) == 5
