@@ -252,7 +252,7 @@ class GenericParser(Parser):
 
     def flush(self) -> list[dict]:
         self.spread.open.clear()        # a dict the stream ended in the middle of
-        return self.loop_bars.flush()
+        return self.loop_bars.flush() + self.open_clip.flush()
 
     def place_events(self, recs: list[dict], rank) -> list[dict]:
         """Detectron2's writer prints an iteration after that iteration's hooks ran: an evaluation

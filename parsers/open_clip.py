@@ -7,8 +7,8 @@
 The bracket counts samples, not steps: `batch_count * batch_size * accum_freq * world_size` of
 the epoch's `num_samples`.  A rank logs each epoch's first step and every `--log-every-n-steps`
 after, so the greatest common divisor of the samples it printed is one step's samples, G (the
-first line alone gives it, where the log starts with an epoch; a log cut inside one numbers its
-first line as that epoch's first step, and the lines after it right, by the divisor); the run's
+first line alone gives it, where the log starts with an epoch, `(0%)`; the first line of a log
+cut inside one is held until the rank's next gives the divisor, or the stream ends); the run's
 step is then `epoch * (num_samples // G) + samples // G`, epochs counted from 0.  `Data (t)`
 and `Batch (t)` are means over the steps since the last line: the step's time and its data wait
 (input lane).
@@ -24,7 +24,7 @@ import math
 
 from .base import Pattern, num, record, seconds_to_ms
 
-TRAIN = Pattern(r"Train Epoch: (\d{1,9}+) \[\s*+(\d{1,15}+)/(\d{1,15}+) \(\d{1,4}+%\)\](.{0,4000}+)")
+TRAIN = Pattern(r"Train Epoch: (\d{1,9}+) \[\s*+(\d{1,15}+)/(\d{1,15}+) \((\d{1,4}+)%\)\](.{0,4000}+)")
 ITEM = Pattern(r"([A-Z][\w@ ]{0,40}?(?: \(t\))?): (-?[\d.]++(?:[eE][-+]?\d++)?|nan|inf)"
                r"(?: \((-?[\d.]++(?:[eE][-+]?\d++)?|nan|inf)\))?(?:, ([\d.]++(?:[eE][-+]?\d++)?)/s)?"
                r"(?:, [\d.]++(?:[eE][-+]?\d++)?(/s/gpu))?")
@@ -40,6 +40,7 @@ class OpenClipLines:
     def __init__(self) -> None:
         self.step_samples: dict = {}    # rank -> G so far (the gcd of the samples printed)
         self.per_epoch: dict = {}       # rank -> steps an epoch
+        self.held: dict = {}            # rank -> the match of its first line, cut inside an epoch
 
     def read(self, s: str, rank) -> list[dict] | None:
         """The records of an open_clip line; None for any other line (the MNIST example's
@@ -53,15 +54,33 @@ class OpenClipLines:
             return self._eval(int(m.group(1)), m.group(2), rank)
         return None
 
+    def flush(self) -> list[dict]:
+        """The first line of each rank whose next never came, by the divisor it gives alone."""
+        held, self.held = self.held, {}
+        return [r for rank, m in held.items() for r in self._step(m, rank)]
+
     def _train(self, m, rank) -> list[dict]:
-        epoch, samples, of = int(m.group(1)), int(m.group(2)), int(m.group(3))
+        samples = int(m.group(2))
         if samples <= 0:
             return []
+        if rank not in self.step_samples and m.group(4) != "0" and rank not in self.held:
+            self.held[rank] = m         # cut inside an epoch: its samples are many steps'
+            return []
+        first = self.held.pop(rank, None)
+        out: list = []
+        if first is not None:
+            self.step_samples[rank] = math.gcd(int(first.group(2)), samples)
+            out = self._step(first, rank)
+        return out + self._step(m, rank)
+
+    def _step(self, m, rank) -> list[dict]:
+        """The record of a training line, its step by the rank's divisor so far and this line's."""
+        epoch, samples, of = int(m.group(1)), int(m.group(2)), int(m.group(3))
         g = self.step_samples[rank] = math.gcd(self.step_samples.get(rank, 0), samples)
         per_epoch = self.per_epoch[rank] = of // g
         fields: dict = {}
         metrics: dict = {}
-        for item in ITEM.finditer(m.group(4)):
+        for item in ITEM.finditer(m.group(5)):
             name, value = item.group(1), num(item.group(2))
             if value is None:
                 continue

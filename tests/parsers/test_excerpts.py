@@ -787,6 +787,19 @@ def test_open_clip_fork_counts_samples_not_steps():
     assert not any("samples_per_s" in r for r in recs)
 
 
+def test_open_clip_log_cut_inside_an_epoch_numbers_its_first_line_by_the_next():
+    """A log whose first line is no epoch's start (`(3%)`): that line's samples are 101 steps'
+    and give no divisor alone; it waits for the rank's next line, which does.  A lone such
+    line is read at the stream's end, by its own samples."""
+    lines = (EXCERPTS / "negclip-open-clip_train-epoch-lines.log").read_bytes().splitlines()[2:]
+    d = Dispatcher()
+    recs = d.feed_chunk(b"\n".join(lines) + b"\n") + d.flush()
+    assert [(r["step"], r["loss"]) for r in recs[:2]] == [(101, 0.97884), (201, 0.87522)]
+    assert [r["step"] for r in recs] == [101, 201, 301, 401, 501, 601]
+    (lone,), _ = feed_all(lines[:1])
+    assert (lone["step"], lone["iters_per_epoch"]) == (1, 16)
+
+
 @pytest.mark.parametrize("line,want", [
     # 2019's, with a space in its step's total; 2025's, with sentences and batch sizes
     ("[2019-12-09 17:54:47,997 INFO] Step 50/ 5000; acc:   5.35; ppl: 1497.24; xent: 7.31; lr: 1.00000;  84/336 tok/s;"
