@@ -7,7 +7,8 @@ its records travel the same way: `job_start`, one `progress` message per record
 job's steps are judged and stored like those of a job run under RidgeScope.
 
 Times come from the log where it prints them (ISO 8601 and `[2024-01-02 03:04:05,678]`-style
-prefixes, Hugging Face's example scripts' `01/02/2024 03:04:05`, ctime dates, glog's and absl's
+prefixes, Hugging Face's example scripts' `01/02/2024 03:04:05`, ctime dates, the time of day
+alone where a log prints no date (`clock_stamps.py`), glog's and absl's
 `I1130 18:28:04.930220 ...] ` and Detectron2's and PaddleDetection's `[11/30 19:38:55 d2.engine]`
 in the year the file was written, MLPerf `time_ms`, or else a Unix time printed in the record
 itself, such as MLPerf BERT's `{'training_steps': 2, ..., 'timestamp': 1593108597.22}`:
@@ -41,6 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ridgescope.cli import log_dirs, node_logs, overlap, pipe_pairs, world_size
+from ridgescope.cli.clock_stamps import CLOCK_ONLY, ClockDays, time_of_day
 from ridgescope.cli.cmd_parse import (add_prefix_template, note, placed_nodes, prefix_templates, tee_prefix,
                                       workers_per_node)
 from ridgescope.cli.log_blocks import CUT_SHORT, collector_format, collector_of, cut_short, open_log
@@ -278,6 +280,7 @@ def read_file(path: str, log_format: str | None, prefix: TeePrefix | None = None
         note(f"{path}: {collected.says}")
     stream = sys.stdin.buffer if path == "-" else open_log(path)
     end_ns = time.time_ns() if path == "-" else os.stat(path).st_mtime_ns
+    clocks, clocked, dated = ClockDays(end_ns), [], False
     try:
         for raw in stream:
             if not told and raw.strip():
@@ -290,9 +293,14 @@ def read_file(path: str, log_format: str | None, prefix: TeePrefix | None = None
                 if text is None:
                     continue        # (a Docker line that goes on in the next entry)
                 raw = text.encode("utf-8", "surrogateescape")
-            stamp = None
+            stamp, of_day = None, None
             if raw[:1] not in (b"\n", b"") or when:
-                stamp = line_timestamp(when or raw[:HEAD].decode("utf-8", "replace"), end_ns)
+                head = when or raw[:HEAD].decode("utf-8", "replace")
+                stamp = line_timestamp(head, end_ns)
+                dated = dated or stamp is not None
+                of_day = None if dated else time_of_day(head)
+                if of_day is not None:
+                    stamp = clocks.place(of_day[0]), of_day[1]
             if collected is not None and collected.key is None:
                 raw = collected.block(raw)
                 if not raw:
@@ -306,6 +314,7 @@ def read_file(path: str, log_format: str | None, prefix: TeePrefix | None = None
             recs = disp.feed(raw)
             if node is not None:
                 recs = [node_logs.as_job_rank(rec, node) for rec in recs]
+            first = len(items)
             for rec in recs:
                 rank = rec.get("rank")
                 own = stamp or record_time(rec)
@@ -313,6 +322,8 @@ def read_file(path: str, log_format: str | None, prefix: TeePrefix | None = None
                                   rec, own[0] if own else None, bool(own and own[1]), name))
             if stamp and not recs:
                 add_clock(items, Item(fallback, None, stamp[0], stamp[1], name))
+            if of_day is not None:      # (a line with no record: its clock, last in `items`)
+                clocked.extend(items[first:] if recs else items[-1:])
         for rec in disp.flush():
             rec = node_logs.as_job_rank(rec, node)
             rank = rec.get("rank")
@@ -320,6 +331,12 @@ def read_file(path: str, log_format: str | None, prefix: TeePrefix | None = None
                               None, False, name))
         if cut_short(stream):
             note(f"{path}: {CUT_SHORT}")
+        shift = clocks.shift_ns()
+        for item in clocked:
+            if item.own_ts is not None:
+                item.own_ts += shift
+        if clocked:
+            note(f"{path}: {CLOCK_ONLY}")
     finally:
         if stream is not sys.stdin.buffer:
             stream.close()

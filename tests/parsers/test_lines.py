@@ -1788,3 +1788,12 @@ def test_an_evaluation_line_of_a_step_counted_in_its_epoch_runs_on_and_moves_no_
                         "epoch 2 step 5 val_loss 2.6", "epoch 2 step 20 loss 2.2", "epoch 3 step 10 loss 2.1"])
     assert [(r["kind"], r["step"]) for r in recs] == [
         ("progress", 10), ("progress", 20), ("progress", 30), ("eval", 25), ("progress", 40), ("progress", 50)]
+
+
+@pytest.mark.parametrize("line", ["2024-01-01 10:00:00,123 INFO step 7 loss 3.0", "23:59:10 WARNING step 7 loss 3.0",
+                                  "INFO step 7 loss 3.0"])
+def test_a_loggers_level_before_a_lowercase_key_is_no_part_of_it(line):
+    """`%(asctime)s %(levelname)s %(message)s`: the level is no word of the key after it (read
+    as one key, `INFO step`, the line had no step)."""
+    r = one(line)
+    assert (r["step"], r["loss"]) == (7, 3.0)
