@@ -629,9 +629,10 @@ def untimed_steps(result: FileResult) -> str | None:
     if not steps or any(rec.get("step_time_ms") for rec in steps) or any(
             it.timed_elsewhere for it in result.items):     # (its process's other pipe times them)
         return None
-    return (f"its {len(steps)} step records print no step time, and the log no timestamps to time "
-            "them by: they are stored (the progress table), but `steps` and `explain` will show "
-            "none of its steps")
+    why = ("the log no timestamps to time them by" if result.timestamps == "unknown" else
+           "the log's timestamps are too coarse or too few to time them by (whole seconds time steps 20 s apart)")
+    return (f"its {len(steps)} step records print no step time, and {why}: they are stored (the "
+            "progress table), but `steps` and `explain` will show none of its steps")
 
 
 def publish(args, settings, tags: dict, results: list[FileResult], items: list[Item]) -> int:

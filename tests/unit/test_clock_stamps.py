@@ -53,3 +53,18 @@ def test_ingest_times_a_log_whose_lines_print_the_time_of_day_alone(tmp_path):
     assert steps[5].ts == calendar.timegm((2026, 12, 6, 0, 1, 25)) * SECOND
     assert [steps[s].record.get("step_time_ms") for s in (2, 3, 4, 5)] == [30000, 30000, 45000, 30000]
     assert all(steps[s].record.get("step_time_from_ts") for s in (2, 3, 4, 5))
+
+
+def test_xlas_updates_a_second_apart_stay_untimed_and_ingest_says_why():
+    """PyTorch/XLA's `Time=` is to the second, its updates a second or two apart: dated, and
+    still no step time; `ingest` says so rather than that the log prints no time."""
+    from pathlib import Path
+
+    from ridgescope.cli.cmd_ingest import untimed_steps
+    xla = Path(__file__).resolve().parents[1] / "data" / "excerpts" / "pytorch-xla_test-train-mp-mnist_4-processes.log"
+    result = read_file(str(xla), None)
+    assert result.timestamps == "partly printed, the rest estimated"
+    assert untimed_steps(result) == (
+        "its 12 step records print no step time, and the log's timestamps are too coarse or too few to time them "
+        "by (whole seconds time steps 20 s apart): they are stored (the progress table), but `steps` and "
+        "`explain` will show none of its steps")
