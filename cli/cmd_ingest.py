@@ -7,13 +7,13 @@ its records travel the same way: `job_start`, one `progress` message per record
 job's steps are judged and stored like those of a job run under RidgeScope.
 
 Times come from the log where it prints them (ISO 8601 and `[2024-01-02 03:04:05,678]`-style
-prefixes, Hugging Face's example scripts' `01/02/2024 03:04:05`, ctime dates, the time of day
-alone where a log prints no date (`clock_stamps.py`), glog's and absl's
-`I1130 18:28:04.930220 ...] ` and Detectron2's and PaddleDetection's `[11/30 19:38:55 d2.engine]`
-in the year the file was written, MLPerf `time_ms`, or else a Unix time printed in the record
-itself, such as MLPerf BERT's `{'training_steps': 2, ..., 'timestamp': 1593108597.22}`:
-`log_time_s`). A record on a line without a timestamp is placed after
-the last time printed before it, on any line (an `nvidia-smi` header's date, an MLPerf `:::MLLOG`
+prefixes, Hugging Face's example scripts' `01/02/2024 03:04:05` and Rich's `[01/02/24 03:04:05]`,
+ctime dates, the time of day alone where a log prints no date (`clock_stamps.py`), glog's and
+absl's `I1130 18:28:04.930220 ...] ` and Detectron2's and PaddleDetection's `[11/30 19:38:55
+d2.engine]` in the year the file was written, MLPerf `time_ms`, or else a Unix time printed in
+the record itself, such as MLPerf BERT's `{'training_steps': 2, ..., 'timestamp':
+1593108597.22}`: `log_time_s`). A record on a line without a timestamp is placed after the last
+time printed before it, on any line (an `nvidia-smi` header's date, an MLPerf `:::MLLOG`
 event), by the step times printed since (`ts_source: estimated`). A log that prints no timestamp at
 all gets times synthesised from its cumulative step times, ending at the file's modification time,
 and its records say `ts_unknown: true`. When a progress line has a timestamp but no step time, the
@@ -65,9 +65,10 @@ HEAD = 200
 _ISO = re.compile(r"(?<!\d)(\d{4})[-/](\d\d)[-/](\d\d)[ T,](\d\d):(\d\d):(\d\d)(?:[.,](\d{1,9}))?"
                   r"(?:\s?(Z|UTC|[+-]\d\d:?\d\d)(?![\d:]))?(?![\d:])")
 # Python logging's `datefmt="%m/%d/%Y %H:%M:%S"`, which Hugging Face's example scripts (and the
-# many trainers that copy them) set: `12/06/2024 10:00:00 - INFO - __main__ - ...`.  Month first,
-# as they write it, unless the first number is no month (`31/01/2024`: the day first).
-_SLASH_DATE = re.compile(r"(?<![\d/])(\d\d)/(\d\d)/(\d{4}) (\d\d):(\d\d):(\d\d)(?:[.,](\d{1,9}))?(?![\d:])")
+# many trainers that copy them) set: `12/06/2024 10:00:00 - INFO - __main__ - ...`, and Rich's
+# logging handler's `[%x %X]`, `[12/06/26 10:00:00]` (a year of two digits: this century's).
+# Month first, as they write it, unless the first number is no month (`31/01/2024`: the day first).
+_SLASH_DATE = re.compile(r"(?<![\d/])(\d\d)/(\d\d)/(\d{4}|\d\d) (\d\d):(\d\d):(\d\d)(?:[.,](\d{1,9}))?(?![\d:])")
 _MONTHS = {m: i for i, m in enumerate(("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug",
                                        "Sep", "Oct", "Nov", "Dec"), start=1)}
 _CTIME = re.compile(r"\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct"
@@ -117,7 +118,7 @@ def line_timestamp(head: str, written_ns: int | None = None) -> tuple[int, bool]
         if m:
             first, second, y, hh, mi, ss, frac = m.groups()
             mo, d = (second, first) if int(first) > 12 else (first, second)
-            return _calendar_time((y, mo, d, hh, mi, ss), frac)
+            return _calendar_time((y if len(y) == 4 else "20" + y, mo, d, hh, mi, ss), frac)
     m = _CTIME.search(head)
     if m:
         mon, d, hh, mi, ss, y = m.groups()

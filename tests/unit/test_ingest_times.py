@@ -367,11 +367,15 @@ def test_opennmt_steps_are_timed_by_their_stamps():
 
 def test_month_first_dates_of_hugging_face_and_nanotron_loggers():
     """`%m/%d/%Y %H:%M:%S`, the date format of Hugging Face's example scripts and of Nanotron's
-    logger: month first, as they print it, unless the first number is no month."""
+    logger, and Rich's `[%x %X]`: month first, as they print it, unless the first number is no
+    month."""
     assert line_timestamp("12/04/2026 21:33:32 - INFO - __main__ - [RANK 0] ***** Running training *****") == (
         calendar.timegm((2026, 12, 4, 21, 33, 32)) * 10**9, False)
     assert line_timestamp("31/01/2024 23:59:59,5 - INFO - x")[0] == calendar.timegm((2024, 1, 31, 23, 59, 59)) * 10**9 + 5 * 10**8
-    for line in ("13/13/2024 10:00:00 x", "a/01/06/2024 10:00:00 x", "01/06/2024 10:00:00:00 x", "1/06/2024 10:00:00"):
+    assert line_timestamp("[12/06/26 10:00:00] INFO     step 1 loss 3.0                      train.py:42") == (
+        calendar.timegm((2026, 12, 6, 10, 0, 0)) * 10**9, False)       # Rich's handler, `[%x %X]`
+    for line in ("13/13/2024 10:00:00 x", "a/01/06/2024 10:00:00 x", "01/06/2024 10:00:00:00 x", "1/06/2024 10:00:00",
+                 "01/06/202 10:00:00 x"):
         assert line_timestamp(line) is None, line
     nanotron = read_file(str(CAPTURED / "nanotron-0.4_tiny-llama_1rank_cpu.log"), None)
     steps = [it for it in nanotron.items if it.record["kind"] == "progress"]
