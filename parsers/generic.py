@@ -98,6 +98,8 @@ _MM_NOT_METRICS = ("eta", "time", "data_time", "memory", "lr", "base_lr", "grad_
 # the line was logged, not what it says.
 PARALLEL_PLACE = Pattern(r"\[[A-Z]{1,8}+\|DP=[^\]]{0,300}+\]")
 
+# Rich's logging handler's source, right-aligned after the message: `...  loss 3.0      train.py:42`
+TRAILING_SOURCE = Pattern(r" {2,}+[\w-]{1,200}+\.py:\d{1,7}+$")
 # loguru's source, `| yolox.core.trainer:246 - ` (`name:function:line`, or a format's own part of it)
 LOGURU_SOURCE = Pattern(r"\| [\w.]{1,200}+(?::[\w<>.]{1,100}+)?:\d{1,7}+ - ")
 EPOCH_OF = Pattern(r"(?i)\bepoch\s*+[:=]?\s*+\[?\s*+(\d++)\s*+/\s*+(\d++)")
@@ -363,6 +365,8 @@ class GenericParser(Parser):
                 text = PARALLEL_PLACE.sub("", text)
         if " - " in text and "| " in text:
             text = LOGURU_SOURCE.sub("| ", text)
+        if ".py:" in text and text[-1:].isdigit():
+            text = TRAILING_SOURCE.sub("", text)
         if "loss is " in text:      # MindSpore's LossMonitor: `epoch: 1 step: 100, loss is 2.302`
             text = text.replace("loss is ", "loss: ")
         items = pairs(text)

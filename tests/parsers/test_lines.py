@@ -1797,3 +1797,10 @@ def test_a_loggers_level_before_a_lowercase_key_is_no_part_of_it(line):
     as one key, `INFO step`, the line had no step)."""
     r = one(line)
     assert (r["step"], r["loss"]) == (7, 3.0)
+
+
+def test_rich_handlers_source_after_the_message_is_no_value():
+    """Rich's logging handler right-aligns the record's source after its message (`train.py:42`):
+    where the line was logged, no metric."""
+    r = one("[12/06/26 10:00:00] INFO     step 7 loss 3.0                                      train.py:42")
+    assert (r["step"], r["loss"], "metrics" in r) == (7, 3.0, False)
