@@ -1739,9 +1739,10 @@ def test_open_clip_lines():
                         "2024-10-02,10:01:00 | INFO | Eval Epoch: 1 [32 / 5000]\tClip Loss: 2.100000\t",
                         "2024-10-02,10:01:09 | INFO | Eval Epoch: 1 image_to_text_mean_rank: 2.3887\t"
                         "image_to_text_R@1: 0.4132\tclip_val_loss: 0.0076\tepoch: 1\tnum_samples: 5000"])
-    # (the first line alone takes its 413,696 samples for a step's; the second shows 4,096)
+    # (the first line, at 40%, waits for the second: its 413,696 samples alone are no step's; the
+    # two show 4,096)
     assert [(r["kind"], r["step"]) for r in recs] == [
-        ("progress", 1), ("progress", 201), ("progress", 250), ("progress", 251), ("eval", 250)]
+        ("progress", 101), ("progress", 201), ("progress", 250), ("progress", 251), ("eval", 250)]
     third = recs[2]
     assert (third["samples_per_s"], third["step_time_ms"], third["lanes_ms"], third["loss"], third["lr"]) == (
         9102.22, 450.0, {"input": 12.0}, 6.1234, 0.0005)
