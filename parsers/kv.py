@@ -121,8 +121,9 @@ def regex_pairs(text: str, limit: int = 64) -> list[tuple[str, str, str | None]]
     for m in _PAIR.finditer(text):
         key = m.group("key")
         if key[0].isupper():
-            if " " in key and key.partition(" ")[0] in _LEVELS:
-                key = key.partition(" ")[2]     # `INFO step 1`: a logger's level, then the key
+            level, space, rest = key.partition(" ")
+            if space and level in _LEVELS:
+                key = rest      # `INFO step 1`: a logger's level, then the key
             elif text[m.start() - 1:m.start()] == " ":
                 key = _titled_key(text, m.start(), key)
         out.append((key, m.group("val"), m.group("unit") or m.group("sunit") or m.group("kunit")))
