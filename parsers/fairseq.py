@@ -13,6 +13,10 @@ step is `num_updates`; the `100 / 1975` of a `train_inner` line is the batch in 
 - `fairseq-hydra-train` logs the same behind `[2020-12-19 17:41:22,153][valid][INFO] - `.
 - Releases before 0.9 name no logger: `| epoch 009:   1000 / 2737 loss=6.220, ...`, `| epoch 008 |
   loss 6.326 | ...` and `| epoch 008 | valid on 'valid' subset | valid_loss 6.43844 | ...`.
+- fairseq-py of 2017 counts no updates: `| epoch 010  2000 / 8223 loss=1.27 (1.50), wps=962, ...`
+  (each value, then its mean over the epoch) is batch 2000 of the epoch's 8223, an update each:
+  the run's step 9 * 8223 + 2000.  Its epoch's means and its validations name no step either, and
+  give no record.
 Checkpoint saves and loads (`Saved checkpoint ... (writing took 12.2 seconds)`) and `begin
 validation on "valid" subset` are events (`events.py`).
 """
@@ -29,6 +33,7 @@ LEGACY = Pattern(r"\| (epoch \d{3,}+(?::|(?= \| )).{0,8000}+)")
 """A line of the releases before 0.9: the epoch zero-padded to three digits (the word language
 model's `| epoch   6 |   200/ 2983 batches |` pads with spaces: `printers.word_lm`)."""
 INNER = Pattern(r"epoch (\d++):\s++\d++ / \d++ (.{0,8000}+)")
+INNER_2017 = Pattern(r"\| epoch (\d{3,}+)  \s*+(\d++) / (\d++) (.{0,8000}+)")
 PIPES = Pattern(r"epoch (\d++) \| (?:valid on '([^']{1,200}+)' subset \| )?(.{0,8000}+)")
 KEPT = ("loss_scale", "ppl", "wpb", "bsz", "train_wall", "wall", "gb_free")
 """Stats kept under their own names (among normalise's extras)."""
@@ -45,7 +50,8 @@ def read(s: str, rank) -> list[dict] | None:
     else:
         m = LEGACY.match(s)
         if m is None:
-            return None
+            early = INNER_2017.match(s)
+            return _record_2017(*early.groups(), rank) if early is not None else None
         tag, body = None, m.group(1)
     inner = INNER.match(body)
     if inner is not None:
@@ -82,6 +88,20 @@ def _json(tag: str, body: str, rank) -> list[dict] | None:
     values = {k[len(prefix):] if prefix and k.startswith(prefix) else k: str(v) for k, v in d.items()}
     epoch = num(values.pop("epoch", ""))
     return _record(tag, int(epoch) if epoch is not None else None, values, rank)
+
+
+def _record_2017(printed_epoch: str, batch: str, batches: str, text: str, rank) -> list[dict]:
+    """A batch line of fairseq-py's of 2017: `loss=1.27 (1.50), wps=962, ...`, each value the
+    batch's, then (for some) the epoch's mean so far, in brackets."""
+    epoch, i, of = int(printed_epoch), int(batch), int(batches)
+    values = {k.strip(): v.split(" ", 1)[0] for k, _, v in (part.partition("=") for part in text.split(", ")[:32])}
+    fields, extra = normalise([(k, v, None) for k, v in values.items()])
+    fields.pop("step", None)
+    for k in KEPT:
+        if k in extra:
+            fields[k] = extra[k]
+    step = max(epoch - 1, 0) * of + i
+    return [record("progress", "fairseq", rank, step, epoch=epoch, iter_in_epoch=i, iters_per_epoch=of, **fields)]
 
 
 def _record(tag: str, epoch: int | None, values: dict, rank, subset: str | None = None) -> list[dict]:

@@ -1,7 +1,8 @@
 """Hugging Face Trainer and Accelerate: tqdm bars plus the printed log dicts."""
 from __future__ import annotations
 
-from .base import CLOCK, EVAL_WORDS, OWN_TOTAL, BarTracker, Parser, Pattern, num, parse_bar, parsed, record, to_ms
+from .base import (CLOCK, EVAL_WORDS, OWN_TOTAL, BarTracker, Parser, Pattern, num, parse_bar, parsed, record, to_gb,
+                   to_ms)
 from .hf_epochs import TrainingBanner, unsloth_banner_end
 from .kv import pairs
 from .means import interval_mean, printed_mean
@@ -10,9 +11,13 @@ from .pydict import parse_flat_dict
 _TRAIN_MAP = {"loss": "loss", "learning_rate": "lr", "grad_norm": "grad_norm", "epoch": "epoch",
               "train_tokens_per_second": "tokens_per_s", "num_input_tokens_seen": "tokens_seen",
               "memory(GiB)": "mem_gb", "train_speed(iter/s)": "it_per_s",
-              "memory/max_mem_allocated(gib)": "mem_gb", "memory/max_allocated (GiB)": "mem_gb"}
-"""HF's keys, and those ms-swift adds to its log dicts (its speed is the run's mean so far), and
-Axolotl's peak allocated memory (its name before and since late 2025)."""
+              "memory/max_mem_allocated(gib)": "mem_gb", "memory/max_allocated (GiB)": "mem_gb",
+              "step_tokens_per_second": "tokens_per_s"}
+"""HF's keys, and those ms-swift adds to its log dicts (its speed is the run's mean so far),
+Axolotl's peak allocated memory (its name before and since late 2025), and the step's tokens a
+second of Liger-Kernel's `EfficiencyCallback`."""
+_TRAIN_MB = {"step_peak_memory_allocated_MB": "mem_gb"}
+"""Keys of MB that a record holds in GB: Liger-Kernel's `EfficiencyCallback` peak of the step."""
 
 
 def printed_step(d: dict) -> tuple[int | None, int | None]:
@@ -75,6 +80,9 @@ def dict_fields(d: dict) -> dict:
     out = {}
     for k, v in d.items():
         if isinstance(v, bool) or not isinstance(v, (int, float)):
+            continue
+        if k in _TRAIN_MB:
+            out[_TRAIN_MB[k]] = to_gb(v, "mb")
             continue
         name = _TRAIN_MAP.get(k, k.replace("/", "_"))
         if name not in _RECORD_SLOTS:

@@ -950,3 +950,26 @@ def test_mlx_lm_iteration_lines():
     assert [(r["step"], r["loss"], r["lr"], r["it_per_s"], r["tokens_per_s"], r["mem_gb"]) for r in recs[:2]] == [
         (860, 0.413, 1e-06, 0.247, 159.343, 100.759), (870, 0.271, 1e-06, 0.319, 144.595, 100.759)]
     assert len(recs) == 5
+
+
+def test_fairseq_py_of_2017_batch_lines_count_steps_over_epochs():
+    """fairseq-py of 2017 prints no update count: a batch line's step is the epochs before times
+    their batches, plus the batch (an update each); the epoch's means and its validation give
+    no record, as they name no step."""
+    recs = read("fairseq-py-2017_epoch-batch-lines.log")
+    assert [r["step"] for r in recs] == [9 * 8223 + b for b in range(2000, 9000, 1000)] + [
+        10 * 8223 + b for b in (1000, 2000, 3000)]
+    first = recs[0]
+    assert (first["framework"], first["epoch"], first["iter_in_epoch"], first["iters_per_epoch"]) == (
+        "fairseq", 10, 2000, 8223)
+    assert (first["loss"], first["lr"], first["grad_norm"], first["tokens_per_s"], first["wpb"]) == (
+        1.27, 0.001, 2.1427, 962, 908)
+
+
+def test_liger_kernel_efficiency_callback_keys():
+    """Liger-Kernel's `EfficiencyCallback` adds the step's peak memory, in MB, and its tokens a
+    second to the Trainer's log dicts."""
+    recs = progress(read("liger-kernel_efficiency-callback_log-dicts.log"))
+    assert [(r["framework"], r["loss"], r["tokens_per_s"]) for r in recs] == [
+        ("hf_trainer", 75.1831, 18801.85), ("hf_trainer", 74.5029, 18835.9), ("hf_trainer", 75.81, 18920.33)]
+    assert recs[0]["mem_gb"] == approx(26279.24 / 1024, abs=1e-6)
