@@ -51,7 +51,7 @@ def read(s: str, rank) -> list[dict] | None:
         m = LEGACY.match(s)
         if m is None:
             early = INNER_2017.match(s)
-            return _record_2017(*early.groups(), rank) if early is not None else None
+            return _record_2017(early, rank) if early is not None else None
         tag, body = None, m.group(1)
     inner = INNER.match(body)
     if inner is not None:
@@ -90,11 +90,11 @@ def _json(tag: str, body: str, rank) -> list[dict] | None:
     return _record(tag, int(epoch) if epoch is not None else None, values, rank)
 
 
-def _record_2017(printed_epoch: str, batch: str, batches: str, text: str, rank) -> list[dict]:
-    """A batch line of fairseq-py's of 2017: `loss=1.27 (1.50), wps=962, ...`, each value the
-    batch's, then (for some) the epoch's mean so far, in brackets."""
-    epoch, i, of = int(printed_epoch), int(batch), int(batches)
-    values = {k.strip(): v.split(" ", 1)[0] for k, _, v in (part.partition("=") for part in text.split(", ")[:32])}
+def _record_2017(m, rank) -> list[dict]:
+    """A batch line of fairseq-py's of 2017 (`INNER_2017`'s match): `loss=1.27 (1.50), wps=962,
+    ...`, each value the batch's, then (for some) the epoch's mean so far, in brackets."""
+    epoch, i, of = int(m.group(1)), int(m.group(2)), int(m.group(3))
+    values = {k.strip(): v.split(" ", 1)[0] for k, _, v in (part.partition("=") for part in m.group(4).split(", ")[:32])}
     fields, extra = normalise([(k, v, None) for k, v in values.items()])
     fields.pop("step", None)
     for k in KEPT:
