@@ -94,12 +94,10 @@ def _record_2017(m, rank) -> list[dict]:
     """A batch line of fairseq-py's of 2017 (`INNER_2017`'s match): `loss=1.27 (1.50), wps=962,
     ...`, each value the batch's, then (for some) the epoch's mean so far, in brackets."""
     epoch, i, of = int(m.group(1)), int(m.group(2)), int(m.group(3))
-    values = {k.strip(): v.split(" ", 1)[0] for k, _, v in (part.partition("=") for part in m.group(4).split(", ")[:32])}
-    fields, extra = normalise([(k, v, None) for k, v in values.items()])
+    items = (part.partition("=") for part in m.group(4).split(", ")[:32])
+    fields, extra = normalise([(k.strip(), v.split(" ", 1)[0], None) for k, _, v in items])
     fields.pop("step", None)
-    for k in KEPT:
-        if k in extra:
-            fields[k] = extra[k]
+    _keep(fields, extra)
     step = max(epoch - 1, 0) * of + i
     return [record("progress", "fairseq", rank, step, epoch=epoch, iter_in_epoch=i, iters_per_epoch=of, **fields)]
 
@@ -114,9 +112,14 @@ def _record(tag: str, epoch: int | None, values: dict, rank, subset: str | None 
     if not tag.startswith("train"):     # its scores are the task's own (`bleu`, `wer`, `best_bleu`, ...)
         fields.update(phase="result", subset=subset or tag, metrics=extra or None)
         return [record("eval", "fairseq", rank, step, **fields)]
-    for k in KEPT:
-        if k in extra:
-            fields[k] = extra[k]
+    _keep(fields, extra)
     if tag == "train":
         fields["summary"] = True        # the epoch's means, at its last update
     return [record("progress", "fairseq", rank, step, **fields)]
+
+
+def _keep(fields: dict, extra: dict) -> None:
+    """The stats of `KEPT` among the extras, into the record's fields."""
+    for k in KEPT:
+        if k in extra:
+            fields[k] = extra[k]
