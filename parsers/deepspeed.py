@@ -230,11 +230,9 @@ class DeepSpeedParser(Parser):
         end-to-end time is the step's, generation and training its compute; one timing record,
         given at the third line."""
         ms = to_ms(num(seconds), "s")
-        fields = {}
-        for part in rest.split(", ")[:12]:
-            name, _, printed = part.partition(": ")
-            fields[name.strip(" ,")] = printed
-        if phase == "End-to-End":
+        if phase == "End-to-End":      # (its rates: `, TFLOPs: 5.23, Samples/sec: 1.89, ...`)
+            fields = {name.strip(" ,"): printed for name, _, printed in
+                      (part.partition(": ") for part in rest.split(", ")[:12])}
             out = self._chat_timing(rank)
             self.chat_timing[rank] = {"step": self.last_step.get(rank), "step_time_ms": ms, "timers_ms": {},
                                       "tflops": num(fields.get("TFLOPs")), "samples_per_s": num(fields.get("Samples/sec"))}
