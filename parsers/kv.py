@@ -133,15 +133,27 @@ def regex_pairs(text: str, limit: int = 64) -> list[tuple[str, str, str | None]]
 
 
 def _titled_key(text: str, at: int, key: str) -> str:
-    """`Learning Rate` for the key `Rate` at `at`, where the word before it is capitalised too
-    and the two name a field that `Rate` alone does not (mlx-lm's `Learning Rate 1.000e-06`).
-    `_PAIR` joins only lowercase words after a key's first: a capitalised word before a known
-    key is no part of it (`INFO Step 5`, `Training Step 5`)."""
-    if key.lower() in _FIELD_OF or " " in key:
+    """The key at `at` joined to the capitalised word before it, where the two name what the key
+    alone does not: a field (mlx-lm's `Learning Rate 1.000e-06`), or another span's measure than
+    the step's (`Epoch Time 120.4`, `Val Loss 0.7`, `Data Time 0.02`: extras, where `Time` and
+    `Loss` alone would be the step's).  `_PAIR` joins only lowercase words after a key's first:
+    a capitalised word before a known key is otherwise no part of it (`INFO Step 5`,
+    `Training Step 5`)."""
+    if " " in key:
         return key
     word = text[text.rfind(" ", 0, at - 1) + 1:at - 1]
-    joined = f"{word} {key}"
-    return joined if word[:1].isupper() and word.isalpha() and joined.lower() in _FIELD_OF else key
+    if not (word[:1].isupper() and word.isalpha()):
+        return key
+    tag = _FIELD_OF.get(key.lower())
+    if tag is None:
+        return f"{word} {key}" if f"{word} {key}".lower() in _FIELD_OF else key
+    return f"{word} {key}" if tag in _SPAN_MEASURES and word.lower() in _OTHER_SPANS else key
+
+
+_SPAN_MEASURES = frozenset(("loss", "time", "step_time_ms", "tokens_per_s", "samples_per_s", "it_per_s"))
+_OTHER_SPANS = frozenset(("epoch", "total", "eval", "evaluation", "val", "valid", "validation", "test",
+                          "data"))
+"""Words that, capitalised before a measure's key, make it another span's measure than the step's."""
 
 
 def pairs(text: str, limit: int = 64) -> list[tuple[str, str, str | None]]:

@@ -1805,3 +1805,14 @@ def test_rich_handlers_source_after_the_message_is_no_value():
     where the line was logged, no metric."""
     r = one("[12/06/26 10:00:00] INFO     step 7 loss 3.0                                      train.py:42")
     assert (r["step"], r["loss"], "metrics" in r) == (7, 3.0, False)
+
+
+def test_a_capitalised_span_before_a_measure_makes_it_that_spans_measure():
+    """`Epoch Time 12.5` is the epoch's time and `Val Loss 2.9` the validation's loss: read as the
+    step's `Time` and `Loss`, an epoch's 12.5 s was a 12,500 ms step and a validation loss printed
+    first was the training loss.  `Data Time` is the data loader's share (the input lane)."""
+    r = one("Epoch: 1, Step: 101, Val Loss: 2.9, Train Loss: 2.31, Data Time: 0.02, Epoch Time: 12.5, Time: 0.5")
+    assert (r["step"], r["loss"], r["step_time_ms"], r["lanes_ms"]) == (101, 2.31, 500.0, {"input": 20.0})
+    assert r["metrics"] == {"val_loss": 2.9, "epoch_time": 12.5}
+    r = one("Epoch: 1, Global Step: 5, Total Time: 99.0, Loss: 1.0")
+    assert (r["step"], r["loss"], "step_time_ms" in r, r["metrics"]) == (5, 1.0, False, {"total_time": 99.0})
