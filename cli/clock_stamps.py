@@ -2,17 +2,20 @@
 `02:40:52 SUCCESS Step 0 | ...`, `[12:34:56] ...`), PyTorch/XLA's `Time=20:52:27` at the end
 of its training updates.
 
-`ingest` places such a log in the days up to when its file was last written: the clock runs on
-from line to line, a day later wherever it goes back by more than an hour (midnight passed),
-and the whole log is then moved back by whole days until its last stamp falls on or before the
-file's time.  The times between its lines are the log's own; its date is a guess, as a
-yearless stamp's year is (`cmd_ingest.line_timestamp`).
+`ingest` places such a log in the days up to the first date it prints (a log whose logger
+was set up after its first lines: a launcher's `%H:%M:%S` lines, then the trainer's dated
+ones), or where it prints none, up to when its file was last written: the clock runs on from
+line to line, a day later wherever it goes back by more than an hour (midnight passed), and
+the clock-only stamps are then moved by whole days until the last falls on or before that
+time.  The times between its lines are the log's own; with no date printed, its date is a
+guess, as a yearless stamp's year is (`cmd_ingest.line_timestamp`).
 """
 from __future__ import annotations
 
 import re
 
 CLOCK_ONLY = "its lines print the time of day and no date: dated back from when the file was last written"
+CLOCK_BEFORE_DATE = "its first lines print the time of day and no date: dated back from the first date it prints"
 DAY_NS = 86_400 * 1_000_000_000
 _HOUR_NS = 3_600 * 1_000_000_000
 # at a line's start, maybe in brackets; then a space, a `|` or the line's end
@@ -50,13 +53,11 @@ class ClockDays:
         self.last = of_day_ns
         return self.midnight + self.days * DAY_NS + of_day_ns
 
-    def shift_ns(self) -> int:
-        """What to add to every placed stamp so that the last falls on or before the file's time
-        (0 or whole days back)."""
+    def shift_ns(self, until_ns: int | None = None) -> int:
+        """What to add to every placed stamp so that the last falls on or before `until_ns` (the
+        file's time by default), and less than a day before it: whole days, back or on."""
         if self.last is None:
             return 0
-        over = self.midnight + self.days * DAY_NS + self.last - self.written_ns
-        if over <= 0:
-            return 0
-        days_back = -(-over // DAY_NS)
-        return -days_back * DAY_NS
+        until = self.written_ns if until_ns is None else until_ns
+        over = self.midnight + self.days * DAY_NS + self.last - until
+        return (-over // DAY_NS) * DAY_NS

@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ridgescope.cli import log_dirs, node_logs, overlap, pipe_pairs, world_size
-from ridgescope.cli.clock_stamps import CLOCK_ONLY, ClockDays, time_of_day
+from ridgescope.cli.clock_stamps import CLOCK_BEFORE_DATE, CLOCK_ONLY, ClockDays, time_of_day
 from ridgescope.cli.cmd_parse import (add_prefix_template, note, placed_nodes, prefix_templates, tee_prefix,
                                       workers_per_node)
 from ridgescope.cli.log_blocks import CUT_SHORT, collector_format, collector_of, cut_short, open_log
@@ -281,7 +281,7 @@ def read_file(path: str, log_format: str | None, prefix: TeePrefix | None = None
         note(f"{path}: {collected.says}")
     stream = sys.stdin.buffer if path == "-" else open_log(path)
     end_ns = time.time_ns() if path == "-" else os.stat(path).st_mtime_ns
-    clocks, clocked, dated = ClockDays(end_ns), [], False
+    clocks, clocked, dated = ClockDays(end_ns), [], None
     try:
         for raw in stream:
             if not told and raw.strip():
@@ -298,8 +298,9 @@ def read_file(path: str, log_format: str | None, prefix: TeePrefix | None = None
             if raw[:1] not in (b"\n", b"") or when:
                 head = when or raw[:HEAD].decode("utf-8", "replace")
                 stamp = line_timestamp(head, end_ns)
-                dated = dated or stamp is not None
-                of_day = None if dated else time_of_day(head)
+                if stamp is not None and dated is None:
+                    dated = stamp[0]    # the first date printed: the clock-only lines ran up to it
+                of_day = None if dated is not None else time_of_day(head)
                 if of_day is not None:
                     stamp = clocks.place(of_day[0]), of_day[1]
             if collected is not None and collected.key is None:
@@ -332,12 +333,12 @@ def read_file(path: str, log_format: str | None, prefix: TeePrefix | None = None
                               None, False, name))
         if cut_short(stream):
             note(f"{path}: {CUT_SHORT}")
-        shift = clocks.shift_ns()
+        shift = clocks.shift_ns(dated)
         for item in clocked:
             if item.own_ts is not None:
                 item.own_ts += shift
         if clocked:
-            note(f"{path}: {CLOCK_ONLY}")
+            note(f"{path}: {CLOCK_ONLY if dated is None else CLOCK_BEFORE_DATE}")
     finally:
         if stream is not sys.stdin.buffer:
             stream.close()

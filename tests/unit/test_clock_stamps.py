@@ -68,3 +68,30 @@ def test_xlas_updates_a_second_apart_stay_untimed_and_ingest_says_why():
         "its 12 step records print no step time, and the log's timestamps are too coarse or too few to time them "
         "by (whole seconds time steps 20 s apart): they are stored (the progress table), but `steps` and "
         "`explain` will show none of its steps")
+
+
+def test_clock_only_lines_before_the_first_date_printed_are_dated_by_it(tmp_path, capsys):
+    """A launcher's `%H:%M:%S` lines, then the trainer's dated ones: the first lines fall on the
+    day of the first date printed (the file was written a week later), not the file's day."""
+    log = tmp_path / "train.log"
+    log.write_text("23:59:30 INFO step 1 loss 3.0\n"
+                   "00:00:00 INFO step 2 loss 2.9\n"
+                   "2026-11-30 00:00:30,000 INFO step 3 loss 2.8\n"
+                   "2026-11-30 00:01:00,000 INFO step 4 loss 2.7\n")
+    written = calendar.timegm((2026, 12, 7, 12, 0, 0))
+    os.utime(log, (written, written))
+    result = read_file(str(log), None)
+    steps = {it.record["step"]: it.ts for it in result.items if it.record["kind"] == "progress"}
+    assert steps == {1: calendar.timegm((2026, 11, 29, 23, 59, 30)) * SECOND,
+                     2: calendar.timegm((2026, 11, 30, 0, 0, 0)) * SECOND,
+                     3: calendar.timegm((2026, 11, 30, 0, 0, 30)) * SECOND,
+                     4: calendar.timegm((2026, 11, 30, 0, 1, 0)) * SECOND}
+    assert "dated back from the first date it prints" in capsys.readouterr().err
+
+
+def test_shift_moves_on_as_well_as_back_to_fall_within_the_day_before():
+    written = calendar.timegm((2026, 12, 6, 7, 0, 0)) * SECOND
+    days = ClockDays(written)
+    placed = days.place(6 * 3600 * SECOND)
+    for until in (written, written - 3 * DAY_NS, written + 2 * DAY_NS, placed):
+        assert 0 <= until - (placed + days.shift_ns(until)) < DAY_NS
