@@ -297,10 +297,16 @@ class EventParser:
         return rec
 
     def step_of(self, rank):
-        """The step a rank is at: its own last one, else the stream's unprefixed one (often rank 0
-        alone prints its steps; the ranks of a synchronous job move together)."""
-        step = self.last_step.get(rank)
-        return self.last_step.get(None) if step is None else step
+        """The step a rank is at: its own last one, else the stream's unprefixed one, else the
+        furthest any rank reached (often rank 0 alone prints its steps, or a node's launcher
+        labels them by node; the ranks of a synchronous job move together)."""
+        last = self.last_step
+        step = last.get(rank)
+        if step is None:
+            step = last.get(None)
+            if step is None and last:
+                step = max((s for s in last.values() if isinstance(s, int)), default=None)
+        return step
 
     def parse(self, line: str, rank, framework: str) -> list[dict]:
         if "%|" in line:

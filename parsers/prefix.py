@@ -17,8 +17,10 @@ _STARTS = frozenset("[ 0123456789")
 def split_rank_prefix(line: str) -> tuple[int | None, str]:
     """Strip the launcher's rank prefix; returns (rank, rest) or (None, line) when there is none.
 
-    Nested prefixes of the same launcher (`[rank0]:[rank0]:...`, torch's own C++ logger
-    re-prefixing) are stripped too.
+    Nested prefixes (`[rank0]:[rank0]:...`, torch's own C++ logger re-prefixing) are stripped
+    too.  Torch's `[rankN]:` inside another prefix names the rank: N is the job's rank, where
+    srun's label, SkyPilot's or pdsh's around one torchrun a node is the node's (`1: [rank11]:`),
+    and torchrun's `[defaultM]:` the node's worker.
     """
     if not line or line[0] not in _STARTS:
         return None, line
@@ -34,6 +36,8 @@ def split_rank_prefix(line: str) -> tuple[int | None, str]:
         inner, after = _torchrun(rest)
         if inner is None:
             break
+        if rest[1] == "r":
+            rank = inner
         rest = after
     return rank, rest
 

@@ -19,6 +19,9 @@ from .conftest import feed_all
     ("[rank1]: Traceback (most recent call last):", 1, "Traceback (most recent call last):"),
     ("[rank1]:   File \"x.py\", line 3", 1, "  File \"x.py\", line 3"),
     ("[default1]:[rank1]: RuntimeError: x", 1, "RuntimeError: x"),
+    ("[default3]:[rank11]: RuntimeError: x", 11, "RuntimeError: x"),   # torch's rank, not the node's worker
+    ("1: [rank11]:step 6", 11, "step 6"),       # srun's label of one torchrun a node: the node's
+    ("1: [default3]:step 6", 1, "step 6"),      # (the block reader numbers it, `srun.flatten`)
     ("[default2]: 50%|", 2, " 50%|"),
     ("[rank\u0663]: x", None, "[rank\u0663]: x"),       # numbers are ASCII digits, in every engine
     ("[12]:step 1/5", 12, "step 1/5"),

@@ -34,6 +34,11 @@ def test_each_hosts_lines_are_its_nodes():
     # torchrun's own report names the rank that failed first: the job's rank 3, on node 1
     (first,) = [r for r in pdsh_block if r.get("message", "").startswith("torchrun: rank 3 failed first")]
     assert first["rank"] == 3
+    # torch's `[rankN]:` inside the host's prefix names the job's rank: the culprit's traceback
+    # is rank 3's (it was node 1's), its victims' ranks 0-2's, all at the step the job reached
+    tracebacks = {(r["rank"], r["step"], bool(r.get("victim"))) for r in pdsh_block
+                  if r.get("error") == "traceback" and r["message"]}
+    assert tracebacks == {(3, 3, False), (0, 3, True), (1, 3, True), (2, 3, True)}
 
 
 def test_before_the_hosts_are_named_the_lines_are_read_as_they_are():

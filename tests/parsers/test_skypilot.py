@@ -66,3 +66,11 @@ def test_only_a_prefix_at_the_start_of_a_line_is_read():
     assert as_srun_labels(quoted) == "saw (head, rank=0, pid=2481) go\n2: step 5\n"
     assert as_srun_labels(quoted.encode()) == as_srun_labels(quoted).encode()
     assert as_srun_labels(b"(setup pid=8665) apt-get\n") == b"(setup pid=8665) apt-get\n"
+
+
+def test_torchs_rank_prefix_inside_names_the_jobs_rank():
+    """One torchrun a node: SkyPilot's rank is the node's, torch's `[rankN]:` the job's."""
+    recs, _ = feed_all(["(worker1, rank=1, pid=2345, ip=10.0.0.2) [rank11]:step 6 loss 2.0",
+                        "(head, rank=0, pid=2481) [rank3]:step 6 loss 2.0",
+                        "(worker1, rank=1, pid=2345, ip=10.0.0.2) step 7 loss 1.9"])
+    assert [(r["rank"], r["step"]) for r in recs] == [(11, 6), (3, 6), (1, 7)]
