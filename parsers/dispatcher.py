@@ -30,7 +30,7 @@ from .olmo import OlmoParser
 from .prefix import RayWorkers, split_rank_prefix
 from .scan import candidate_lines, interesting
 from .speechbrain import SpeechBrainParser
-from .pdsh import WORLD, WORLD_BYTES, PdshHosts
+from .pdsh import RANK_INSIDE, RANK_INSIDE_BYTES, WORLD, WORLD_BYTES, PdshHosts
 from .skypilot import as_srun_labels
 from .slime import SlimeParser
 from .srun import PIECE, SrunPieces, cut_after_word, cut_inside, flatten, labelled, widest_node
@@ -320,8 +320,9 @@ class Dispatcher:
 
     def _feed_any(self, line: str | bytes, rank: int | None) -> list[dict]:
         try:
-            if (", pid=" in line or "pdsh " in line or WORLD in line if isinstance(line, str) else
-                    b", pid=" in line or b"pdsh " in line or WORLD_BYTES in line) or self.pdsh.nodes:
+            if (", pid=" in line or "pdsh " in line or WORLD in line or RANK_INSIDE in line
+                    if isinstance(line, str) else b", pid=" in line or b"pdsh " in line or WORLD_BYTES in line
+                    or RANK_INSIDE_BYTES in line) or self.pdsh.nodes:
                 # SkyPilot's or pdsh's prefix (the tests inline: two calls a line cost ~5 % of `feed`)
                 line = self.pdsh.relabel(as_srun_labels(line))
             if self.tee_prefix is not None:

@@ -5,7 +5,9 @@ passes each node's lines on behind its host's name.  The name is no rank: the no
 comes from the hosts the launcher lists in its order, in the runner's `cmd = pdsh -S -f 1024
 -w host1,host2 ...` or in each node's `WORLD INFO DICT: {'host1': [0, 1, ...], 'host2': ...}`.
 Once a stream has shown them, a known host's prefix is read as srun's label of its node, `1: `
-(see skypilot.py); before, its lines are read as they are."""
+(see skypilot.py); before, its lines are read as they are.  A host's line that carries torch's
+own `[rankN]:` names the job's rank whether the host is known or not: the host's name is taken
+off it (`node7: [rank11]:step 5` is rank 11's line)."""
 from __future__ import annotations
 
 import re
@@ -13,6 +15,10 @@ import re
 WORLD = "WORLD INFO DICT: {"
 WORLD_BYTES = WORLD.encode()
 _WORLD_HOST = re.compile(r"'([\w.-]{1,128})': \[")
+RANK_INSIDE = ": [rank"
+RANK_INSIDE_BYTES = RANK_INSIDE.encode()
+_HOST_BEFORE_RANK = re.compile(r"^[A-Za-z][\w.-]{0,127}: (?=\[rank[0-9]{1,7}\]:)", re.M)
+_HOST_BEFORE_RANK_BYTES = re.compile(_HOST_BEFORE_RANK.pattern.encode(), re.M)
 _RUNNER = re.compile(r"\bpdsh (?:-[A-Za-z]+ (?:[0-9]+ )?)*-w ([\w.-]{1,128}(?:,[\w.-]{1,128}){0,4095}) ")
 
 
@@ -25,16 +31,21 @@ class PdshHosts:
         self._bytes: re.Pattern | None = None
 
     def relabel(self, data: str | bytes) -> str | bytes:
-        """`data` with each known host's prefix as srun's label of its node; the hosts first
-        learnt from `data` where it names them (a substring test first: most blocks do not)."""
+        """`data` with each known host's prefix as srun's label of its node, and any host's
+        before torch's `[rankN]:` taken off; the hosts first learnt from `data` where it names
+        them (substring tests first: most blocks do neither)."""
         if isinstance(data, str):
             if WORLD in data or "pdsh " in data:
                 self._learn(data)
+            if RANK_INSIDE in data:
+                data = _HOST_BEFORE_RANK.sub("", data)
             if self._text is None:
                 return data
             return self._text.sub(lambda m: f"{self.nodes[m.group(1)]}: ", data)
         if WORLD_BYTES in data or b"pdsh " in data:
             self._learn(bytes(data).decode("utf-8", "replace"))
+        if RANK_INSIDE_BYTES in data:
+            data = _HOST_BEFORE_RANK_BYTES.sub(b"", data)
         if self._bytes is None:
             return data
         return self._bytes.sub(lambda m: b"%d: " % self.nodes[m.group(1).decode()], data)

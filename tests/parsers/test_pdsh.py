@@ -64,3 +64,12 @@ def test_a_single_nodes_world_info_names_no_pdsh_host():
     world = "[2022-10-28 22:56:14,607] [INFO] [launch.py:136:main] WORLD INFO DICT: {'worker-0': [0, 1, 2, 3]}\n"
     assert hosts.relabel(world + "worker-0: not a prefix here\n") == world + "worker-0: not a prefix here\n"
     assert not hosts.nodes
+
+
+def test_a_hosts_line_with_torchs_rank_is_that_ranks_known_host_or_not():
+    """`pdsh -w ... torchrun ...` run by hand prints no `WORLD INFO DICT`: the hosts stay
+    unknown, but torch's `[rankN]:` inside names the job's rank."""
+    lines = ["gpu-node-07.cluster: [rank11]:step 5 loss 2.0", "gpu-node-01.cluster: [rank3]:step 5 loss 2.0",
+             "gpu-node-07.cluster: step 6 loss 1.9"]
+    for recs in (feed_all(lines)[0], records("\n".join(lines).encode() + b"\n")[0]):
+        assert [(r["rank"], r["step"]) for r in recs] == [(11, 5), (3, 5), (None, 6)]
