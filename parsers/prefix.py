@@ -18,9 +18,10 @@ def split_rank_prefix(line: str) -> tuple[int | None, str]:
     """Strip the launcher's rank prefix; returns (rank, rest) or (None, line) when there is none.
 
     Nested prefixes (`[rank0]:[rank0]:...`, torch's own C++ logger re-prefixing) are stripped
-    too.  Torch's `[rankN]:` inside another prefix names the rank: N is the job's rank, where
-    srun's label, SkyPilot's or pdsh's around one torchrun a node is the node's (`1: [rank11]:`),
-    and torchrun's `[defaultM]:` the node's worker.
+    too.  Torch's `[rankN]:` inside srun's label names the rank: N is the job's rank, where the
+    label (srun's, or SkyPilot's or pdsh's read as one) around one torchrun a node is the node's
+    (`1: [rank11]:`).  Inside torchrun's `[defaultM]:` the local rank M stays, as on the node's
+    other lines: the node's place numbers them all alike (`srun.flatten`, `--node-logs`).
     """
     if not line or line[0] not in _STARTS:
         return None, line
@@ -36,7 +37,7 @@ def split_rank_prefix(line: str) -> tuple[int | None, str]:
         inner, after = _torchrun(rest)
         if inner is None:
             break
-        if rest[1] == "r":
+        if rest[1] == "r" and line[0] != "[":
             rank = inner
         rest = after
     return rank, rest

@@ -19,7 +19,7 @@ from .conftest import feed_all
     ("[rank1]: Traceback (most recent call last):", 1, "Traceback (most recent call last):"),
     ("[rank1]:   File \"x.py\", line 3", 1, "  File \"x.py\", line 3"),
     ("[default1]:[rank1]: RuntimeError: x", 1, "RuntimeError: x"),
-    ("[default3]:[rank11]: RuntimeError: x", 11, "RuntimeError: x"),   # torch's rank, not the node's worker
+    ("[default3]:[rank11]: RuntimeError: x", 3, "RuntimeError: x"),    # local, as the node's other lines
     ("1: [rank11]:step 6", 11, "step 6"),       # srun's label of one torchrun a node: the node's
     ("1: [default3]:step 6", 1, "step 6"),      # (the block reader numbers it, `srun.flatten`)
     ("[default2]: 50%|", 2, " 50%|"),
