@@ -18,6 +18,7 @@ from .hf_epochs import TrainingBanner
 from .icefall import IcefallParser
 from .ignite import IgniteParser
 from .keras import KerasParser
+from .kubectl import POD, POD_BYTES, pod_labels
 from .lightning import LightningParser, NemoParser
 from .litgpt import LitGPTParser
 from .maxtext import MaxTextParser
@@ -320,11 +321,11 @@ class Dispatcher:
 
     def _feed_any(self, line: str | bytes, rank: int | None) -> list[dict]:
         try:
-            if (", pid=" in line or "pdsh " in line or WORLD in line or RANK_INSIDE in line
+            if (", pid=" in line or "pdsh " in line or WORLD in line or RANK_INSIDE in line or POD in line
                     if isinstance(line, str) else b", pid=" in line or b"pdsh " in line or WORLD_BYTES in line
-                    or RANK_INSIDE_BYTES in line) or self.pdsh.nodes:
-                # SkyPilot's or pdsh's prefix (the tests inline: two calls a line cost ~5 % of `feed`)
-                line = self.pdsh.relabel(as_srun_labels(line))
+                    or RANK_INSIDE_BYTES in line or POD_BYTES in line) or self.pdsh.nodes:
+                # SkyPilot's, kubectl's or pdsh's prefix (the tests inline: the calls cost ~5 % of `feed`)
+                line = self.pdsh.relabel(pod_labels(as_srun_labels(line)))
             if self.tee_prefix is not None:
                 line = self.tee_prefix.as_default(_as_bytes(line))
             if isinstance(line, str):
@@ -654,7 +655,7 @@ class Dispatcher:
     def _feed_chunk(self, data: str | bytes) -> list[dict]:
         if not data:
             return []
-        data = self.pdsh.relabel(as_srun_labels(data))
+        data = self.pdsh.relabel(pod_labels(as_srun_labels(data)))
         part = self._line_part
         if type(data) is not bytes:
             if isinstance(data, str) and part is None and self.tee_prefix is None and self._whole_text(data):

@@ -1,0 +1,55 @@
+"""kubectl's prefix, `[pod/NAME/CONTAINER] `, on each line of `kubectl logs --prefix` (and of
+`--all-pods`, `-l SELECTOR`, which set it): a Kubernetes job's pods' output in one stream.
+
+A pod is a node, as SkyPilot's and pdsh's prefixes are, where its name gives its place:
+
+- Kubeflow's PyTorchJob: `NAME-master-0` is node 0 and `NAME-worker-N` node N + 1, the ranks
+  the operator gives them (`RANK`, and `--node-rank` where torchrun starts the workers);
+- an Indexed Job's pod, `NAME-N-xxxxx`, and so a JobSet's (Kubeflow Trainer's TrainJob,
+  `NAME-node-0-N-xxxxx`): node N, the pod's completion index.
+
+Such a prefix is read as srun's label of its node, `N: `, so that torchrun's `[defaultM]:` inside
+it numbers the node's workers as it does under srun, and torch's `[rankN]:` names the job's rank.
+Another pod's prefix (an MPIJob's launcher, whose mpirun tags each line with its rank) is taken
+off, and its lines are read as the pod printed them.  An elastic PyTorchJob, with no master,
+numbers its workers through its rendezvous, which no pod's name says: there the nodes are still
+one label each, not torch's node ranks."""
+from __future__ import annotations
+
+import re
+
+POD = "[pod/"
+POD_BYTES = POD.encode()
+_NAME = r"[a-z0-9](?:[a-z0-9.-]{0,251}[a-z0-9])?"
+_TEXT = re.compile(
+    r"^\[pod/(?:" + _NAME + r"-(?:(?P<master>master-0)|worker-(?P<worker>[0-9]{1,6})"
+    r"|(?P<index>[0-9]{1,6})-[a-z0-9]{5})|" + _NAME + r")"
+    r"/[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\] ", re.M)
+_BYTES = re.compile(_TEXT.pattern.encode(), re.M)
+
+
+def _node(m) -> int | None:
+    if m.group("master") is not None:
+        return 0
+    if m.group("worker") is not None:
+        return int(m.group("worker")) + 1
+    index = m.group("index")
+    return None if index is None else int(index)
+
+
+def _label(m) -> str:
+    node = _node(m)
+    return "" if node is None else f"{node}: "
+
+
+def _label_bytes(m) -> bytes:
+    node = _node(m)
+    return b"" if node is None else b"%d: " % node
+
+
+def pod_labels(data: str | bytes) -> str | bytes:
+    """`data` with each line's kubectl prefix as srun's label of its pod's node, or taken off;
+    `data` itself where no line has one (a substring test first)."""
+    if isinstance(data, str):
+        return _TEXT.sub(_label, data) if POD in data else data
+    return _BYTES.sub(_label_bytes, data) if POD_BYTES in data else data
