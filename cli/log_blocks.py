@@ -144,10 +144,14 @@ def head_blocks(path: str) -> Iterator[bytes]:
 
 
 _STAMP = rb"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:[.,][0-9]{1,9})?(?:Z|[+-][0-9]{2}:?[0-9]{2})? "
-COLLECTOR_STAMP = re.compile(_STAMP + rb"(?:std(?:out|err) [FP] )?", re.M)
-"""A collector's timestamp at a line's start: RFC 3339 (a `T` between date and time, which
-Python's logging never prints), then one space; in CRI's files, the stream and tag after."""
-_WHOLE_STAMP = re.compile(_STAMP + rb"(?!std(?:out|err) P )(?:std(?:out|err) F )?", re.M)
+_POD = rb"^(\[pod/[a-z0-9.-]{1,253}/[a-z0-9-]{1,63}\] )?"
+"""`kubectl logs --prefix --timestamps` puts the pod's prefix before the stamp: it stays, for the
+parsers to read the pod's node from (`parsers/kubectl.py`)."""
+COLLECTOR_STAMP = re.compile(_POD + _STAMP[1:] + rb"(?:std(?:out|err) [FP] )?", re.M)
+"""A collector's timestamp at a line's start (or behind kubectl's pod prefix): RFC 3339 (a `T`
+between date and time, which Python's logging never prints), then one space; in CRI's files,
+the stream and tag after."""
+_WHOLE_STAMP = re.compile(_POD + _STAMP[1:] + rb"(?!std(?:out|err) P )(?:std(?:out|err) F )?", re.M)
 """The stamp of a line that ends where its entry does (all but CRI's `P` parts)."""
 _PART = re.compile(_STAMP + rb"std(?:out|err) P ([^\n]*+)\n", re.M)
 """A CRI part with its stamp and its newline: its text runs on into the next entry's."""
@@ -191,7 +195,7 @@ def stamped(head: bytes) -> bool:
 def unstamped(data: bytes) -> bytes:
     """`data` without the collector's timestamp that begins each of its lines, CRI's parts of a
     line joined (the last may end `data` unended, to go on in what follows)."""
-    data = _WHOLE_STAMP.sub(b"", data)
+    data = _WHOLE_STAMP.sub(rb"\1", data)
     return _PART.sub(rb"\1", data) if b" P " in data else data
 
 

@@ -393,6 +393,28 @@ def test_ingest_times_a_collectors_log_by_its_stamps(tmp_path):
     assert (first.record["step"], first.source, first.ts) == (1, "log", calendar_ns(2026, 1, 10, 10, 0, line_no * 1.5))
 
 
+def test_kubectl_prefix_and_timestamps_of_a_pytorchjobs_pods_read_as_its_node_logs(capsys, tmp_path):
+    """`kubectl logs -l ... --prefix --timestamps` of a PyTorchJob: each pod's prefix, then the
+    stamp.  The stamps are read off, the master's pod is node 0 and `worker-0` node 1: the
+    records are those of the two nodes' own logs read with `--node-logs`."""
+    pods = [b"[pod/llama-master-0/pytorch] ", b"[pod/llama-worker-0/pytorch] "]
+    mixed = b"".join(pod + line for pod, path in zip(pods, NODE_LOGS)
+                     for line in _collected(Path(path).read_bytes()).splitlines(keepends=True))
+    kubectl = tmp_path / "kubectl.log"
+    kubectl.write_bytes(mixed)
+    assert cmd_parse.run(_args([*NODE_LOGS, "--node-logs", "--format", "json"])) == 0
+    node_logs = capsys.readouterr().out
+    assert cmd_parse.run(_args([str(kubectl), "--format", "json"])) == 0
+    out = capsys.readouterr()
+
+    def records(text: str) -> list[str]:     # (the node logs' records name their file and local rank)
+        return sorted(json.dumps({k: v for k, v in json.loads(line).items() if k not in ("local_rank", "file")})
+                      for line in text.splitlines())
+    got = records(out.out)
+    assert got == records(node_logs) and {json.loads(line)["rank"] for line in got} == {0, 1, 2, 3}
+    assert "collector's timestamps" in out.err
+
+
 def calendar_ns(*parts) -> int:
     import calendar
     *whole, seconds = parts
