@@ -103,6 +103,9 @@ TRAILING_SOURCE = Pattern(r" {2,}+[\w-]{1,200}+\.py:\d{1,7}+$")
 # loguru's source, `| yolox.core.trainer:246 - ` (`name:function:line`, or a format's own part of it)
 LOGURU_SOURCE = Pattern(r"\| [\w.]{1,200}+(?::[\w<>.]{1,100}+)?:\d{1,7}+ - ")
 EPOCH_OF = Pattern(r"(?i)\bepoch\s*+[:=]?\s*+\[?\s*+(\d++)\s*+/\s*+(\d++)")
+# A step's time as a number and its unit, with no key: RETURNN's `0.855 sec/step`, TF-Slim's and
+# Tacotron's scripts' `(0.92 sec/step)`, `[0.512 sec/Step, Train_Loss=..]`
+PER_STEP = Pattern(r"(?<![\w.])(\d{1,9}+(?:\.\d{1,9}+)?) ?(sec|s|ms)/[sS]tep\b")
 
 # MiniMind's trainers (and the many scripts that copy them): `Epoch:[1/2](100/44160), loss: 8.8630,
 # logits_loss: 8.8630, aux_loss: 0.0000, lr: 0.00049999, epoch_time: 372.0min`, the step counted in
@@ -373,6 +376,10 @@ class GenericParser(Parser):
         if not items:
             return []
         fields, extra = normalise(items)
+        if "/step" in text or "/Step" in text:
+            m = PER_STEP.search(text)
+            if m is not None and "step_time_ms" not in fields:
+                fields["step_time_ms"] = to_ms(float(m.group(1)), m.group(2), "s")
         tm = step_total(s)
         step = fields.pop("step", None)
         if step is None and tm is not None:     # `Step [100/600]`

@@ -22,7 +22,7 @@ the number (`tokens_per_sec: 2.35K`).  A number followed by `:` and a digit is a
 SCALE = {"K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
 
 STEP_KEYS = {"step", "iter", "iteration", "it", "global_step", "globalstep", "num_updates", "current_steps",
-             "training_steps", "update", "steps", "train/global_step", "trainer/global_step"}
+             "training_steps", "update", "steps", "train/global_step", "trainer/global_step", "global step"}
 LOSS_KEYS = {"loss", "train_loss", "lm_loss", "lm loss", "train loss", "training_loss", "step_loss",
              "reduced_train_loss", "loss/train/total", "train/loss", "loss/tok", "avg_loss",
              "train_loss_step", "loss_step", "cross_entropy_loss", "ce_loss", "total_loss",
@@ -53,7 +53,8 @@ TFLOPS_KEYS = {"tflops", "tflop/s", "tflops/gpu", "model_tflops", "tflop", "TFLO
                "tflops_per_gpu"}
 MEM_KEYS = {"memory", "mem", "max mem", "mem_gb", "peak_mem", "max_mem", "peak memory", "memory_gb",
             "max_memory_allocated", "mem_alloc", "peak_gpu_memory", "memory usage", "memory_usage",
-            "peak_memory_alloc", "peak mem", "memory/max_mem_allocated(gib)", "memory/max_allocated (gib)"}
+            "peak_memory_alloc", "peak mem", "memory/max_mem_allocated(gib)", "memory/max_allocated (gib)",
+            "mem_usage"}
 """`peak_memory_alloc`: torchtune's peak allocated GiB (beside `peak_memory_active` and `_reserved`);
 `Peak mem 100.759 GB`: mlx-lm's; Axolotl's in the Trainer's log dicts (`memory/max_allocated (GiB)` since
 late 2025)."""
@@ -120,7 +121,16 @@ def regex_pairs(text: str, limit: int = 64) -> list[tuple[str, str, str | None]]
     out = []
     for m in _PAIR.finditer(text):
         key = m.group("key")
-        if key[0].isupper():
+        at = m.start()
+        if text[at - 1:at] == ":" and at > 1 and (text[at - 2].isalnum() or text[at - 2] == "_"):
+            key = _qualified_key(text, at, key)
+            if ":" in key and text[m.start("val") - 1] == ":" and text[m.end():m.end() + 1] == " ":
+                # `mem_usage:cuda:0 67.8GB`: the device's index, then the value
+                after = _VALUE_AFTER.match(text, m.end() + 1)
+                if after is not None:
+                    out.append((f"{key}:{m.group('val')}", after.group(1), after.group(2)))
+                    continue
+        elif key[0].isupper():
             level, space, rest = key.partition(" ")
             if space and level in _LEVELS:
                 key = rest      # `INFO step 1`: a logger's level, then the key
@@ -130,6 +140,19 @@ def regex_pairs(text: str, limit: int = 64) -> list[tuple[str, str, str | None]]
         if len(out) >= limit:
             break
     return out
+
+
+def _qualified_key(text: str, at: int, key: str) -> str:
+    """The key at `at` with the name joined to it by a colon (RETURNN's `max_size:time 291200`,
+    the batch's longest sequence, and `grad_norm:p2 3.388`): another quantity than the key alone
+    names.  Only a name of words joined by `_` qualifies a key: a logger's `INFO:__main__:` and a
+    phase's `Train:` before a key are no part of it."""
+    start = max(text.rfind(" ", 0, at), text.rfind(",", 0, at), text.rfind("|", 0, at), text.rfind("]", 0, at)) + 1
+    name = text[start:at - 1]
+    return f"{name}:{key}" if "_" in name and name.partition(":")[0] not in _LEVELS else key
+
+
+_VALUE_AFTER = re.compile(r"([-+]?[0-9]{1,31}(?:\.[0-9]{1,31})?)(GiB|GB|MiB|MB|ms|s|%)?(?![\w.])")
 
 
 def _titled_key(text: str, at: int, key: str) -> str:
@@ -207,6 +230,8 @@ def _key(key: str) -> tuple:
     else:
         # `learning-rate`, `step-time`: a hyphen stands for the underscore of the known keys
         tag = _FIELD_OF.get(k) or ("-" in k and _FIELD_OF.get(k.replace("-", "_"))) or None
+        if tag is None and ":" in k and _FIELD_OF.get(k.partition(":")[0]) in ("grad_norm", "mem"):
+            tag = _FIELD_OF[k.partition(":")[0]]    # `grad_norm:p2`, `mem_usage:cuda:0`: of one kind
         plan = (k, tag, None if k.endswith("_ms") else k.replace(" ", "_"))
     if len(_KEYS) < 4096:
         _KEYS[key] = plan

@@ -973,3 +973,15 @@ def test_liger_kernel_efficiency_callback_keys():
     assert [(r["framework"], r["loss"], r["tokens_per_s"]) for r in recs] == [
         ("hf_trainer", 75.1831, 18801.85), ("hf_trainer", 74.5029, 18835.9), ("hf_trainer", 75.81, 18920.33)]
     assert recs[0]["mem_gb"] == approx(26279.24 / 1024, abs=1e-6)
+
+
+def test_returnn_step_lines():
+    """RETURNN's PyTorch engine: `ep 55 train, step 1347, ce 0.324, ..., grad_norm:p2 3.388, ...,
+    max_size:time 291200, ..., mem_usage:cuda:0 67.8GB, 0.855 sec/step, ...`.  The step's time is
+    the number before `sec/step`; `max_size:time`, the batch's longest sequence, is no time (read
+    as one, the step took 291,200 s); `grad_norm:p2` is the grad norm and `mem_usage:cuda:0` the
+    device's memory, after its index."""
+    recs = progress(read("returnn_torch-engine_step-lines_tee3.log"))
+    assert [(r["rank"], r["step"], r["epoch"], r["step_time_ms"], r["grad_norm"], r["mem_gb"]) for r in recs] == [
+        (0, 1347, 55, 855.0, 3.388, 67.8), (3, 1347, 55, 838.0, 3.388, 66.8)]
+    assert (recs[0]["metrics"]["ce"], recs[0]["metrics"]["max_size:time"]) == (0.324, 291200)

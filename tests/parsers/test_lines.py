@@ -1819,3 +1819,21 @@ def test_a_capitalised_span_before_a_measure_makes_it_that_spans_measure():
     assert r["metrics"] == {"val_loss": 2.9, "epoch_time": 12.5}
     r = one("Epoch: 1, Global Step: 5, Total Time: 99.0, Loss: 1.0")
     assert (r["step"], r["loss"], "step_time_ms" in r, r["metrics"]) == (5, 1.0, False, {"total_time": 99.0})
+
+
+@pytest.mark.parametrize("line,step,ms", [
+    ("global step 5: loss: 0.7497 (0.92 sec/step)    Accuracy: 0.5", 5, 920.0),     # TF-Slim's, copied
+    ("Epoch   3 Step    1000 [0.512 sec/Step, Train_Loss=0.45123, Avg_Loss=0.46000]", 1000, 512.0),
+    ("step 7 loss 2.0 120 ms/step", 7, 120.0),
+])
+def test_a_steps_time_as_a_number_and_its_unit_alone(line, step, ms):
+    r = one(line)
+    assert (r["step"], r["step_time_ms"]) == (step, ms)
+
+
+@pytest.mark.parametrize("line", ["INFO:root:step 5 loss 2.0 time 0.5", "INFO:__main__:step 5 loss 2.0 time 0.5",
+                                  "Train:loss 2.0 step:5 time 0.5"])
+def test_a_loggers_or_phases_name_before_a_colon_qualifies_no_key(line):
+    """Only a name of words joined by `_` qualifies the key after its colon (`max_size:time`)."""
+    r = one(line)
+    assert (r["step"], r["loss"], r["step_time_ms"]) == (5, 2.0, 500.0)
