@@ -76,6 +76,10 @@ def chatter(line: str) -> bool:
         or " via " in line or "Channel" in line or "coll channels" in line)
 
 
+_PLACES = 65536
+"""Communicators remembered for their collectives' ranks (a stream's processes times theirs)."""
+
+
 class NcclParser(Parser):
     name = "nccl"
 
@@ -83,6 +87,8 @@ class NcclParser(Parser):
         self.version: str | None = None
         self.cuda: str | None = None
         self.topo: dict = {}   # (host, pid) -> {"channels": n, "transports": set}
+        self.device_of: dict = {}   # (host, pid, comm) -> the device its rank is on
+        self.widest: dict = {}  # (host, pid, device) -> (nranks, the device's rank) of its widest communicator
 
     def parse(self, line: str, rank: int | None) -> list[dict]:
         out: list = []
@@ -96,6 +102,14 @@ class NcclParser(Parser):
             m = COLL.search(line)
             if m:
                 h = HOST.search(line)
+                if rank is None and h is not None:
+                    # a collective's line names no rank: its communicator's device's rank in the
+                    # widest communicator on that device, the job's where that is the world's
+                    # (the line's own `[N]` is the calling thread's device: one thread may call
+                    # for several devices, as nccl-tests does)
+                    proc = (h.group(1), int(h.group(2)))
+                    device = self.device_of.get((*proc, m.group(9)))
+                    rank = self.widest.get((*proc, device), (0, None))[1]
                 dt, op = int(m.group(6)), int(m.group(7))
                 out.append(record("nccl_coll", "nccl", rank, None, op=m.group(1), opCount=int(m.group(2), 16),
                                   count=int(m.group(5)), datatype=DATATYPES.get(dt, str(dt)), datatype_id=dt,
@@ -107,8 +121,15 @@ class NcclParser(Parser):
             for m in INIT.finditer(line):
                 key = (m.group(1), m.group(2))
                 topo = self.topo.pop(key, {})
-                comm_rank = int(m.group(6))
-                out.append(record("nccl_init", "nccl", rank if rank is not None else comm_rank, None,
+                comm_rank, nranks = int(m.group(6)), int(m.group(7))
+                device = (m.group(1), int(m.group(2)), int(m.group(8)))
+                if len(self.device_of) < _PLACES:
+                    self.device_of[(m.group(1), int(m.group(2)), m.group(5))] = device[2]
+                    if nranks >= self.widest.get(device, (0, None))[0]:
+                        self.widest[device] = (nranks, comm_rank)
+                # unprefixed, a group's communicator after the world's is the device's rank in the world
+                own = rank if rank is not None else self.widest.get(device, (0, comm_rank))[1]
+                out.append(record("nccl_init", "nccl", own, None,
                                   version=self.version, cuda=self.cuda, comm=m.group(5), comm_rank=comm_rank,
                                   nranks=int(m.group(7)), device=int(m.group(8)), bus_id=m.group(10),
                                   comm_id=_comm_id(m.group(11)), host=m.group(1), pid=int(m.group(2)),

@@ -145,6 +145,12 @@ def test_nccl_coll_lines(parse_log):
     assert {r["opCount"] for r in coll} == {0}   # nccl-tests: a fresh op count per call/comm here
     assert {r["device"] for r in coll} == {0, 1}
     assert all(r["op"] == "AllReduce" for r in coll)
+    # a collective's rank is its communicator's (one thread calls for both devices: the line's
+    # `[N]` is no rank); a line that nccl-tests' table row runs into (`... -1mew0:64904:..`)
+    # names no host that joined a communicator, and gets none
+    placed = {(r["comm"], r["rank"]) for r in coll if r["host"] == "mew0"}
+    assert placed == {("0x55b6aa64a990", 0), ("0x55b6aa754530", 1)}
+    assert {r["rank"] for r in coll if r["host"] != "mew0"} == {None}
     # NCCL 2.27: `ncclCommInitRankConfig comm ... - Init COMPLETE`, then `Init timings - ...`
     inits = [r for r in recs if r["kind"] == "nccl_init" and "phase" not in r]
     assert sorted((r["comm_rank"], r["device"], r["comm"]) for r in inits) == [

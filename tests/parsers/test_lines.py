@@ -1837,3 +1837,18 @@ def test_a_loggers_or_phases_name_before_a_colon_qualifies_no_key(line):
     """Only a name of words joined by `_` qualifies the key after its colon (`max_size:time`)."""
     r = one(line)
     assert (r["step"], r["loss"], r["step_time_ms"]) == (5, 2.0, 500.0)
+
+
+def test_a_collectives_rank_is_its_devices_rank_in_the_widest_communicator():
+    """A collective's line names its communicator, no rank: a tensor-parallel group's collective
+    on rank 5's device is rank 5's (its rank in the group is 1), and so is the group's init."""
+    host = "node1:4242:4300 [1] NCCL INFO "
+    recs, _ = feed_all([
+        host + "ncclCommInitRankConfig comm 0xaaa0 rank 5 nranks 16 cudaDev 1 nvmlDev 1 busId 1a000 commId 0x1 - Init COMPLETE",
+        host + "ncclCommInitRankConfig comm 0xbbb0 rank 1 nranks 2 cudaDev 1 nvmlDev 1 busId 1a000 commId 0x2 - Init COMPLETE",
+        "node1:4242:4242 [1] NCCL INFO AllGather: opCount 3 sendbuff 0x1 recvbuff 0x2 count 1024 datatype 7 op 0 root 0 "
+        "comm 0xbbb0 [nranks=2] stream 0x3",
+        "node2:4242:4242 [1] NCCL INFO AllGather: opCount 3 sendbuff 0x1 recvbuff 0x2 count 1024 datatype 7 op 0 root 0 "
+        "comm 0xbbb0 [nranks=2] stream 0x3"])
+    assert [(r["kind"], r["rank"], r.get("comm_rank")) for r in recs] == [
+        ("nccl_init", 5, 5), ("nccl_init", 5, 1), ("nccl_coll", 5, None), ("nccl_coll", None, None)]
