@@ -4,20 +4,11 @@ labels turned into a PyTorchJob's or an Indexed Job's pods, give the same record
 and line by line."""
 from __future__ import annotations
 
-import re
-from pathlib import Path
-
 import pytest
 
-from ridgescope.parsers import Dispatcher
 from ridgescope.parsers.kubectl import pod_labels
 
-from .conftest import feed_all
-
-CAPTURED = Path(__file__).resolve().parents[1] / "data" / "captured"
-SRUN_LOGS = ["slurm-22.05.8_torch-2.15_srun-label-around-torchrun-tee3_lines-in-two-writes_2x2rank.log",
-             "slurm-22.05.8_torch-2.15_srun-label_rank1-raises_2task.log",
-             "slurm-22.05.8_srun-label-unbuffered_lines-in-two-writes_3rank.log"]
+from .conftest import SRUN_LOGS, feed_all, reads_as_srun_labels
 
 
 def pytorchjob_pod(node: int) -> str:
@@ -30,24 +21,10 @@ def indexed_job_pod(node: int) -> str:
     return f"[pod/sft-node-0-{node}-x7k{node}p/node] "
 
 
-def records(data: bytes) -> tuple[list[dict], list[dict]]:
-    d = Dispatcher()
-    in_block = d.feed_chunk(data) + d.flush()
-    by_line, _ = feed_all(data.splitlines(keepends=True))
-    return in_block, by_line
-
-
 @pytest.mark.parametrize("name", SRUN_LOGS)
 @pytest.mark.parametrize("pod", [pytorchjob_pod, indexed_job_pod])
 def test_a_pods_prefix_reads_as_its_nodes_srun_label(name, pod):
-    data = (CAPTURED / name).read_bytes()
-    relabelled = re.sub(rb"(?m)^ {0,7}([0-9]{1,7}): ", lambda m: pod(int(m.group(1))).encode(), data)
-    assert relabelled != data and b"[pod/" in relabelled
-    srun_block, srun_lines = records(data)
-    pod_block, pod_lines = records(relabelled)
-    assert srun_block and pod_block == srun_block
-    assert pod_lines == srun_lines
-    assert {r["rank"] for r in pod_block} >= {0, 1}
+    reads_as_srun_labels(name, pod)
 
 
 def test_a_pod_whose_name_gives_no_place_loses_its_prefix_and_keeps_its_lines_ranks():

@@ -7,27 +7,19 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ridgescope.parsers import Dispatcher
 from ridgescope.parsers.pdsh import PdshHosts
 
-from .conftest import feed_all
+from .conftest import blocks_and_lines, feed_all
 
 CAPTURED = Path(__file__).resolve().parents[1] / "data" / "captured"
 NAME = "pdsh-2.34_exec_2-hosts_torch-2.15_torchrun-2node_rank3-raises.log"
 
 
-def records(data: bytes) -> tuple[list[dict], list[dict]]:
-    d = Dispatcher()
-    in_block = d.feed_chunk(data) + d.flush()
-    by_line, _ = feed_all(data.splitlines(keepends=True))
-    return in_block, by_line
-
-
 def test_each_hosts_lines_are_its_nodes():
     data = (CAPTURED / NAME).read_bytes()
     labelled = re.sub(rb"(?m)^algo-([12]): ", lambda m: b"%d: " % (int(m.group(1)) - 1), data)
-    pdsh_block, pdsh_lines = records(data)
-    srun_block, _ = records(labelled)
+    pdsh_block, pdsh_lines = blocks_and_lines(data)
+    srun_block, _ = blocks_and_lines(labelled)
     assert pdsh_block == srun_block and pdsh_lines == pdsh_block
     steps = {(r["rank"], r["step"]) for r in pdsh_block if r["kind"] == "progress"}
     assert steps == {(node, step) for node in (0, 1) for step in (1, 2, 3)}
@@ -44,7 +36,7 @@ def test_each_hosts_lines_are_its_nodes():
 def test_before_the_hosts_are_named_the_lines_are_read_as_they_are():
     data = b"".join(line for line in (CAPTURED / NAME).read_bytes().splitlines(keepends=True)
                     if b"WORLD INFO DICT" not in line)
-    block, _ = records(data)
+    block, _ = blocks_and_lines(data)
     assert not any(r["rank"] in (0, 1) for r in block if r["kind"] == "progress")
 
 
@@ -71,5 +63,5 @@ def test_a_hosts_line_with_torchs_rank_is_that_ranks_known_host_or_not():
     unknown, but torch's `[rankN]:` inside names the job's rank."""
     lines = ["gpu-node-07.cluster: [rank11]:step 5 loss 2.0", "gpu-node-01.cluster: [rank3]:step 5 loss 2.0",
              "gpu-node-07.cluster: step 6 loss 1.9"]
-    for recs in (feed_all(lines)[0], records("\n".join(lines).encode() + b"\n")[0]):
+    for recs in (feed_all(lines)[0], blocks_and_lines("\n".join(lines).encode() + b"\n")[0]):
         assert [(r["rank"], r["step"]) for r in recs] == [(11, 5), (3, 5), (None, 6)]

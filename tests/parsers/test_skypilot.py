@@ -3,20 +3,12 @@ is read as srun's label of the same node: captured srun logs, their labels turne
 SkyPilot's, give the same records, read in blocks and line by line."""
 from __future__ import annotations
 
-import re
-from pathlib import Path
-
 import pytest
 
-from ridgescope.parsers import Dispatcher
 from ridgescope.parsers.skypilot import as_srun_labels
 
-from .conftest import feed_all
+from .conftest import CAPTURED, SRUN_LOGS, blocks_and_lines, feed_all, reads_as_srun_labels
 
-CAPTURED = Path(__file__).resolve().parents[1] / "data" / "captured"
-SRUN_LOGS = ["slurm-22.05.8_torch-2.15_srun-label-around-torchrun-tee3_lines-in-two-writes_2x2rank.log",
-             "slurm-22.05.8_torch-2.15_srun-label_rank1-raises_2task.log",
-             "slurm-22.05.8_srun-label-unbuffered_lines-in-two-writes_3rank.log"]
 COLOUR, RESET = "\x1b[36m", "\x1b[0m"
 
 
@@ -28,33 +20,21 @@ def skypilot_prefix(node: int, coloured: bool = False, with_name: bool = False) 
     return f"{COLOUR}{inner}{RESET} " if coloured else f"{inner} "
 
 
-def records(data: bytes) -> tuple[list[dict], list[dict]]:
-    d = Dispatcher()
-    in_block = d.feed_chunk(data) + d.flush()
-    by_line, _ = feed_all(data.splitlines(keepends=True))
-    return in_block, by_line
 
 
 @pytest.mark.parametrize("name", SRUN_LOGS)
 @pytest.mark.parametrize("form", ["plain", "coloured", "with_name"])
 def test_skypilot_prefix_reads_as_the_nodes_srun_label(name, form):
-    data = (CAPTURED / name).read_bytes()
-    relabelled = re.sub(rb"(?m)^ {0,7}([0-9]{1,7}): ", lambda m: skypilot_prefix(
-        int(m.group(1)), coloured=form == "coloured", with_name=form == "with_name").encode(), data)
-    assert relabelled != data and b"rank=1, pid=" in relabelled
-    srun_block, srun_lines = records(data)
-    sky_block, sky_lines = records(relabelled)
-    assert srun_block and sky_block == srun_block
-    assert sky_lines == srun_lines
-    assert {r["rank"] for r in sky_block} >= {0, 1}
+    reads_as_srun_labels(name, lambda node: skypilot_prefix(node, coloured=form == "coloured",
+                                                            with_name=form == "with_name"))
 
 
 def test_a_one_node_clusters_prefix_is_taken_off():
     """`(task, pid=17499) ` names no rank: the lines read as the task printed them."""
     data = (CAPTURED / "nanogpt_train-py_tiny-char_cpu.log").read_bytes()
     prefixed = b"".join(b"(task, pid=17499) " + line for line in data.splitlines(keepends=True))
-    plain_block, plain_lines = records(data)
-    sky_block, sky_lines = records(prefixed)
+    plain_block, plain_lines = blocks_and_lines(data)
+    sky_block, sky_lines = blocks_and_lines(prefixed)
     assert len([r for r in plain_block if r["kind"] == "progress"]) > 5
     assert sky_block == plain_block and sky_lines == plain_lines
 
