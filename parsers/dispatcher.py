@@ -18,7 +18,7 @@ from .hf_epochs import TrainingBanner
 from .icefall import IcefallParser
 from .ignite import IgniteParser
 from .keras import KerasParser
-from .kubectl import POD, POD_BYTES, pod_labels
+from .kubectl import POD, POD_BYTES
 from .lightning import LightningParser, NemoParser
 from .litgpt import LitGPTParser
 from .maxtext import MaxTextParser
@@ -30,9 +30,11 @@ from .structured import message_of
 from .olmo import OlmoParser
 from .prefix import RayWorkers, split_rank_prefix
 from .scan import candidate_lines, interesting
+from .sighting import Sighting, StreamAge
 from .speechbrain import SpeechBrainParser
-from .pdsh import RANK_INSIDE, RANK_INSIDE_BYTES, WORLD, WORLD_BYTES, PdshHosts
-from .skypilot import as_srun_labels
+from .node_labels import NodeLabels
+from .pdsh import RANK_INSIDE, RANK_INSIDE_BYTES, RUNNER, WORLD, WORLD_BYTES
+from .skypilot import PID, PID_BYTES
 from .slime import SlimeParser
 from .srun import PIECE, SrunPieces, cut_after_word, cut_inside, flatten, labelled, widest_node
 from .tee import TeeParts, per_write_prefix, split_inside
@@ -192,8 +194,11 @@ class Dispatcher:
         self._tee_line_parts: dict[bytes | None, tuple] = {}
         """prefix -> the `_line_part` of its rank's line, where the launcher prefixes each write
         (see `_tee_redraws`)"""
-        self.pdsh = PdshHosts()
-        """The hosts of pdsh's prefixes, read as srun's labels (see `pdsh`, `skypilot`)"""
+        self.labels = NodeLabels()
+        """The launchers' node labels of the stream, read as srun's (see `node_labels`)"""
+        self._age = StreamAge()
+        self._tee_mark, self._mpirun_mark = Sighting("[default"), Sighting("]<std")
+        """Has the stream shown torchrun's `--tee` prefix, mpirun's tag?  (see `sighting`)"""
         self._read_len = 0
         """Length of the last line that the active parser's `fast` hook or a block reader
         (`_read_in_place`) read: a line half as long again is checked for two prints run into
@@ -321,11 +326,11 @@ class Dispatcher:
 
     def _feed_any(self, line: str | bytes, rank: int | None) -> list[dict]:
         try:
-            if (", pid=" in line or "pdsh " in line or WORLD in line or RANK_INSIDE in line or POD in line
-                    if isinstance(line, str) else b", pid=" in line or b"pdsh " in line or WORLD_BYTES in line
-                    or RANK_INSIDE_BYTES in line or POD_BYTES in line) or self.pdsh.nodes:
+            if (PID in line or RUNNER in line or WORLD in line or RANK_INSIDE in line or POD in line
+                    if isinstance(line, str) else PID_BYTES in line or b"pdsh " in line or WORLD_BYTES in line
+                    or RANK_INSIDE_BYTES in line or POD_BYTES in line) or self.labels.nodes:
                 # SkyPilot's, kubectl's or pdsh's prefix (the tests inline: the calls cost ~5 % of `feed`)
-                line = self.pdsh.relabel(pod_labels(as_srun_labels(line)))
+                line = self.labels.line(line)
             if self.tee_prefix is not None:
                 line = self.tee_prefix.as_default(_as_bytes(line))
             if isinstance(line, str):
@@ -655,7 +660,8 @@ class Dispatcher:
     def _feed_chunk(self, data: str | bytes) -> list[dict]:
         if not data:
             return []
-        data = self.pdsh.relabel(pod_labels(as_srun_labels(data)))
+        young = self._age.young(data)
+        data = self.labels.block(data, young)
         part = self._line_part
         if type(data) is not bytes:
             if isinstance(data, str) and part is None and self.tee_prefix is None and self._whole_text(data):
@@ -672,7 +678,8 @@ class Dispatcher:
                 return []
         if self.tee_prefix is not None:
             data = self.tee_prefix.as_default(data)
-        if b": [default" in data:
+        teed = self._tee_mark.look(data, young)
+        if teed and b": [default" in data:
             data = self._flatten(data)
         if self.tee.open and CLOCK.now_ns is not None:
             # read as it comes (the log probe): a held part is read with the time it came
@@ -681,7 +688,7 @@ class Dispatcher:
                 first, data = self._end_tee_line(data)
                 out += first
             return out + self.feed_chunk(data) if data else out
-        if self.tee.open or split_inside(data):
+        if self.tee.open or ((teed or self._mpirun_mark.look(data, young)) and split_inside(data)):
             # a file read later, with no times, or no part held: all of it came now
             data = self._join(data)
             return self._feed_block(data) if data else []

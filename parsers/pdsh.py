@@ -14,11 +14,12 @@ import re
 
 WORLD = "WORLD INFO DICT: {"
 WORLD_BYTES = WORLD.encode()
+RUNNER = "pdsh "
 _WORLD_HOST = re.compile(r"'([\w.-]{1,128})': \[")
 RANK_INSIDE = ": [rank"
 RANK_INSIDE_BYTES = RANK_INSIDE.encode()
-_HOST_BEFORE_RANK = re.compile(r"^[A-Za-z][\w.-]{0,127}: (?=\[rank[0-9]{1,7}\]:)", re.M)
-_HOST_BEFORE_RANK_BYTES = re.compile(_HOST_BEFORE_RANK.pattern.encode(), re.M)
+HOST_BEFORE_RANK = re.compile(r"^[A-Za-z][\w.-]{0,127}: (?=\[rank[0-9]{1,7}\]:)", re.M)
+HOST_BEFORE_RANK_BYTES = re.compile(HOST_BEFORE_RANK.pattern.encode(), re.M)
 _RUNNER = re.compile(r"\bpdsh (?:-[A-Za-z]+ (?:[0-9]+ )?)*-w ([\w.-]{1,128}(?:,[\w.-]{1,128}){0,4095}) ")
 
 
@@ -30,22 +31,23 @@ class PdshHosts:
         self._text: re.Pattern | None = None
         self._bytes: re.Pattern | None = None
 
-    def relabel(self, data: str | bytes) -> str | bytes:
-        """`data` with each known host's prefix as srun's label of its node, and any host's
-        before torch's `[rankN]:` taken off; the hosts first learnt from `data` where it names
-        them (substring tests first: most blocks do neither)."""
+    def relabel(self, data: str | bytes, learn: bool, hosts_before_ranks: bool) -> str | bytes:
+        """`data` with each known host's prefix as srun's label of its node; where
+        `hosts_before_ranks`, any host's before torch's `[rankN]:` taken off; where `learn`, the
+        hosts first learnt from `data` where it names them (substring tests first: most blocks
+        do not)."""
         if isinstance(data, str):
-            if WORLD in data or "pdsh " in data:
+            if learn and (WORLD in data or RUNNER in data):
                 self._learn(data)
-            if RANK_INSIDE in data:
-                data = _HOST_BEFORE_RANK.sub("", data)
+            if hosts_before_ranks and RANK_INSIDE in data:
+                data = HOST_BEFORE_RANK.sub("", data)
             if self._text is None:
                 return data
             return self._text.sub(lambda m: f"{self.nodes[m.group(1)]}: ", data)
-        if WORLD_BYTES in data or b"pdsh " in data:
+        if learn and (WORLD_BYTES in data or b"pdsh " in data):
             self._learn(bytes(data).decode("utf-8", "replace"))
-        if RANK_INSIDE_BYTES in data:
-            data = _HOST_BEFORE_RANK_BYTES.sub(b"", data)
+        if hosts_before_ranks and RANK_INSIDE_BYTES in data:
+            data = HOST_BEFORE_RANK_BYTES.sub(b"", data)
         if self._bytes is None:
             return data
         return self._bytes.sub(lambda m: b"%d: " % self.nodes[m.group(1).decode()], data)
@@ -58,7 +60,7 @@ class PdshHosts:
         hosts = _WORLD_HOST.findall(text, at, text.find("}", at)) if at >= 0 else []
         if hosts and not text.startswith(tuple(f"{host}: " for host in hosts), text.rfind("\n", 0, at) + 1):
             hosts = []
-        if not hosts and "pdsh " in text:
+        if not hosts and RUNNER in text:
             r = _RUNNER.search(text)
             hosts = r.group(1).split(",") if r is not None else []
         if hosts and list(self.nodes) != hosts:

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import re
 
+PID = ", pid="
+PID_BYTES = PID.encode()
 _COLOUR = r"(?:\x1b\[[0-9;]{0,16}m)?"
 _PREFIX = (_COLOUR + r"\((?:[\w.-]{1,64}, )?(?:head|worker[0-9]{1,6}), rank=([0-9]{1,7}), pid=[0-9]{1,10}"
            r"(?:, ip=[0-9a-fA-F.:]{1,64})?\)" + _COLOUR + r" ")
@@ -33,5 +35,5 @@ def as_srun_labels(data: str | bytes) -> str | bytes:
     """`data` with each line's SkyPilot prefix as srun's label (or taken off); `data` itself
     where no line has one (a substring test first: a block without `, pid=` costs no more)."""
     if isinstance(data, str):
-        return _TEXT.sub(_label, data) if ", pid=" in data else data
-    return _BYTES.sub(_label_bytes, data) if b", pid=" in data else data
+        return _TEXT.sub(_label, data) if PID in data else data
+    return _BYTES.sub(_label_bytes, data) if PID_BYTES in data else data

@@ -44,8 +44,8 @@ def test_the_runners_pdsh_command_names_the_hosts_too():
     hosts = PdshHosts()
     runner = ("[2024-05-01 10:00:00,000] [INFO] [multinode_runner.py:80:get_cmd] cmd = pdsh -S -f 1024 "
               "-w worker-1,worker-2,worker-10 export NCCL_DEBUG=WARN; cd /job; python -u -m deepspeed.launcher.launch\n")
-    assert hosts.relabel(runner) == runner
-    assert hosts.relabel(b"worker-10: step 5\nworker-1: step 5\nworker-3: step 5\n") == (
+    assert hosts.relabel(runner, True, True) == runner
+    assert hosts.relabel(b"worker-10: step 5\nworker-1: step 5\nworker-3: step 5\n", True, True) == (
         b"2: step 5\n0: step 5\nworker-3: step 5\n")
 
 
@@ -54,7 +54,7 @@ def test_a_single_nodes_world_info_names_no_pdsh_host():
     line is a host's, and nothing is rewritten after it."""
     hosts = PdshHosts()
     world = "[2022-10-28 22:56:14,607] [INFO] [launch.py:136:main] WORLD INFO DICT: {'worker-0': [0, 1, 2, 3]}\n"
-    assert hosts.relabel(world + "worker-0: not a prefix here\n") == world + "worker-0: not a prefix here\n"
+    assert hosts.relabel(world + "worker-0: not a prefix here\n", True, True) == world + "worker-0: not a prefix here\n"
     assert not hosts.nodes
 
 

@@ -1,0 +1,48 @@
+"""The node labels that launchers put before a stream's lines, read as srun's label of the node
+(`1: `), so that what follows them reads as it does under srun: SkyPilot's (`skypilot.py`),
+kubectl's pods (`kubectl.py`), pdsh's hosts, and a host's name before torch's `[rankN]:`
+(`pdsh.py`).  A block is looked at for each as `sighting.py` says; a line fed alone is looked
+at whole (a short line's tests cost little)."""
+from __future__ import annotations
+
+from .kubectl import POD, pod_labels
+from .pdsh import HOST_BEFORE_RANK, HOST_BEFORE_RANK_BYTES, RANK_INSIDE, RANK_INSIDE_BYTES, RUNNER, WORLD, PdshHosts
+from .sighting import EDGE, Sighting
+from .skypilot import PID, as_srun_labels
+
+
+class NodeLabels:
+    """One stream's node labels (see the module's doc)."""
+
+    def __init__(self) -> None:
+        self.pdsh = PdshHosts()
+        self.skypilot, self.pods = Sighting(PID), Sighting(POD)
+        self.world, self.runner = Sighting(WORLD), Sighting(RUNNER)
+        self.hosts_before_ranks = False
+
+    def line(self, line: str | bytes) -> str | bytes:
+        """One line, its label read as srun's."""
+        return self.pdsh.relabel(pod_labels(as_srun_labels(line)), learn=True, hosts_before_ranks=True)
+
+    def block(self, data: str | bytes, young: bool) -> str | bytes:
+        """A block of whole lines, their labels read as srun's (`young`: see `sighting`)."""
+        if self.skypilot.look(data, young):
+            data = as_srun_labels(data)
+        if self.pods.look(data, young):
+            data = pod_labels(data)
+        if not self.hosts_before_ranks:
+            # torch's logger prints each line so: a host's lines show at a block's ends
+            self.hosts_before_ranks = _hosts_before_ranks(data[:EDGE]) or _hosts_before_ranks(data[-EDGE:])
+        learn = self.world.look(data, young) or self.runner.look(data, young)
+        return self.pdsh.relabel(data, learn, self.hosts_before_ranks)
+
+    @property
+    def nodes(self) -> bool:
+        """Has the stream named its pdsh hosts?  (Then each line fed alone is relabelled.)"""
+        return bool(self.pdsh.nodes)
+
+
+def _hosts_before_ranks(edge: str | bytes) -> bool:
+    if isinstance(edge, str):
+        return RANK_INSIDE in edge and HOST_BEFORE_RANK.search(edge) is not None
+    return RANK_INSIDE_BYTES in edge and HOST_BEFORE_RANK_BYTES.search(edge) is not None

@@ -1,0 +1,43 @@
+"""A stream's launcher marks are looked for in whole blocks while the stream is young, then at
+each block's ends (`sighting.py`): a launcher's lines that start after a long preamble, inside
+a block, still read as they do from the stream's start."""
+from __future__ import annotations
+
+from ridgescope.parsers import Dispatcher
+from ridgescope.parsers.sighting import EDGE, YOUNG, Sighting
+
+from .conftest import CAPTURED, SRUN_LOGS, blocks_and_lines
+
+PREAMBLE = b"".join(b"Collecting package-%06d from the mirror, no wheel cached for it\n" % i
+                    for i in range(YOUNG // 64 + 4000))
+"""More than a young stream's bytes of chatter (a job's `pip install` before its launcher starts)."""
+
+
+def in_blocks(data: bytes, size: int = 65536) -> list[dict]:
+    d = Dispatcher()
+    out = []
+    for at in range(0, len(data), size):
+        out += d.feed_chunk(data[at:at + size])
+    return out + d.flush()
+
+
+def test_a_mark_is_looked_for_whole_while_young_then_at_the_blocks_ends():
+    middle = b"x" * 3 * EDGE + b"[default1]:" + b"x" * 3 * EDGE
+    assert Sighting("[default").look(middle, young=True)
+    old = Sighting("[default")
+    assert not old.look(middle, young=False)
+    assert old.look(b"x" * 3 * EDGE + b"[default1]:step 5\n", young=False)
+    assert old.look(b"no mark here\n" * 1000, young=False)      # once shown, shown
+    assert Sighting("]<std").look("[1,0]<stdout>:step 5\n" + "x" * 3 * EDGE, young=False)
+
+
+def test_a_launchers_lines_after_a_long_preamble_read_as_from_the_start():
+    """srun's labels around torchrun's `--tee` prefixes (ranks flattened, lines written in two
+    parts joined), and kubectl's pod prefixes, starting inside a block past the young bytes."""
+    for name in SRUN_LOGS:
+        captured = (CAPTURED / name).read_bytes()
+        alone, _ = blocks_and_lines(captured)
+        assert in_blocks(PREAMBLE + captured) == alone
+    pods = b"".join(b"[pod/llama-worker-%d/pytorch] step %d loss 2.0\n" % (i % 2, i) for i in range(1, 200))
+    recs = in_blocks(PREAMBLE + b"[pod/llama-master-0/pytorch] step 1 loss 2.1\n" + pods)
+    assert {r["rank"] for r in recs} == {0, 1, 2} and len(recs) == 200
