@@ -30,13 +30,13 @@ from .structured import message_of
 from .olmo import OlmoParser
 from .prefix import RayWorkers, split_rank_prefix
 from .scan import candidate_lines, interesting
-from .sighting import Sighting, StreamAge
+from .sighting import PatternSighting, Sighting, StreamAge
 from .speechbrain import SpeechBrainParser
 from .node_labels import NodeLabels
 from .pdsh import RANK_INSIDE, RANK_INSIDE_BYTES, RUNNER, WORLD, WORLD_BYTES
 from .skypilot import PID, PID_BYTES
 from .slime import SlimeParser
-from .srun import PIECE, SrunPieces, cut_after_word, cut_inside, flatten, labelled, widest_node
+from .srun import LABEL, PIECE, SrunPieces, cut_after_word, cut_inside, flatten, labelled, widest_node
 from .tee import TeeParts, per_write_prefix, split_inside
 from .template import TeePrefix
 from .tensorflow import TensorflowParser
@@ -198,7 +198,8 @@ class Dispatcher:
         """The launchers' node labels of the stream, read as srun's (see `node_labels`)"""
         self._age = StreamAge()
         self._tee_mark, self._mpirun_mark = Sighting("[default"), Sighting("]<std")
-        """Has the stream shown torchrun's `--tee` prefix, mpirun's tag?  (see `sighting`)"""
+        self._srun_mark = PatternSighting(rb"^" + LABEL)
+        """Has the stream shown torchrun's `--tee` prefix, mpirun's tag, srun's label?  (see `sighting`)"""
         self._read_len = 0
         """Length of the last line that the active parser's `fast` hook or a block reader
         (`_read_in_place`) read: a line half as long again is checked for two prints run into
@@ -672,7 +673,8 @@ class Dispatcher:
             return first + self.feed_chunk(data) if data else first
         if self._srun_line:
             data, self._srun_line = self._srun_line + data, b""
-        if self.srun.held or self.srun.writes or (len(data) > PIECE and cut_inside(data)) or cut_after_word(data):
+        if self.srun.held or self.srun.writes or (
+                len(data) > PIECE and self._srun_mark.look(data, young) and cut_inside(data)) or cut_after_word(data):
             data = self.srun.join(data)
             if not data:
                 return []

@@ -11,6 +11,8 @@ stream has shown a mark, its blocks are taken to hold it, and are read as they w
 this check: each reader then looks at the whole block itself."""
 from __future__ import annotations
 
+import re
+
 EDGE = 4096
 YOUNG = 1 << 20
 
@@ -36,6 +38,22 @@ def _shows(data, mark, young: bool) -> bool:
     if young or len(data) <= 2 * EDGE:
         return mark in data
     return data.find(mark, 0, EDGE) >= 0 or data.find(mark, len(data) - EDGE) >= 0
+
+
+class PatternSighting:
+    """Whether one stream has shown a mark that a pattern finds at a line's start (srun's label,
+    `N: `), in a block of bytes.  A young stream's blocks are taken to show it, unlooked (a
+    pattern's search over a whole block costs more than what it would save there)."""
+
+    def __init__(self, pattern: bytes) -> None:
+        self.pattern = re.compile(pattern, re.M)
+        self.shown = False
+
+    def look(self, data: bytes, young: bool) -> bool:
+        if not self.shown and not young:
+            search = self.pattern.search
+            self.shown = search(data, 0, EDGE) is not None or search(data, max(0, len(data) - EDGE)) is not None
+        return self.shown or young
 
 
 class StreamAge:

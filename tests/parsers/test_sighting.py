@@ -32,9 +32,11 @@ def test_a_mark_is_looked_for_whole_while_young_then_at_the_blocks_ends():
 
 
 def test_a_launchers_lines_after_a_long_preamble_read_as_from_the_start():
-    """srun's labels around torchrun's `--tee` prefixes (ranks flattened, lines written in two
-    parts joined), and kubectl's pod prefixes, starting inside a block past the young bytes."""
-    for name in SRUN_LOGS:
+    """srun's labels (lines it passed on in 1024-byte pieces joined), around torchrun's `--tee`
+    prefixes (ranks flattened, lines written in two parts joined), and kubectl's pod prefixes,
+    starting inside a block past the young bytes."""
+    for name in [*SRUN_LOGS, "slurm-22.05.8_srun-label_lines-over-1024-bytes_2rank.log",
+                 "slurm-22.05.8_srun-label_lines-of-1023-to-2048-bytes_2rank.log"]:
         captured = (CAPTURED / name).read_bytes()
         alone, _ = blocks_and_lines(captured)
         assert in_blocks(PREAMBLE + captured) == alone
