@@ -43,3 +43,18 @@ def test_a_launchers_lines_after_a_long_preamble_read_as_from_the_start():
     pods = b"".join(b"[pod/llama-worker-%d/pytorch] step %d loss 2.0\n" % (i % 2, i) for i in range(1, 200))
     recs = in_blocks(PREAMBLE + b"[pod/llama-master-0/pytorch] step 1 loss 2.1\n" + pods)
     assert {r["rank"] for r in recs} == {0, 1, 2} and len(recs) == 200
+
+
+def test_a_line_fed_alone_is_relabelled_where_it_shows_any_mark():
+    """`feed` spells the marks out (as constants, for speed): each module's mark, and no other
+    line, sends a line through the node labels."""
+    from ridgescope.parsers.kubectl import POD
+    from ridgescope.parsers.pdsh import RANK_INSIDE, RUNNER, WORLD
+    from ridgescope.parsers.skypilot import PID
+    for line in ("plain step 5 loss 2.0", *(f"x{mark}y step 5" for mark in (PID, RUNNER, WORLD, RANK_INSIDE, POD))):
+        for form in (line, line.encode()):
+            d = Dispatcher()
+            seen = []
+            d.labels.line = lambda text, seen=seen: seen.append(text) or text
+            d.feed(form)
+            assert seen == ([] if line.startswith("plain") else [form]), line
