@@ -131,7 +131,7 @@ class NcclParser(Parser):
                 own = rank if rank is not None else self.widest.get(device, (0, comm_rank))[1]
                 out.append(record("nccl_init", "nccl", own, None,
                                   version=self.version, cuda=self.cuda, comm=m.group(5), comm_rank=comm_rank,
-                                  nranks=int(m.group(7)), device=int(m.group(8)), bus_id=m.group(10),
+                                  nranks=nranks, device=device[2], bus_id=m.group(10),
                                   comm_id=_comm_id(m.group(11)), host=m.group(1), pid=int(m.group(2)),
                                   channels=topo.get("channels"),
                                   transports=sorted(topo["transports"]) if topo.get("transports") else None))
