@@ -38,7 +38,7 @@ class NodeLabels:
         if not self.hosts_before_ranks:
             # torch's logger prints each line so: a host's lines show at a block's ends
             self.hosts_before_ranks = _hosts_before_ranks(data[:EDGE]) or _hosts_before_ranks(data[-EDGE:])
-        learn = self.world.look(data, young) or self.runner.look(data, young)
+        learn = self.world.glimpse(data, young) or self.runner.glimpse(data, young)
         data = self.pdsh.relabel(data, learn, self.hosts_before_ranks)
         self.marked = self.marked or bool(self.pdsh.nodes) or self.skypilot.shown or self.pods.shown \
             or self.hosts_before_ranks

@@ -15,6 +15,7 @@ import re
 WORLD = "WORLD INFO DICT: {"
 WORLD_BYTES = WORLD.encode()
 RUNNER = "pdsh "
+RUNNER_BYTES = RUNNER.encode()
 _WORLD_HOST = re.compile(r"'([\w.-]{1,128})': \[")
 RANK_INSIDE = ": [rank"
 RANK_INSIDE_BYTES = RANK_INSIDE.encode()
@@ -44,7 +45,7 @@ class PdshHosts:
             if self._text is None:
                 return data
             return self._text.sub(lambda m: f"{self.nodes[m.group(1)]}: ", data)
-        if learn and (WORLD_BYTES in data or b"pdsh " in data):
+        if learn and (WORLD_BYTES in data or RUNNER_BYTES in data):
             self._learn(bytes(data).decode("utf-8", "replace"))
         if hosts_before_ranks and RANK_INSIDE_BYTES in data:
             data = HOST_BEFORE_RANK_BYTES.sub(b"", data)

@@ -26,12 +26,15 @@ class Sighting:
         self.shown = False
 
     def look(self, data: str | bytes, young: bool) -> bool:
+        """Has the stream shown the mark, in `data` or before?"""
         if not self.shown:
-            if isinstance(data, str):
-                self.shown = _shows(data, self.text, young)
-            else:
-                self.shown = _shows(data, self.bytes, young)
+            self.shown = self.glimpse(data, young)
         return self.shown
+
+    def glimpse(self, data: str | bytes, young: bool) -> bool:
+        """Does `data` show the mark, where a block is looked at?  Kept nowhere: for a mark
+        that a stream prints once, not on every line (pdsh's hosts)."""
+        return _shows(data, self.text if isinstance(data, str) else self.bytes, young)
 
 
 def _shows(data, mark, young: bool) -> bool:

@@ -31,6 +31,17 @@ def test_a_mark_is_looked_for_whole_while_young_then_at_the_blocks_ends():
     assert Sighting("]<std").look("[1,0]<stdout>:step 5\n" + "x" * 3 * EDGE, young=False)
 
 
+def test_a_glimpse_looks_as_a_sighting_does_and_keeps_nothing():
+    """pdsh's hosts are named once (`WORLD INFO DICT`): a block that does not name them again
+    is not looked at whole for them."""
+    world = Sighting("WORLD INFO DICT: {")
+    named = b"x" * 3 * EDGE + b"WORLD INFO DICT: {'a': [0]}\n" + b"x" * 3 * EDGE
+    assert world.glimpse(named, young=True) and not world.glimpse(named, young=False)
+    assert world.glimpse(named[:4 * EDGE], young=False)
+    assert not world.glimpse(b"no hosts named\n" * 1000, young=True)
+    assert not world.shown
+
+
 def test_a_launchers_lines_after_a_long_preamble_read_as_from_the_start():
     """srun's labels (lines it passed on in 1024-byte pieces joined), around torchrun's `--tee`
     prefixes (ranks flattened, lines written in two parts joined), and kubectl's pod prefixes,
