@@ -24,6 +24,8 @@ import re
 import zlib
 from typing import BinaryIO, Callable, Iterator
 
+from ridgescope.parsers import kubectl
+
 BLOCK = 65536
 SCAN_HEAD = 64 << 20
 """How much of a file the scans read that must know something of it before it is parsed."""
@@ -144,7 +146,7 @@ def head_blocks(path: str) -> Iterator[bytes]:
 
 
 _STAMP = rb"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:[.,][0-9]{1,9})?(?:Z|[+-][0-9]{2}:?[0-9]{2})? "
-_POD = rb"^(\[pod/[a-z0-9.-]{1,253}/[a-z0-9-]{1,63}\] )?"
+_POD = b"^(" + kubectl.PREFIX.encode() + b")?"
 """`kubectl logs --prefix --timestamps` puts the pod's prefix before the stamp: it stays, for the
 parsers to read the pod's node from (`parsers/kubectl.py`)."""
 COLLECTOR_STAMP = re.compile(_POD + _STAMP[1:] + rb"(?:std(?:out|err) [FP] )?", re.M)

@@ -21,10 +21,12 @@ import re
 POD = "[pod/"
 POD_BYTES = POD.encode()
 _NAME = r"[a-z0-9](?:[a-z0-9.-]{0,251}[a-z0-9])?"
+_CONTAINER = r"/[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\] "
+PREFIX = r"\[pod/" + _NAME + _CONTAINER
+"""The prefix of any pod."""
 _TEXT = re.compile(
     r"^\[pod/(?:" + _NAME + r"-(?:(?P<master>master-0)|worker-(?P<worker>[0-9]{1,6})"
-    r"|(?P<index>[0-9]{1,6})-[a-z0-9]{5})|" + _NAME + r")"
-    r"/[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\] ", re.M)
+    r"|(?P<index>[0-9]{1,6})-[a-z0-9]{5})|" + _NAME + r")" + _CONTAINER, re.M)
 _BYTES = re.compile(_TEXT.pattern.encode(), re.M)
 
 

@@ -134,8 +134,8 @@ def regex_pairs(text: str, limit: int = 64) -> list[tuple[str, str, str | None]]
             level, space, rest = key.partition(" ")
             if space and level in _LEVELS:
                 key = rest      # `INFO step 1`: a logger's level, then the key
-            elif text[m.start() - 1:m.start()] == " ":
-                key = _titled_key(text, m.start(), key)
+            elif text[at - 1:at] == " ":
+                key = _titled_key(text, at, key)
         out.append((key, m.group("val"), m.group("unit") or m.group("sunit") or m.group("kunit")))
         if len(out) >= limit:
             break
