@@ -324,12 +324,13 @@ class Dispatcher:
 
     def _feed_any(self, line: str | bytes, rank: int | None) -> list[dict]:
         try:
-            # SkyPilot's, kubectl's or pdsh's prefix (`node_labels`).  The marks spelt out, as
-            # constants: a call, or a global's name, a line cost 2-3 % of a line of chatter.
+            # torchx's, SkyPilot's, kubectl's or pdsh's prefix (`node_labels`).  The marks spelt out,
+            # as constants: a call, or a global's name, a line cost 2-3 % of a line of chatter.
             if self.labels.marked or (
                     ", pid=" in line or "pdsh " in line or "WORLD INFO DICT: {" in line or ": [rank" in line
-                    or "[pod/" in line if isinstance(line, str) else b", pid=" in line or b"pdsh " in line
-                    or b"WORLD INFO DICT: {" in line or b": [rank" in line or b"[pod/" in line):
+                    or "[pod/" in line or "torchx" in line if isinstance(line, str) else b", pid=" in line
+                    or b"pdsh " in line or b"WORLD INFO DICT: {" in line or b": [rank" in line or b"[pod/" in line
+                    or b"torchx" in line):
                 line = self.labels.line(line)
             if self.tee_prefix is not None:
                 line = self.tee_prefix.as_default(_as_bytes(line))

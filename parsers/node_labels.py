@@ -1,7 +1,7 @@
 """The node labels that launchers put before a stream's lines, read as srun's label of the node
-(`1: `), so that what follows them reads as it does under srun: SkyPilot's (`skypilot.py`),
-kubectl's pods (`kubectl.py`), pdsh's hosts, and a host's name before torch's `[rankN]:`
-(`pdsh.py`).  A block is looked at for each as `sighting.py` says; a line fed alone is looked
+(`1: `), so that what follows them reads as it does under srun: torchx's replicas
+(`torchx.py`), SkyPilot's (`skypilot.py`), kubectl's pods (`kubectl.py`), pdsh's hosts, and a
+host's name before torch's `[rankN]:` (`pdsh.py`).  A block is looked at for each as `sighting.py` says; a line fed alone is looked
 at whole (its tests cost ~0.25 us, under a tenth of what the line costs)."""
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from .kubectl import POD, pod_labels
 from .pdsh import HOST_BEFORE_RANK, HOST_BEFORE_RANK_BYTES, RANK_INSIDE, RANK_INSIDE_BYTES, RUNNER, WORLD, PdshHosts
 from .sighting import EDGE, Sighting
 from .skypilot import PID, as_srun_labels
+from .torchx import MARK as TORCHX, TorchxRoles
 
 
 class NodeLabels:
@@ -16,6 +17,7 @@ class NodeLabels:
 
     def __init__(self) -> None:
         self.pdsh = PdshHosts()
+        self.torchx, self.torchx_banner = TorchxRoles(), Sighting(TORCHX)
         self.skypilot, self.pods = Sighting(PID), Sighting(POD)
         self.world, self.runner = Sighting(WORLD), Sighting(RUNNER)
         self.hosts_before_ranks = False
@@ -25,12 +27,16 @@ class NodeLabels:
 
     def line(self, line: str | bytes) -> str | bytes:
         """One line, its label read as srun's."""
+        if self.torchx_banner.look(line, True):
+            line = self.torchx.relabel(line, learn=True)
         line = self.pdsh.relabel(pod_labels(as_srun_labels(line)), learn=True, hosts_before_ranks=True)
-        self.marked = self.marked or bool(self.pdsh.nodes)
+        self.marked = self.marked or bool(self.pdsh.nodes) or self.torchx_banner.shown
         return line
 
     def block(self, data: str | bytes, young: bool) -> str | bytes:
         """A block of whole lines, their labels read as srun's (`young`: see `sighting`)."""
+        if self.torchx_banner.look(data, young):
+            data = self.torchx.relabel(data, learn=True)
         if self.skypilot.look(data, young):
             data = as_srun_labels(data)
         if self.pods.look(data, young):
@@ -41,7 +47,7 @@ class NodeLabels:
         learn = self.world.glimpse(data, young) or self.runner.glimpse(data, young)
         data = self.pdsh.relabel(data, learn, self.hosts_before_ranks)
         self.marked = self.marked or bool(self.pdsh.nodes) or self.skypilot.shown or self.pods.shown \
-            or self.hosts_before_ranks
+            or self.hosts_before_ranks or self.torchx_banner.shown
         return data
 
 

@@ -142,7 +142,9 @@ class SrunPieces:
 # `srun --label torchrun --tee 3 ...`: one torchrun per node, its workers' lines behind both the
 # node's label and the worker's local rank (`1: [default0]:step ...`).
 _NESTED = re.compile(rb"^" + LABEL + rb"\[default(?P<local>[0-9]{1,7})\]:", re.M)
-_TEE = re.compile(rb"\[default([0-9]{1,7})\]:")
+_TEE = re.compile(rb"(?:(?<![0-9])([0-9]{1,7}): )?\[default([0-9]{1,7})\]:")
+"""torchrun's prefix inside a labelled line; with a label of its own where another node's part
+came behind the line's (torchx passes each replica's parts on as they come: `torchx.py`)."""
 
 
 def nested(data: bytes) -> bool:
@@ -158,7 +160,8 @@ def widest_node(data: bytes) -> int:
 def flatten(data: bytes, nproc_per_node: int) -> bytes:
     """`data` with each labelled line of a worker, `L: [defaultM]:...`, as `[defaultR]:...`,
     R = L x nproc_per_node + M; likewise each `[defaultM]:` inside such a line, where torchrun
-    passed on a part of another worker of the node (see tee.py).  The rest of the stream's
+    passed on a part of another worker of the node (see tee.py), and each `K: [defaultM]:`
+    there, another node's (torchx's, read as srun's labels).  The rest of the stream's
     parsing then reads one prefix, as it does torchrun's alone.
 
     R is torch's rank where torchrun's node rank is srun's task id (a static rendezvous with
@@ -171,8 +174,8 @@ def flatten(data: bytes, nproc_per_node: int) -> bytes:
     for i, line in enumerate(lines):
         m = _NESTED.match(line)
         if m is not None:
-            base = int(m.group("task")) * nproc_per_node
-            lines[i] = _TEE.sub(lambda t: b"[default%d]:" % (base + int(t.group(1))),
-                                line[m.end("task") + 2:])
+            task = int(m.group("task"))
+            lines[i] = _TEE.sub(lambda t: b"[default%d]:" % (
+                int(t.group(1) or task) * nproc_per_node + int(t.group(2))), line[m.end("task") + 2:])
     return b"\n".join(lines)
 

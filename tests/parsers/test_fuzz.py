@@ -52,6 +52,10 @@ FRAGMENTS = [
     " | Num Epochs = 1 | Total steps = 30\n", "Data Parallel GPUs = 1 | Total batch size (2 x 4 x 1) = 8\n",
     "'epoch': '0.3529'}", "'epoch': 0.35294117647058826}", "{'bleu': ", "{'rouge1': ", "Evaluation metrics: {",
     # formats and prefixes added later: Megatron-LM's dated lines and timer blocks, NeMo 2.0, MaxText,
+    # launchers' node prefixes: torchx's (learnt from its logger), kubectl's, pdsh's, SkyPilot's
+    "torchx 2026-12-06 13:54:31 INFO     Waiting for the app to finish...\n", "crash/1 [1]:", "\x1b[32mcrash/0\x1b[0m ",
+    "\rcrash/0 ", "[pod/llama-worker-2/pytorch] ", "WORLD INFO DICT: {'algo-1': [0, 1], 'algo-2': [2, 3]}\n", "algo-2: ",
+    "(worker1, rank=1, pid=2379, ip=10.0.0.3) ",
     # CLU, NCCL 2.19+, Ray, DeepSpeed's config and checkpoint lines, printed tensors, Unix times
     " [2024-10-16 04:23:00] iteration ", "(min, max) time across ranks (ms):", "max time across ranks (ms):",
     "    forward-backward ....: (", "validation loss at iteration ", " on test set | ", "Training epoch 0, iteration ",
@@ -308,6 +312,9 @@ def test_pathological_lines_finish():
         ':::MLLOG {"key": "tracked_stats", "value": {' + '"a": 1, ' * 50_000 + '"b": 2}, "metadata": {"step": 1}}',
         "Grad overflow on iteration " + "1" * 200_000,
         "Train Epoch: " + "1" * 100_000 + " [",
+        "torchx 2026-12-06 13:54:31 INFO",      # (then a role's prefix learnt, and many of it)
+        "crash/1 [0]:" * 100_000,
+        "crash/1 " * 200_000,
     ]
     for line in nasty:
         _feed_checked(d, line)

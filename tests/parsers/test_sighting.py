@@ -62,7 +62,9 @@ def test_a_line_fed_alone_is_relabelled_where_it_shows_any_mark():
     from ridgescope.parsers.kubectl import POD
     from ridgescope.parsers.pdsh import RANK_INSIDE, RUNNER, WORLD
     from ridgescope.parsers.skypilot import PID
-    for line in ("plain step 5 loss 2.0", *(f"x{mark}y step 5" for mark in (PID, RUNNER, WORLD, RANK_INSIDE, POD))):
+    from ridgescope.parsers.torchx import MARK as TORCHX
+    marks = (PID, RUNNER, WORLD, RANK_INSIDE, POD, TORCHX)
+    for line in ("plain step 5 loss 2.0", *(f"x{mark}y step 5" for mark in marks)):
         for form in (line, line.encode()):
             d = Dispatcher()
             seen = []

@@ -1,0 +1,78 @@
+"""torchx's prefix, `ROLE/N `, on each line that `torchx run` passes on from replica N of a role
+(`crash/1 [1]:step 3/5 loss 0.6667`).
+
+torchx's `dist.ddp` starts one torchrun a replica with `--tee 3 --role ''`: torchrun's own
+prefix inside names the local rank, `[M]:`.  A replica is a node, as SkyPilot's, kubectl's and
+pdsh's prefixes are: `ROLE/N ` is read as srun's label of node N, and the `[M]:` behind it as
+torchrun's `[defaultM]:`, so that the node's workers are numbered as under srun (rank = N x
+workers a node + M) and torch's own `[rankN]:` names the job's rank.  The replica's number is
+the node's rank where the job's rendezvous is static; under `dist.ddp`'s default c10d
+rendezvous nodes are numbered as they join, which the replica's number need not be.
+
+No fixed text marks such a prefix, so it is learnt, as pdsh's hosts are: once a stream has shown
+torchx's logger (`torchx 2026-12-06 13:54:31 INFO     Waiting for the app to finish...`), a role
+whose prefix stands before torchrun's `[M]:` is known, and every known role's prefix is read so.
+On a terminal torchx colours the prefix (`ESC[32mcrash/1ESC[0m `), and repeats it after each
+`\\r` of a line (a bar's redraw), where srun's label would not be: there it is taken off.  A
+second role learnt (a parameter server's) would number its replicas as the first's."""
+from __future__ import annotations
+
+import re
+
+MARK = "torchx"
+"""torchx's logger's name, which it colours on a terminal (`ESC[34mtorchxESC[0m `)."""
+_ROLE = r"\w[\w.-]{0,127}"
+_GREEN, _END = r"(?:\x1b\[32m)?", r"(?:\x1b\[0m)?"
+_TEXT_ROLE = re.compile(r"^" + _GREEN + "(" + _ROLE + ")/[0-9]{1,6}" + _END + r" \[[0-9]{1,7}\]:", re.M)
+_BYTES_ROLE = re.compile(_TEXT_ROLE.pattern.encode(), re.M)
+"""A role's prefix before torchrun's own, which names it a role."""
+
+
+class TorchxRoles:
+    """The roles of one stream's torchx app, learnt from its lines (see the module's doc)."""
+
+    def __init__(self) -> None:
+        self.roles: list[str] = []
+        self._text: re.Pattern | None = None
+        self._bytes: re.Pattern | None = None
+
+    def relabel(self, data: str | bytes, learn: bool) -> str | bytes:
+        """`data` with each known role's prefix as srun's label of its node; where `learn` and
+        no role is known yet, the roles first learnt from `data`."""
+        if learn and not self.roles:
+            self._learn(data)
+        if isinstance(data, str):
+            return data if self._text is None else self._text.sub(_label, data)
+        return data if self._bytes is None else self._bytes.sub(_label_bytes, data)
+
+    def _learn(self, data: str | bytes) -> None:
+        if isinstance(data, str):
+            roles = list(dict.fromkeys(_TEXT_ROLE.findall(data)))
+        else:
+            roles = list(dict.fromkeys(role.decode() for role in _BYTES_ROLE.findall(data)))
+        if roles:
+            self.roles = roles
+            alternatives = "|".join(re.escape(r) for r in sorted(roles, key=len, reverse=True))
+            self._text = re.compile(r"(\r)?" + _GREEN + "(?:%s)/([0-9]{1,6})" % alternatives + _END
+                                    + r" (\[([0-9]{1,7})\]:)?")
+            self._bytes = re.compile(self._text.pattern.encode())
+
+
+def _label(m) -> str:
+    if m.group(1) is not None:
+        return "\r"     # torchx's prefix again after a redraw's `\r`
+    if m.group(3) is not None:
+        # at a line's start, or inside one, behind another replica's part that has no newline
+        # yet (`srun.flatten` reads a label there as that line's)
+        return f"{m.group(2)}: [default{m.group(4)}]:"
+    at = m.start()
+    return f"{m.group(2)}: " if at == 0 or m.string[at - 1] == "\n" else m.group(0)
+
+
+def _label_bytes(m) -> bytes:
+    if m.group(1) is not None:
+        return b"\r"
+    if m.group(3) is not None:
+        return b"%s: [default%s]:" % (m.group(2), m.group(4))
+    at = m.start()
+    return m.group(2) + b": " if at == 0 or m.string[at - 1] == 10 else m.group(0)
