@@ -14,6 +14,7 @@ from typing import Callable
 from ridgescope.cli import node_logs, pipe_pairs
 from ridgescope.cli.log_blocks import BLOCK, CUT_SHORT, collector_format, cut_short, head_blocks, open_log, read_blocks
 from ridgescope.parsers import FORMATS, UNLABELLED_BAR, Dispatcher
+from ridgescope.parsers.node_labels import NodeLabels
 from ridgescope.parsers.srun import widest_node
 from ridgescope.parsers.template import TeePrefix, guess
 from ridgescope.probes.print_order import PrintOrder
@@ -96,13 +97,14 @@ def placed_nodes(args: argparse.Namespace, command: str,
 
 
 def workers_per_node(path: str) -> int | None:
-    """For a log of `srun --label torchrun --tee`: the most workers that one node's lines show
-    in the file's head, so that each node's ranks are known from its first line on (see
+    """For a log of `srun --label torchrun --tee` (or of another launcher's node labels, read as
+    srun's: `node_labels`): the most workers that one node's lines show in the file's head, so that each node's ranks are known from its first line on (see
     `srun.flatten`); None for stdin or another log."""
     if path == "-":
         return None
-    widest = 0
+    widest, labels = 0, NodeLabels()
     for block in head_blocks(path):
+        block = labels.block(block, young=True)
         if b": [default" in block:
             widest = max(widest, widest_node(block))
     return widest or None

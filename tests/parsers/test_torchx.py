@@ -84,3 +84,14 @@ def test_a_part_behind_another_replicas_prefix_is_that_replicas():
     assert roles.roles == ["tee_bars"]
     assert b"loss=1.990][default0]:rank 0 done\n" in flat
     assert b"loss=1.590][default1]:rank 1 done\n" in flat
+
+
+def test_ingest_numbers_each_replicas_workers_from_the_first_line():
+    """`ingest` reads line by line: the workers a node has are read from the file's head, its
+    replicas' labels read as srun's (replica 1's `[0]:` comes first, and is rank 2)."""
+    from ridgescope.cli.cmd_ingest import read_file
+    items = [i for i in read_file(str(CAPTURED / CRASH), None).items if i.record is not None]
+    block, _ = blocks_and_lines((CAPTURED / CRASH).read_bytes())
+    assert sorted((i.rank, i.record["kind"], i.record["step"]) for i in items) == \
+        sorted((r["rank"], r["kind"], r["step"]) for r in block)
+    assert (items[0].rank, items[0].record["step"]) == (2, 1)
