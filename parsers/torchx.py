@@ -11,10 +11,12 @@ rendezvous nodes are numbered as they join, which the replica's number need not 
 
 No fixed text marks such a prefix, so it is learnt, as pdsh's hosts are: once a stream has shown
 torchx's logger (`torchx 2026-12-06 13:54:31 INFO     Waiting for the app to finish...`), a role
-whose prefix stands before torchrun's `[M]:` is known, and every known role's prefix is read so.
-On a terminal torchx colours the prefix (`ESC[32mcrash/1ESC[0m `), and repeats it after each
-`\\r` of a line (a bar's redraw), where srun's label would not be: there it is taken off.  A
-second role learnt (a parameter server's) would number its replicas as the first's."""
+is known whose prefix stands before torchrun's `[M]:`, or first after torchx's `Waiting for the
+app to finish...`, or after a `\\r` (which only torchx puts a prefix behind); every known role's
+prefix is then read so.  On a terminal torchx colours the prefix (`ESC[32mcrash/1ESC[0m `).  It
+repeats it after each `\\r` of a line (a bar's redraw, where no torchrun turned the `\\r` into a
+newline: `utils.python`'s one process), where srun's label would not be: there it is taken off.
+A second role learnt (a parameter server's) would number its replicas as the first's."""
 from __future__ import annotations
 
 import re
@@ -23,9 +25,11 @@ MARK = "torchx"
 """torchx's logger's name, which it colours on a terminal (`ESC[34mtorchxESC[0m `)."""
 _ROLE = r"\w[\w.-]{0,127}"
 _GREEN, _END = r"(?:\x1b\[32m)?", r"(?:\x1b\[0m)?"
-_TEXT_ROLE = re.compile(r"^" + _GREEN + "(" + _ROLE + ")/[0-9]{1,6}" + _END + r" \[[0-9]{1,7}\]:", re.M)
+_PREFIX = _GREEN + "(" + _ROLE + ")/[0-9]{1,6}" + _END + " "
+_TEXT_ROLE = re.compile(r"^" + _PREFIX + r"\[[0-9]{1,7}\]:|Waiting for the app to finish\.\.\..{0,8}?\n"
+                        + _PREFIX + r"|\r" + _PREFIX, re.M)
 _BYTES_ROLE = re.compile(_TEXT_ROLE.pattern.encode(), re.M)
-"""A role's prefix before torchrun's own, which names it a role."""
+"""A role's prefix where only torchx puts one (see the module's doc)."""
 
 
 class TorchxRoles:
@@ -47,9 +51,9 @@ class TorchxRoles:
 
     def _learn(self, data: str | bytes) -> None:
         if isinstance(data, str):
-            roles = list(dict.fromkeys(_TEXT_ROLE.findall(data)))
+            roles = list(dict.fromkeys(next(filter(None, m)) for m in _TEXT_ROLE.findall(data)))
         else:
-            roles = list(dict.fromkeys(role.decode() for role in _BYTES_ROLE.findall(data)))
+            roles = list(dict.fromkeys(next(filter(None, m)).decode() for m in _BYTES_ROLE.findall(data)))
         if roles:
             self.roles = roles
             alternatives = "|".join(re.escape(r) for r in sorted(roles, key=len, reverse=True))
@@ -59,20 +63,21 @@ class TorchxRoles:
 
 
 def _label(m) -> str:
+    at = m.start()
+    if at == 0 or m.string[at - 1] == "\n":
+        # (a `\r` at a line's start erases nothing)
+        return f"{m.group(2)}: " if m.group(3) is None else f"{m.group(2)}: [default{m.group(4)}]:"
     if m.group(1) is not None:
         return "\r"     # torchx's prefix again after a redraw's `\r`
-    if m.group(3) is not None:
-        # at a line's start, or inside one, behind another replica's part that has no newline
-        # yet (`srun.flatten` reads a label there as that line's)
-        return f"{m.group(2)}: [default{m.group(4)}]:"
-    at = m.start()
-    return f"{m.group(2)}: " if at == 0 or m.string[at - 1] == "\n" else m.group(0)
+    # inside a line, behind another replica's part that has no newline yet (`srun.flatten` reads
+    # a label there as that line's)
+    return m.group(0) if m.group(3) is None else f"{m.group(2)}: [default{m.group(4)}]:"
 
 
 def _label_bytes(m) -> bytes:
+    at = m.start()
+    if at == 0 or m.string[at - 1] == 10:
+        return m.group(2) + b": " if m.group(3) is None else b"%s: [default%s]:" % (m.group(2), m.group(4))
     if m.group(1) is not None:
         return b"\r"
-    if m.group(3) is not None:
-        return b"%s: [default%s]:" % (m.group(2), m.group(4))
-    at = m.start()
-    return m.group(2) + b": " if at == 0 or m.string[at - 1] == 10 else m.group(0)
+    return m.group(0) if m.group(3) is None else b"%s: [default%s]:" % (m.group(2), m.group(4))

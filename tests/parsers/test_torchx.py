@@ -14,6 +14,7 @@ from .conftest import CAPTURED, blocks_and_lines
 CRASH = "torchx-0.7.0_torch-2.15_dist-ddp-2x2_rank3-raises_pipe.log"
 CRASH_TTY = "torchx-0.7.0_torch-2.15_dist-ddp-2x2_rank3-raises_tty.log"
 BARS = "torchx-0.7.0_tqdm-4.70.1_dist-ddp-2x1_bars-of-2-replicas_pipe.log"
+PYTHON_BAR = "torchx-0.7.0_tqdm-4.70.1_utils-python_unlabelled-bar_pipe.log"
 
 
 def as_srun_with_tee(data: bytes) -> bytes:
@@ -95,3 +96,20 @@ def test_ingest_numbers_each_replicas_workers_from_the_first_line():
     assert sorted((i.rank, i.record["kind"], i.record["step"]) for i in items) == \
         sorted((r["rank"], r["kind"], r["step"]) for r in block)
     assert (items[0].rank, items[0].record["step"]) == (2, 1)
+
+
+def test_one_process_bar_redrawn_behind_the_prefix_reads_as_the_loops_own():
+    """`utils.python` (no torchrun): tqdm's `\\r` redraws reach torchx whole, and it puts its
+    prefix after each.  The role is learnt from its first line after `Waiting for the app to
+    finish...`; the bar reads as the same loop's without torchx (`test_cli_parse`), as rank 0."""
+    data = (CAPTURED / PYTHON_BAR).read_bytes()
+    assert b"\rpython/0  17%|" in data
+    untold = Dispatcher()
+    assert untold.feed_chunk(data) + untold.flush() == []        # (an unlabelled bar: told, read)
+    block, lines = blocks_and_lines(data)
+    assert block == lines == []
+    d = Dispatcher("tqdm")
+    prog = d.feed_chunk(data) + d.flush()
+    assert [(r["rank"], r["step"], r["total_steps"]) for r in prog] == [(0, step, 6) for step in range(1, 13)]
+    assert min(prog, key=lambda r: r["it_per_s"])["step"] == 10     # the second epoch's slow 4th step
+    assert [r.get("iter_in_epoch") for r in prog[6:]] == list(range(1, 7))
