@@ -46,12 +46,23 @@ def _count(value: str | None) -> int | None:
 
 
 def nproc_per_node(cmd: list[str]) -> int | None:
-    return _count(flag_value(cmd, "--nproc-per-node", "--nproc_per_node"))
+    """torchrun's `--nproc-per-node`, or the workers a node of torchx's `dist.ddp -j NxM`."""
+    return _count(flag_value(cmd, "--nproc-per-node", "--nproc_per_node")) or _torchx_job(cmd)[1]
 
 
 def nnodes(cmd: list[str]) -> int | None:
-    """torchrun's `--nnodes` when it is one number (not an elastic `MIN:MAX`)."""
-    return _count(flag_value(cmd, "--nnodes"))
+    """torchrun's `--nnodes`, or the nodes of torchx's `dist.ddp -j NxM`, when it is one number
+    (not an elastic `MIN:MAX`)."""
+    return _count(flag_value(cmd, "--nnodes")) or _torchx_job(cmd)[0]
+
+
+def _torchx_job(cmd: list[str]) -> tuple[int | None, int | None]:
+    """(nodes, workers a node) of torchx's `dist.ddp` component, `-j NxM` (`-j M`: one node;
+    no `-j`: torchx 0.7's default, `1x2`)."""
+    if "dist.ddp" not in cmd:
+        return None, None
+    nodes, x, workers = (flag_value(cmd, "-j", "--j") or "1x2").rpartition("x")
+    return (_count(nodes) if x else 1), _count(workers)
 
 
 MPI_VARS = (("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", ("OMPI_COMM_WORLD_LOCAL_RANK",)),

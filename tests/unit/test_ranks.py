@@ -8,8 +8,9 @@ import queue
 
 from ridgescope.probes.logprobe import StreamPump
 from ridgescope.probes.ranks import (Learnt, LocalRanks, base_from_cmd, base_from_workers, flag_value,
-                                     labelling_option, mpich_prefix, placement, program, task_of_launcher,
-                                     tasks_from_cmd, tee_prefix_from_cmd, tee_prefixed, world_from_workers)
+                                     labelling_option, mpich_prefix, nnodes, nproc_per_node, placement, program,
+                                     task_of_launcher, tasks_from_cmd, tee_prefix_from_cmd, tee_prefixed,
+                                     world_from_workers)
 from ridgescope.probes.runner import world_size_from_cmd
 
 TORCHRUN = ["torchrun", "--nnodes", "2", "--node-rank=1", "--nproc-per-node", "4", "train.py",
@@ -24,6 +25,19 @@ def test_the_command_line_gives_the_node_base_of_a_static_rendezvous():
     assert base_from_cmd(["torchrun", "--node-rank", "1", "--nproc-per-node", "gpu"]) is None
     assert world_size_from_cmd(TORCHRUN) == 8
     assert world_size_from_cmd(["torchrun", "--nnodes=1:4", "--nproc-per-node=2"]) == 2
+
+
+def test_torchx_dist_ddp_gives_its_nodes_and_workers():
+    """`torchx run ... dist.ddp -j NxM`: N nodes (replicas) of M workers, as torchrun's flags
+    would say; no `-j` is torchx's default, one node of two."""
+    ddp = ["torchx", "run", "-s", "local_cwd", "dist.ddp", "-j", "2x4", "--script", "train.py"]
+    assert (nnodes(ddp), nproc_per_node(ddp), world_size_from_cmd(ddp, {})) == (2, 4, 8)
+    assert world_size_from_cmd(["torchx", "run", "dist.ddp", "-j=8", "--script", "t.py"], {}) == 8
+    assert world_size_from_cmd(["torchx", "run", "dist.ddp", "--script", "t.py"], {}) == 2
+    elastic = ["torchx", "run", "dist.ddp", "--j", "1:4x8", "--script", "t.py"]
+    assert (nnodes(elastic), nproc_per_node(elastic)) == (None, 8)
+    assert nproc_per_node(["make", "-j", "4"]) is None
+    assert world_size_from_cmd(["torchx", "run", "utils.python", "--script", "t.py"], {}) == 0
 
 
 def test_the_workers_environment_gives_the_node_base():
