@@ -328,9 +328,9 @@ class Dispatcher:
             # as constants: a call, or a global's name, a line cost 2-3 % of a line of chatter.
             if self.labels.marked or (
                     ", pid=" in line or "pdsh " in line or "WORLD INFO DICT: {" in line or ": [rank" in line
-                    or "[pod/" in line or "torchx" in line if isinstance(line, str) else b", pid=" in line
-                    or b"pdsh " in line or b"WORLD INFO DICT: {" in line or b": [rank" in line or b"[pod/" in line
-                    or b"torchx" in line):
+                    or "[pod/" in line or "torchx" in line or " [0]:" in line if isinstance(line, str)
+                    else b", pid=" in line or b"pdsh " in line or b"WORLD INFO DICT: {" in line or b": [rank" in line
+                    or b"[pod/" in line or b"torchx" in line or b" [0]:" in line):
                 line = self.labels.line(line)
             if self.tee_prefix is not None:
                 line = self.tee_prefix.as_default(_as_bytes(line))

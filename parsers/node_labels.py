@@ -9,7 +9,7 @@ from .kubectl import POD, pod_labels
 from .pdsh import HOST_BEFORE_RANK, HOST_BEFORE_RANK_BYTES, RANK_INSIDE, RANK_INSIDE_BYTES, RUNNER, WORLD, PdshHosts
 from .sighting import EDGE, Sighting
 from .skypilot import PID, as_srun_labels
-from .torchx import MARK as TORCHX, TorchxRoles
+from .torchx import TorchxRoles
 
 
 class NodeLabels:
@@ -17,7 +17,7 @@ class NodeLabels:
 
     def __init__(self) -> None:
         self.pdsh = PdshHosts()
-        self.torchx, self.torchx_banner = TorchxRoles(), Sighting(TORCHX)
+        self.torchx = TorchxRoles()
         self.skypilot, self.pods = Sighting(PID), Sighting(POD)
         self.world, self.runner = Sighting(WORLD), Sighting(RUNNER)
         self.hosts_before_ranks = False
@@ -27,16 +27,14 @@ class NodeLabels:
 
     def line(self, line: str | bytes) -> str | bytes:
         """One line, its label read as srun's."""
-        if self.torchx_banner.look(line, True):
-            line = self.torchx.relabel(line, learn=True)
+        line = self.torchx.relabel(line, True)
         line = self.pdsh.relabel(pod_labels(as_srun_labels(line)), learn=True, hosts_before_ranks=True)
-        self.marked = self.marked or bool(self.pdsh.nodes) or self.torchx_banner.shown
+        self.marked = self.marked or bool(self.pdsh.nodes) or self.torchx.shown
         return line
 
     def block(self, data: str | bytes, young: bool) -> str | bytes:
         """A block of whole lines, their labels read as srun's (`young`: see `sighting`)."""
-        if self.torchx_banner.look(data, young):
-            data = self.torchx.relabel(data, learn=True)
+        data = self.torchx.relabel(data, young)
         if self.skypilot.look(data, young):
             data = as_srun_labels(data)
         if self.pods.look(data, young):
@@ -47,7 +45,7 @@ class NodeLabels:
         learn = self.world.glimpse(data, young) or self.runner.glimpse(data, young)
         data = self.pdsh.relabel(data, learn, self.hosts_before_ranks)
         self.marked = self.marked or bool(self.pdsh.nodes) or self.skypilot.shown or self.pods.shown \
-            or self.hosts_before_ranks or self.torchx_banner.shown
+            or self.hosts_before_ranks or self.torchx.shown
         return data
 
 

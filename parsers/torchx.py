@@ -9,27 +9,38 @@ workers a node + M) and torch's own `[rankN]:` names the job's rank.  The replic
 the node's rank where the job's rendezvous is static; under `dist.ddp`'s default c10d
 rendezvous nodes are numbered as they join, which the replica's number need not be.
 
-No fixed text marks such a prefix, so it is learnt, as pdsh's hosts are: once a stream has shown
-torchx's logger (`torchx 2026-12-06 13:54:31 INFO     Waiting for the app to finish...`), a role
-is known whose prefix stands before torchrun's `[M]:`, or first after torchx's `Waiting for the
-app to finish...`, or after a `\\r` (which only torchx puts a prefix behind); every known role's
-prefix is then read so.  On a terminal torchx colours the prefix (`ESC[32mcrash/1ESC[0m `).  It
-repeats it after each `\\r` of a line (a bar's redraw, where no torchrun turned the `\\r` into a
-newline: `utils.python`'s one process), where srun's label would not be: there it is taken off.
-A second role learnt (a parameter server's) would number its replicas as the first's."""
+No fixed text marks such a prefix, so it is learnt, as pdsh's hosts are.  Where a stream has
+shown torchx's logger (`torchx 2026-12-06 13:54:31 INFO     Waiting for the app to finish...`,
+as `torchx run` prints), a role is known whose prefix stands before torchrun's `[M]:`, or first
+after torchx's `Waiting for the app to finish...`, or after a `\\r` (which only torchx puts a
+prefix behind).  Where it has not (`torchx log`, which prints the replicas' lines alone), a role
+is known whose prefix stands before torchrun's `[0]:`, the first worker's, as a block shows it
+(`sighting`).  Every known role's prefix is then read so.  On a terminal torchx colours the
+prefix (`ESC[32mcrash/1ESC[0m `).  It repeats it after each `\\r` of a line (a bar's redraw,
+where no torchrun turned the `\\r` into a newline: `utils.python`'s one process), where srun's
+label would not be: there it is taken off.  A second role learnt (a parameter server's) would
+number its replicas as the first's."""
 from __future__ import annotations
 
 import re
 
+from .sighting import Sighting
+
 MARK = "torchx"
 """torchx's logger's name, which it colours on a terminal (`ESC[34mtorchxESC[0m `)."""
-_ROLE = r"\w[\w.-]{0,127}"
+FIRST_WORKER = " [0]:"
+"""torchrun's prefix of a node's first worker, behind a replica's prefix."""
+_ROLE = r"[A-Za-z_][\w.-]{0,127}"
 _GREEN, _END = r"(?:\x1b\[32m)?", r"(?:\x1b\[0m)?"
 _PREFIX = _GREEN + "(" + _ROLE + ")/[0-9]{1,6}" + _END + " "
-_TEXT_ROLE = re.compile(r"^" + _PREFIX + r"\[[0-9]{1,7}\]:|Waiting for the app to finish\.\.\..{0,8}?\n"
-                        + _PREFIX + r"|\r" + _PREFIX, re.M)
+_BEFORE_TEE = r"^" + _PREFIX + r"\[[0-9]{1,7}\]:"
+_TEXT_ROLE = re.compile(_BEFORE_TEE + r"|Waiting for the app to finish\.\.\..{0,8}?\n" + _PREFIX + r"|\r" + _PREFIX,
+                        re.M)
 _BYTES_ROLE = re.compile(_TEXT_ROLE.pattern.encode(), re.M)
 """A role's prefix where only torchx puts one (see the module's doc)."""
+_TEXT_TEE_ROLE = re.compile(_BEFORE_TEE, re.M)
+_BYTES_TEE_ROLE = re.compile(_BEFORE_TEE.encode(), re.M)
+"""A role's prefix before torchrun's own."""
 
 
 class TorchxRoles:
@@ -37,26 +48,44 @@ class TorchxRoles:
 
     def __init__(self) -> None:
         self.roles: list[str] = []
+        self.logger, self.first_worker = Sighting(MARK), Sighting(FIRST_WORKER)
+        self._needles: list[bytes] = []
         self._text: re.Pattern | None = None
         self._bytes: re.Pattern | None = None
 
-    def relabel(self, data: str | bytes, learn: bool) -> str | bytes:
-        """`data` with each known role's prefix as srun's label of its node; where `learn` and
-        no role is known yet, the roles first learnt from `data`."""
-        if learn and not self.roles:
-            self._learn(data)
-        if isinstance(data, str):
-            return data if self._text is None else self._text.sub(_label, data)
-        return data if self._bytes is None else self._bytes.sub(_label_bytes, data)
+    @property
+    def shown(self) -> bool:
+        """Has the stream shown torchx's logger or a role?  (Then each of its lines may hold a
+        role's prefix.)"""
+        return self.logger.shown or bool(self.roles)
 
-    def _learn(self, data: str | bytes) -> None:
+    def relabel(self, data: str | bytes, young: bool) -> str | bytes:
+        """`data` with each known role's prefix as srun's label of its node, the roles first
+        learnt from `data` while none is known (`young`: see `sighting`)."""
+        if not self.roles:
+            if self.logger.look(data, young):
+                self._learn(data, _TEXT_ROLE, _BYTES_ROLE)
+            elif self.first_worker.glimpse(data, young):
+                self._learn(data, _TEXT_TEE_ROLE, _BYTES_TEE_ROLE)
+            if not self.roles:
+                return data
         if isinstance(data, str):
-            roles = list(dict.fromkeys(next(filter(None, m)) for m in _TEXT_ROLE.findall(data)))
+            text = data
+            shown = any(role in text for role in self.roles)
+            return self._text.sub(_label, text) if shown and self._text is not None else text
+        raw = data
+        shown = any(needle in raw for needle in self._needles)
+        return self._bytes.sub(_label_bytes, raw) if shown and self._bytes is not None else raw
+
+    def _learn(self, data: str | bytes, text: re.Pattern, raw: re.Pattern) -> None:
+        if isinstance(data, str):
+            found = [m if isinstance(m, str) else next(filter(None, m)) for m in text.findall(data)]
         else:
-            roles = list(dict.fromkeys(next(filter(None, m)).decode() for m in _BYTES_ROLE.findall(data)))
-        if roles:
-            self.roles = roles
-            alternatives = "|".join(re.escape(r) for r in sorted(roles, key=len, reverse=True))
+            found = [(m if isinstance(m, bytes) else next(filter(None, m))).decode() for m in raw.findall(data)]
+        if found:
+            self.roles = list(dict.fromkeys(found))
+            self._needles = [role.encode() + b"/" for role in self.roles]
+            alternatives = "|".join(re.escape(r) for r in sorted(self.roles, key=len, reverse=True))
             self._text = re.compile(r"(\r)?" + _GREEN + "(?:%s)/([0-9]{1,6})" % alternatives + _END
                                     + r" (\[([0-9]{1,7})\]:)?")
             self._bytes = re.compile(self._text.pattern.encode())

@@ -7,6 +7,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from ridgescope.cli.cmd_parse import workers_per_node
 from ridgescope.parsers import Dispatcher
 from ridgescope.parsers.deepspeed import DeepSpeedParser
 from ridgescope.parsers.megatron import MegatronParser
@@ -21,8 +22,8 @@ class FullPath(Dispatcher):
     FAST = False
 
 
-def run(cls, lines, log_format=None, chunk=False):
-    d = cls(log_format)
+def run(cls, lines, log_format=None, chunk=False, nproc=None):
+    d = cls(log_format, nproc)
     out = []
     if chunk:
         out.extend(d.feed_chunk("".join(line + "\n" for line in lines)))
@@ -33,15 +34,16 @@ def run(cls, lines, log_format=None, chunk=False):
     return out, d.stats, d.framework
 
 
-def same(lines, log_format=None):
+def same(lines, log_format=None, nproc=None):
     """The fast paths give the full path's records and stats, line by line and in one block; and
     the two ways of reading give the same records.  (Their line counts may differ by the lines
     that `srun -u` cut: a block is read as srun's only where it begins with srun's label, a line
-    fed alone where it does.)"""
-    want = run(FullPath, lines, log_format)
-    assert run(Dispatcher, lines, log_format) == want
-    block = run(Dispatcher, lines, log_format, chunk=True)
-    assert block == run(FullPath, lines, log_format, chunk=True)
+    fed alone where it does.)  `nproc`: the workers a node has, as `parse` reads them from a
+    file's head."""
+    want = run(FullPath, lines, log_format, nproc=nproc)
+    assert run(Dispatcher, lines, log_format, nproc=nproc) == want
+    block = run(Dispatcher, lines, log_format, chunk=True, nproc=nproc)
+    assert block == run(FullPath, lines, log_format, chunk=True, nproc=nproc)
     assert (block[0], block[2]) == (want[0], want[2])
     assert {k: v for k, v in block[1].items() if k != "lines"} == {k: v for k, v in want[1].items() if k != "lines"}
     return want
@@ -53,7 +55,7 @@ def test_corpus_fast_matches_full(path):
     lines = data.decode("utf-8", "replace").split("\n")
     if lines and not lines[-1]:
         lines.pop()
-    same(lines)
+    same(lines, nproc=workers_per_node(str(path)))
 
 
 @pytest.mark.parametrize("name", ["megatron/megatron-deepspeed_gpt3-125M_tokendrop_8gpu_timers_nccl-info.log",

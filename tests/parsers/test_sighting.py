@@ -62,8 +62,8 @@ def test_a_line_fed_alone_is_relabelled_where_it_shows_any_mark():
     from ridgescope.parsers.kubectl import POD
     from ridgescope.parsers.pdsh import RANK_INSIDE, RUNNER, WORLD
     from ridgescope.parsers.skypilot import PID
-    from ridgescope.parsers.torchx import MARK as TORCHX
-    marks = (PID, RUNNER, WORLD, RANK_INSIDE, POD, TORCHX)
+    from ridgescope.parsers.torchx import FIRST_WORKER, MARK
+    marks = (PID, RUNNER, WORLD, RANK_INSIDE, POD, MARK, FIRST_WORKER)
     for line in ("plain step 5 loss 2.0", *(f"x{mark}y step 5" for mark in marks)):
         for form in (line, line.encode()):
             d = Dispatcher()

@@ -63,25 +63,41 @@ def test_each_replicas_bar_gives_its_steps_once_though_the_replicas_parts_interl
     assert len(block) == 20
 
 
-def test_only_a_role_seen_before_torchruns_prefix_is_read_as_one():
-    """A line that merely starts like a prefix (`shards/1 ready`) keeps its text, and no line
-    is read as a replica's before torchx's logger has shown."""
-    log = (b"torchx 2026-12-06 13:54:31 INFO     Waiting for the app to finish...\n"
-           b"trainer/1 [0]:step 1/5 loss 2.0000 step_time_ms 3.6\n"
+def test_only_a_role_seen_where_torchx_alone_puts_a_prefix_is_read_as_one():
+    """A line that merely starts like a prefix (`shards/1 ready`) keeps its text.  Where torchx's
+    logger has shown (`torchx run`), a role is learnt from its first line or a redraw too; where
+    it has not (`torchx log`), only from its prefix before torchrun's `[0]:`."""
+    head = b"torchx 2026-12-06 13:54:31 INFO     Waiting for the app to finish...\n"
+    log = (b"trainer/1 [0]:step 1/5 loss 2.0000 step_time_ms 3.6\n"
            b"shards/1 step 2/5 loss 1.0000 step_time_ms 1.2\n"
            b"trainer/1 step 3/5 loss 0.6667 step_time_ms 1.0\n")
-    block, lines = blocks_and_lines(log)
-    assert [(r["rank"], r["step"]) for r in block] == [(1, 1), (None, 2), (1, 3)]
-    assert [(r["rank"], r["step"]) for r in lines] == [(1, 1), (None, 2), (1, 3)]
-    d = Dispatcher()
-    assert [r["rank"] for r in d.feed_chunk(log.split(b"\n", 1)[1]) + d.flush()] == [None, None, None]
+    for data in (head + log, log):
+        block, lines = blocks_and_lines(data)
+        assert [(r["rank"], r["step"]) for r in block] == [(1, 1), (None, 2), (1, 3)]
+        assert [(r["rank"], r["step"]) for r in lines] == [(1, 1), (None, 2), (1, 3)]
+    plain = b"trainer/1 step 3/5 loss 0.6667 step_time_ms 1.0\n"
+    assert [r["rank"] for r in blocks_and_lines(head + plain)[0]] == [1]
+    assert [r["rank"] for r in blocks_and_lines(plain)[0]] == [None]
+    redraw = b"\rtrainer/0 step 3/5 loss 0.6667 step_time_ms 1.0\n"
+    assert [r["rank"] for r in blocks_and_lines(head + redraw)[0]] == [0]
+    assert [r["rank"] for r in blocks_and_lines(redraw)[0]] == [None]
+
+
+def test_torchx_logs_lines_alone_read_as_torchx_runs():
+    """`torchx log` prints the replicas' lines without torchx's logger's: the captured run's
+    lines alone give its records."""
+    data = (CAPTURED / CRASH).read_bytes()
+    alone = b"".join(line for line in data.splitlines(keepends=True) if line.startswith(b"crash/"))
+    assert b"torchx" not in alone.replace(b"/torchx/", b"")
+    for got, want in zip(blocks_and_lines(alone), blocks_and_lines(data)):
+        assert got == want
 
 
 def test_a_part_behind_another_replicas_prefix_is_that_replicas():
     """torchrun's `[M]:` inside a line, behind torchx's prefix of the other replica, is that
     replica's worker when the node labels are flattened into one prefix of the job's rank."""
     roles = TorchxRoles()
-    flat = flatten(roles.relabel((CAPTURED / BARS).read_bytes(), learn=True), 1)
+    flat = flatten(roles.relabel((CAPTURED / BARS).read_bytes(), True), 1)
     assert roles.roles == ["tee_bars"]
     assert b"loss=1.990][default0]:rank 0 done\n" in flat
     assert b"loss=1.590][default1]:rank 1 done\n" in flat
