@@ -58,13 +58,14 @@ def test_a_launchers_lines_after_a_long_preamble_read_as_from_the_start():
 
 def test_a_line_fed_alone_is_relabelled_where_it_shows_any_mark():
     """`feed` spells the marks out (as constants, for speed): each module's mark, and no other
-    line, sends a line through the node labels."""
+    line, sends a line through the node labels.  (A line of bytes is read as text where it is
+    ASCII; the `é` keeps it bytes, for the marks in bytes.)"""
     from ridgescope.parsers.kubectl import POD
     from ridgescope.parsers.pdsh import RANK_INSIDE, RUNNER, WORLD
     from ridgescope.parsers.skypilot import PID
     from ridgescope.parsers.torchx import FIRST_WORKER, MARK
     marks = (PID, RUNNER, WORLD, RANK_INSIDE, POD, MARK, FIRST_WORKER)
-    for line in ("plain step 5 loss 2.0", *(f"x{mark}y step 5" for mark in marks)):
+    for line in ("plain step 5 loss 2.0 é", *(f"x{mark}y step 5 é" for mark in marks)):
         for form in (line, line.encode()):
             d = Dispatcher()
             seen = []
