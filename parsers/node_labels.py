@@ -27,14 +27,14 @@ class NodeLabels:
 
     def line(self, line: str | bytes) -> str | bytes:
         """One line, its label read as srun's."""
-        line = self.torchx.relabel(line, True)
+        line = self.torchx.relabel(line)
         line = self.pdsh.relabel(pod_labels(as_srun_labels(line)), learn=True, hosts_before_ranks=True)
         self.marked = self.marked or bool(self.pdsh.nodes) or self.torchx.shown
         return line
 
     def block(self, data: str | bytes, young: bool) -> str | bytes:
         """A block of whole lines, their labels read as srun's (`young`: see `sighting`)."""
-        data = self.torchx.relabel(data, young)
+        data = self.torchx.relabel(data)
         if self.skypilot.look(data, young):
             data = as_srun_labels(data)
         if self.pods.look(data, young):

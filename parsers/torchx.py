@@ -14,8 +14,7 @@ shown torchx's logger (`torchx 2026-12-06 13:54:31 INFO     Waiting for the app 
 as `torchx run` prints), a role is known whose prefix stands before torchrun's `[M]:`, or first
 after torchx's `Waiting for the app to finish...`, or after a `\\r` (which only torchx puts a
 prefix behind).  Where it has not (`torchx log`, which prints the replicas' lines alone), a role
-is known whose prefix stands before torchrun's `[0]:`, the first worker's, as a block shows it
-(`sighting`).  Every known role's prefix is then read so.  On a terminal torchx colours the
+is known whose prefix stands before torchrun's `[0]:`, the first worker's.  Every known role's prefix is then read so.  On a terminal torchx colours the
 prefix (`ESC[32mcrash/1ESC[0m `).  It repeats it after each `\\r` of a line (a bar's redraw,
 where no torchrun turned the `\\r` into a newline: `utils.python`'s one process), where srun's
 label would not be: there it is taken off.  A second role learnt (a parameter server's) would
@@ -49,6 +48,7 @@ class TorchxRoles:
     def __init__(self) -> None:
         self.roles: list[str] = []
         self.logger, self.first_worker = Sighting(MARK), Sighting(FIRST_WORKER)
+        self._first = True
         self._needles: list[bytes] = []
         self._text: re.Pattern | None = None
         self._bytes: re.Pattern | None = None
@@ -59,13 +59,16 @@ class TorchxRoles:
         role's prefix.)"""
         return self.logger.shown or bool(self.roles)
 
-    def relabel(self, data: str | bytes, young: bool) -> str | bytes:
+    def relabel(self, data: str | bytes) -> str | bytes:
         """`data` with each known role's prefix as srun's label of its node, the roles first
-        learnt from `data` while none is known (`young`: see `sighting`)."""
+        learnt from `data` while none is known.  The stream's first block is looked at whole,
+        the others at their ends (`sighting`): `torchx run` prints its logger's lines first, and
+        a replica's first worker's prefix is on many lines."""
         if not self.roles:
-            if self.logger.look(data, young):
+            first, self._first = self._first, False
+            if self.logger.look(data, first):
                 self._learn(data, _TEXT_ROLE, _BYTES_ROLE)
-            elif self.first_worker.glimpse(data, young):
+            elif self.first_worker.glimpse(data, first):
                 self._learn(data, _TEXT_TEE_ROLE, _BYTES_TEE_ROLE)
             if not self.roles:
                 return data

@@ -65,7 +65,8 @@ def test_a_line_fed_alone_is_relabelled_where_it_shows_any_mark():
     from ridgescope.parsers.skypilot import PID
     from ridgescope.parsers.torchx import FIRST_WORKER, MARK
     marks = (PID, RUNNER, WORLD, RANK_INSIDE, POD, MARK, FIRST_WORKER)
-    for line in ("plain step 5 loss 2.0 é", *(f"x{mark}y step 5 é" for mark in marks)):
+    whole = {RANK_INSIDE: RANK_INSIDE + "3]:"}     # (a rank's prefix is looked for with its `]:`)
+    for line in ("plain step 5 loss 2.0 é", *(f"x{whole.get(mark, mark)}y step 5 é" for mark in marks)):
         for form in (line, line.encode()):
             d = Dispatcher()
             seen = []

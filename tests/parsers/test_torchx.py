@@ -97,7 +97,7 @@ def test_a_part_behind_another_replicas_prefix_is_that_replicas():
     """torchrun's `[M]:` inside a line, behind torchx's prefix of the other replica, is that
     replica's worker when the node labels are flattened into one prefix of the job's rank."""
     roles = TorchxRoles()
-    flat = flatten(roles.relabel((CAPTURED / BARS).read_bytes(), True), 1)
+    flat = flatten(roles.relabel((CAPTURED / BARS).read_bytes()), 1)
     assert roles.roles == ["tee_bars"]
     assert b"loss=1.990][default0]:rank 0 done\n" in flat
     assert b"loss=1.590][default1]:rank 1 done\n" in flat
