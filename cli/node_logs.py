@@ -97,8 +97,18 @@ def places(args: argparse.Namespace, prefixes: list[TeePrefix | None],
 
 
 def as_job_rank(record: dict, node: NodeLog | None) -> dict:
-    """The record with its local rank turned into the job's (and kept as `local_rank`)."""
+    """The record with its local rank turned into the job's (and kept as `local_rank`).  A
+    record that names a local rank itself (torchrun's report, `rank : 3 (local_rank: 1)`, or its
+    agent's `failed (exitcode: 1) local_rank: 1`) has the job's rank beside it where the line
+    gave one, and the node's rank of that local rank where it did not."""
     rank = record.get("rank")
-    if node is None or not node.local or not isinstance(rank, int) or rank < 0:
+    if node is None or not node.local:
+        return record
+    if "local_rank" in record:
+        local = record["local_rank"]
+        if isinstance(rank, int) and rank >= 0 or not isinstance(local, int) or local < 0:
+            return record
+        return dict(record, rank=node.base + local)
+    if not isinstance(rank, int) or rank < 0:
         return record
     return dict(record, rank=node.base + rank, local_rank=rank)

@@ -169,6 +169,23 @@ def test_node_logs_give_each_node_its_ranks(capsys):
     assert steps[19][3]["step_time_ms"] == 139.0
 
 
+def test_node_logs_keep_the_rank_that_torchruns_report_names(capsys):
+    """Two nodes' `--tee` output, rank 3 (node 1's local rank 1) raising at step 3: node 1's
+    torchrun reports `rank : 3 (local_rank: 1)` failed first, the job's rank, which stays (it
+    was read as a local rank, rank 5 of four); its agent's `failed ... local_rank: 1` line, which
+    names no rank, is node 1's local rank 1, rank 3."""
+    logs = [str(CAPTURED / f"torch-2.15_torchrun-tee3_2node_rank3-raises_node{n}.log") for n in (0, 1)]
+    assert cmd_parse.run(_args([*logs, "--node-logs", "--format", "json"])) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    firsts = [(r["rank"], r["local_rank"], r["failed_ranks"]) for r in rows if r.get("first")]
+    assert firsts == [(0, 0, [0, 1]), (3, 1, [2, 3])]
+    agents = [(r["rank"], r["local_rank"]) for r in rows if r.get("error") == "child_failed" and not r.get("first")]
+    assert agents == [(0, 0), (3, 1)]
+    (culprit,) = [r for r in rows if "shape mismatch" in (r.get("message") or "")]
+    assert (culprit["rank"], culprit["local_rank"]) == (3, 1)
+    assert {r["rank"] for r in rows if r["kind"] == "progress"} == {0, 1, 2, 3}
+
+
 def test_without_node_logs_the_nodes_ranks_collide(capsys):
     """What `--node-logs` is for: read alone, each file gives local ranks 0 and 1."""
     for path in NODE_LOGS:
