@@ -297,7 +297,12 @@ class StreamPump:
         for record in records:
             rank = record.get("rank")
             placeable = False
-            if not isinstance(rank, int):
+            named = record.get("local_rank")    # torchrun's report or its agent's line names it
+            if isinstance(named, int) and self.tee_prefixed and self.local_ranks is not None:
+                if not isinstance(rank, int):   # (where the line names the job's rank too, it stays)
+                    rank = self.local_ranks.job_rank(named)
+                    record = dict(record, rank=rank)
+            elif not isinstance(rank, int):
                 rank, by_order = self._unlabelled_rank(record)
                 if by_order:
                     record = dict(record, rank_from_print_order=True)

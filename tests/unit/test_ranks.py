@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import os
 import queue
+from pathlib import Path
 
 from ridgescope.probes.logprobe import StreamPump
 from ridgescope.probes.ranks import (Learnt, LocalRanks, base_from_cmd, base_from_workers, flag_value,
@@ -12,6 +13,8 @@ from ridgescope.probes.ranks import (Learnt, LocalRanks, base_from_cmd, base_fro
                                      task_of_launcher, tasks_from_cmd, tee_prefix_from_cmd, tee_prefixed,
                                      world_from_workers)
 from ridgescope.probes.runner import world_size_from_cmd
+
+CAPTURED = Path(__file__).resolve().parents[1] / "data" / "captured"
 
 TORCHRUN = ["torchrun", "--nnodes", "2", "--node-rank=1", "--nproc-per-node", "4", "train.py",
             "--node-rank", "7"]
@@ -88,6 +91,18 @@ def test_tee_prefixed_lines_of_the_second_node_carry_the_jobs_ranks():
     got = _pump(lines, LocalRanks(lambda: 2, multi_node=True))
     assert sorted((rank, r["rank"], r["local_rank"], r["step"]) for rank, r in got) == [
         (2, 2, 0, 1), (2, 2, 0, 2), (3, 3, 1, 1), (3, 3, 1, 2)]
+
+
+def test_the_rank_torchruns_report_names_on_the_second_node_stays_the_jobs():
+    """Node 1 of two (`--tee 3`, a captured crash): its torchrun's report names rank 3 (local
+    rank 1) as the first failure, the job's rank; its agent's `failed ... local_rank: 1` names no
+    rank, and is the node's local rank 1.  Before, both were taken for local ranks (rank 5)."""
+    node1 = (CAPTURED / "torch-2.15_torchrun-tee3_2node_rank3-raises_node1.log").read_bytes()
+    got = _pump(node1, LocalRanks(lambda: 2, multi_node=True))
+    failed = [(rank, r["local_rank"], bool(r.get("first"))) for rank, r in got if r.get("error") == "child_failed"]
+    assert failed == [(3, 1, False), (3, 1, True)]
+    (culprit,) = [(rank, r["local_rank"]) for rank, r in got if "shape mismatch" in (r.get("message") or "")]
+    assert culprit == (3, 1)
 
 
 def test_other_launchers_ranks_are_the_jobs_already():
