@@ -49,9 +49,8 @@ class TorchxRoles:
         self.roles: list[str] = []
         self.logger, self.first_worker = Sighting(MARK), Sighting(FIRST_WORKER)
         self._first = True
-        self._needles: list[bytes] = []
-        self._text: re.Pattern | None = None
-        self._bytes: re.Pattern | None = None
+        self._text: _Relabel | None = None
+        self._bytes: _Relabel | None = None
 
     @property
     def shown(self) -> bool:
@@ -73,12 +72,8 @@ class TorchxRoles:
             if not self.roles:
                 return data
         if isinstance(data, str):
-            text = data
-            shown = any(role in text for role in self.roles)
-            return self._text.sub(_label, text) if shown and self._text is not None else text
-        raw = data
-        shown = any(needle in raw for needle in self._needles)
-        return self._bytes.sub(_label_bytes, raw) if shown and self._bytes is not None else raw
+            return self._text.relabel(data) if self._text is not None else data
+        return self._bytes.relabel(data) if self._bytes is not None else data
 
     def _learn(self, data: str | bytes, text: re.Pattern, raw: re.Pattern) -> None:
         if isinstance(data, str):
@@ -87,29 +82,49 @@ class TorchxRoles:
             found = [(m if isinstance(m, bytes) else next(filter(None, m))).decode() for m in raw.findall(data)]
         if found:
             self.roles = list(dict.fromkeys(found))
-            self._needles = [role.encode() + b"/" for role in self.roles]
-            alternatives = "|".join(re.escape(r) for r in sorted(self.roles, key=len, reverse=True))
-            self._text = re.compile(r"(\r)?" + _GREEN + "(?:%s)/([0-9]{1,6})" % alternatives + _END
-                                    + r" (\[([0-9]{1,7})\]:)?")
-            self._bytes = re.compile(self._text.pattern.encode())
+            self._text, self._bytes = _Relabel(self.roles, str), _Relabel(self.roles, bytes)
 
 
-def _label(m) -> str:
-    at = m.start()
-    if at == 0 or m.string[at - 1] == "\n":
-        # (a `\r` at a line's start erases nothing)
-        return f"{m.group(2)}: " if m.group(3) is None else f"{m.group(2)}: [default{m.group(4)}]:"
-    if m.group(1) is not None:
-        return "\r"     # torchx's prefix again after a redraw's `\r`
-    # inside a line, behind another replica's part that has no newline yet (`srun.flatten` reads
-    # a label there as that line's)
-    return m.group(0) if m.group(3) is None else f"{m.group(2)}: [default{m.group(4)}]:"
+class _Relabel:
+    """Known roles' prefixes as srun's labels, in text or in bytes.  The patterns begin with a
+    role's name, so that a search skips to it (a pattern that began with the optional `\\r` or
+    colour before it tried every byte: 3.5 ms a 64 KiB block against 0.2 ms)."""
 
+    def __init__(self, roles: list[str], kind: type) -> None:
+        def spelt(text: str):
+            return text if kind is str else text.encode()
+        self.kind = kind
+        self.starts = [spelt(role + "/") for role in roles]
+        alternatives = "|".join(re.escape(r) for r in sorted(roles, key=len, reverse=True))
+        names = "(?:%s)/[0-9]{1,6}" % alternatives
+        self.colour, self.green = spelt("\x1b[32m"), re.compile(spelt(r"\x1b\[32m(%s)\x1b\[0m " % names))
+        # (its colour's end, and its start before it, where a read was cut between the two)
+        self.prefix = re.compile(spelt(r"(?:%s)/([0-9]{1,6})(?:\x1b\[0m)? (\[([0-9]{1,7})\]:)?" % alternatives))
+        self.plain = spelt(r"\1 ")
+        self.newline, self.cr, self.nothing, self.colon = spelt("\n"), spelt("\r"), spelt(""), spelt(": ")
 
-def _label_bytes(m) -> bytes:
-    at = m.start()
-    if at == 0 or m.string[at - 1] == 10:
-        return m.group(2) + b": " if m.group(3) is None else b"%s: [default%s]:" % (m.group(2), m.group(4))
-    if m.group(1) is not None:
-        return b"\r"
-    return m.group(0) if m.group(3) is None else b"%s: [default%s]:" % (m.group(2), m.group(4))
+    def relabel(self, data):
+        if not any(start in data for start in self.starts):
+            return data
+        if self.colour in data:
+            data = self.green.sub(self.plain, data)
+        for start in self.starts:       # (a `\r` at a line's start erases nothing)
+            data = data.replace(self.newline + self.cr + start, self.newline + start)
+            if data.startswith(self.cr + start):
+                data = data[1:]
+        return self.prefix.sub(self._label, data)
+
+    def _label(self, m):
+        at, text = m.start(), m.string
+        before = text[at - 1:at]
+        if before == self.cr:
+            return self.nothing     # torchx's prefix again after a redraw's `\r`
+        node, tee = m.group(1), m.group(2)
+        if tee is None:
+            if at and before != self.newline and text[max(0, at - 5):at] != self.colour:
+                return m.group(0)   # (a line's text that names no replica)
+            return node + self.colon
+        # at a line's start, or inside one, behind another replica's part that has no newline
+        # yet (`srun.flatten` reads a label there as that line's)
+        local = m.group(3)
+        return f"{node}: [default{local}]:" if self.kind is str else b"%s: [default%s]:" % (node, local)
