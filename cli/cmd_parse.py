@@ -98,8 +98,9 @@ def placed_nodes(args: argparse.Namespace, command: str,
 
 def workers_per_node(path: str) -> int | None:
     """For a log of `srun --label torchrun --tee` (or of another launcher's node labels, read as
-    srun's: `node_labels`): the most workers that one node's lines show in the file's head, so that each node's ranks are known from its first line on (see
-    `srun.flatten`); None for stdin or another log."""
+    srun's: `node_labels`): the most workers that one node's lines show in the file's head, so
+    that each node's ranks are known from its first line on (see `srun.flatten`); None for stdin
+    or another log."""
     if path == "-":
         return None
     widest, labels = 0, NodeLabels()

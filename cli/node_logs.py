@@ -106,7 +106,7 @@ def as_job_rank(record: dict, node: NodeLog | None) -> dict:
         return record
     if "local_rank" in record:
         local = record["local_rank"]
-        if isinstance(rank, int) and rank >= 0 or not isinstance(local, int) or local < 0:
+        if (isinstance(rank, int) and rank >= 0) or not isinstance(local, int) or local < 0:
             return record
         return dict(record, rank=node.base + local)
     if not isinstance(rank, int) or rank < 0:

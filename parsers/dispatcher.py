@@ -335,8 +335,9 @@ class Dispatcher:
             if self.labels.marked or (
                     ", pid=" in line or "pdsh " in line or "WORLD INFO DICT: {" in line or "[pod/" in line
                     or "torchx" in line or ("]:" in line and (": [rank" in line or " [0]:" in line))
-                    if isinstance(line, str) else b", pid=" in line or b"pdsh " in line or b"WORLD INFO DICT: {" in line
-                    or b"[pod/" in line or b"torchx" in line or (b"]:" in line and (b": [rank" in line or b" [0]:" in line))):
+                    if isinstance(line, str) else
+                    b", pid=" in line or b"pdsh " in line or b"WORLD INFO DICT: {" in line or b"[pod/" in line
+                    or b"torchx" in line or (b"]:" in line and (b": [rank" in line or b" [0]:" in line))):
                 line = self.labels.line(line)
             if self.tee_prefix is not None:
                 line = self.tee_prefix.as_default(_as_bytes(line))

@@ -32,8 +32,9 @@ class Sighting:
         return self.shown
 
     def glimpse(self, data: str | bytes, young: bool) -> bool:
-        """Does `data` show the mark, where a block is looked at?  Kept nowhere: for a mark
-        that a stream prints once, not on every line (pdsh's hosts)."""
+        """Does `data` show the mark, where a block is looked at?  Kept nowhere: for a mark that
+        a stream need not show again once read (pdsh's hosts), or that says what to look for
+        (torchx's first worker)."""
         return _shows(data, self.text if isinstance(data, str) else self.bytes, young)
 
 

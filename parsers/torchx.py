@@ -14,11 +14,11 @@ shown torchx's logger (`torchx 2026-12-06 13:54:31 INFO     Waiting for the app 
 as `torchx run` prints), a role is known whose prefix stands before torchrun's `[M]:`, or first
 after torchx's `Waiting for the app to finish...`, or after a `\\r` (which only torchx puts a
 prefix behind).  Where it has not (`torchx log`, which prints the replicas' lines alone), a role
-is known whose prefix stands before torchrun's `[0]:`, the first worker's.  Every known role's prefix is then read so.  On a terminal torchx colours the
-prefix (`ESC[32mcrash/1ESC[0m `).  It repeats it after each `\\r` of a line (a bar's redraw,
-where no torchrun turned the `\\r` into a newline: `utils.python`'s one process), where srun's
-label would not be: there it is taken off.  A second role learnt (a parameter server's) would
-number its replicas as the first's."""
+is known whose prefix stands before torchrun's `[0]:`, the first worker's.  Every known role's
+prefix is then read so.  On a terminal torchx colours the prefix (`ESC[32mcrash/1ESC[0m `).  It
+repeats it after each `\\r` of a line (a bar's redraw, where no torchrun turned the `\\r` into
+a newline: `utils.python`'s one process), where srun's label would not be: there it is taken
+off.  A second role learnt (a parameter server's) would number its replicas as the first's."""
 from __future__ import annotations
 
 import re
