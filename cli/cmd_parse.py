@@ -16,7 +16,7 @@ from ridgescope.cli.log_blocks import BLOCK, CUT_SHORT, collector_format, cut_sh
 from ridgescope.parsers import FORMATS, UNLABELLED_BAR, Dispatcher
 from ridgescope.parsers.node_labels import NodeLabels
 from ridgescope.parsers.srun import widest_node
-from ridgescope.parsers.template import TeePrefix, guess
+from ridgescope.parsers.template import BARE_LOCAL, TeePrefix, bare_local, guess
 from ridgescope.probes.print_order import PrintOrder
 
 _COLUMNS = ("kind", "rank", "step", "framework")
@@ -59,18 +59,24 @@ def prefix_templates(args: argparse.Namespace, say: Callable[[str], None]) -> li
     if given:
         return [given] * len(args.files)
     templates: list[str | None] = []
+    heads: list[bytes] = []
     for path in args.files:
         template = None
         if path != "-":
             try:
-                template = guess(b"".join(block for _, block in zip(range(GUESS_HEAD // BLOCK),
-                                                                    head_blocks(path))))
+                heads.append(b"".join(block for _, block in zip(range(GUESS_HEAD // BLOCK), head_blocks(path))))
+                template = guess(heads[-1])
             except OSError:
                 pass
             if template:
                 say(f"{path}: its lines begin with another torchrun prefix than [defaultN]: read "
                     f"as --prefix-template '{template}'")
         templates.append(template)
+    if getattr(args, "node_logs", False) and not any(templates) and len(heads) == len(args.files) > 1 \
+            and bare_local(heads):
+        say(f"the node logs' lines begin with torchrun's [N]: of an empty role (torchx's dist.ddp): "
+            f"local ranks, read as --prefix-template '{BARE_LOCAL}'")
+        return [BARE_LOCAL] * len(args.files)
     return templates
 
 

@@ -25,7 +25,8 @@ LOCAL_PREFIX = re.compile(rb"(?m)^\[default([0-9]{1,7})\]:")
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--node-logs", action="store_true",
                         help="each FILE is one node's torchrun --tee output, in node order: its "
-                             "[defaultN] are local ranks, and the Kth file's are the job's ranks "
+                             "[defaultN] (or, from torchx's dist.ddp, [N]) are local ranks, and the Kth "
+                             "file's are the job's ranks "
                              "K x workers per node + N (a node's stdout and stderr files, "
                              "node0.out and node0.err, are one node)")
     parser.add_argument("--nproc-per-node", type=int, default=None, metavar="N",

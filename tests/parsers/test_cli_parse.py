@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import subprocess
 import sys
 
@@ -184,6 +185,35 @@ def test_node_logs_keep_the_rank_that_torchruns_report_names(capsys):
     (culprit,) = [r for r in rows if "shape mismatch" in (r.get("message") or "")]
     assert (culprit["rank"], culprit["local_rank"]) == (3, 1)
     assert {r["rank"] for r in rows if r["kind"] == "progress"} == {0, 1, 2, 3}
+
+
+def test_torchx_log_dirs_replicas_read_as_node_logs(capsys, tmp_path):
+    """torchx's log directory (`-cfg log_dir=DIR`): each replica's `ROLE/N/combined.log`, its
+    workers' lines behind torchrun's `[M]:` of an empty role.  Read as node logs, `[M]:` is a
+    local rank, as two replicas' both `[0]:` show: node 1's workers are ranks 2 and 3, and rank 3
+    (local rank 1) raised first."""
+    run = CAPTURED / "torchx-0.7.0_torch-2.15_dist-ddp-2x2_log-dir_rank3-raises" / "crash"
+    logs = [str(run / str(replica) / "combined.log") for replica in (0, 1)]
+    assert cmd_parse.run(_args([*logs, "--node-logs", "--format", "json"])) == 0
+    out = capsys.readouterr()
+    assert "local ranks, read as --prefix-template '[${local_rank}]:'" in out.err
+    rows = [json.loads(line) for line in out.out.splitlines()]
+    steps: dict = {}
+    for r in rows:
+        if r["kind"] == "progress":
+            steps.setdefault(r["rank"], []).append(r["step"])
+    assert steps == {0: [1, 2, 3], 1: [1, 2, 3], 2: [1, 2, 3], 3: [1, 2]}
+    assert sorted((r["rank"], r["local_rank"]) for r in rows if r.get("first")) == [(0, 0), (3, 1)]
+    (culprit,) = [r for r in rows if "shape mismatch" in (r.get("message") or "")]
+    assert (culprit["rank"], culprit["local_rank"]) == (3, 1)
+    # the job's ranks (a `[${rank}]:` template) number each node's workers apart: read as printed
+    ranked = tmp_path / "node1.log"
+    ranked.write_bytes(re.sub(rb"(?m)^\[([01])\]:", lambda m: b"[%d]:" % (int(m.group(1)) + 2),
+                              Path(logs[1]).read_bytes()))
+    assert cmd_parse.run(_args([logs[0], str(ranked), "--node-logs", "--format", "json"])) == 0
+    out = capsys.readouterr()
+    assert "local ranks, read as" not in out.err
+    assert {json.loads(line)["rank"] for line in out.out.splitlines()} >= {0, 1, 2, 3}
 
 
 def test_without_node_logs_the_nodes_ranks_collide(capsys):
