@@ -16,7 +16,7 @@ from ridgescope.cli.log_blocks import BLOCK, CUT_SHORT, collector_format, cut_sh
 from ridgescope.parsers import FORMATS, UNLABELLED_BAR, Dispatcher
 from ridgescope.parsers.node_labels import NodeLabels
 from ridgescope.parsers.srun import widest_node
-from ridgescope.parsers.template import BARE_LOCAL, TeePrefix, bare_local, guess
+from ridgescope.parsers.template import BARE_LOCAL, TeePrefix, bare_local, bare_prefixes, guess
 from ridgescope.probes.print_order import PrintOrder
 
 _COLUMNS = ("kind", "rank", "step", "framework")
@@ -54,26 +54,29 @@ def prefix_templates(args: argparse.Namespace, say: Callable[[str], None]) -> li
     the one most of the file's first lines begin with (`template.guess`; `say` tells the user
     so).  Read once per file: each reader of the file builds its own parser of it, since a
     `TeePrefix` learns names as it reads.  A file that cannot be read gets None here, and its
-    error where it is parsed."""
+    error where it is parsed.  Node logs whose lines begin with `[N]:`, two of them the same N,
+    are read with torchrun's template of an empty role (`template.bare_local`)."""
     given = getattr(args, "prefix_template", None)
     if given:
         return [given] * len(args.files)
     templates: list[str | None] = []
-    heads: list[bytes] = []
+    bare: list[frozenset[bytes]] = []       # (of each node log: see `template.bare_local`)
+    as_nodes = getattr(args, "node_logs", False)
     for path in args.files:
         template = None
         if path != "-":
             try:
-                heads.append(b"".join(block for _, block in zip(range(GUESS_HEAD // BLOCK), head_blocks(path))))
-                template = guess(heads[-1])
+                head = b"".join(block for _, block in zip(range(GUESS_HEAD // BLOCK), head_blocks(path)))
+                template = guess(head)
+                if as_nodes:
+                    bare.append(bare_prefixes(head))
             except OSError:
                 pass
             if template:
                 say(f"{path}: its lines begin with another torchrun prefix than [defaultN]: read "
                     f"as --prefix-template '{template}'")
         templates.append(template)
-    if getattr(args, "node_logs", False) and not any(templates) and len(heads) == len(args.files) > 1 \
-            and bare_local(heads):
+    if as_nodes and not any(templates) and len(bare) == len(args.files) > 1 and bare_local(bare):
         say(f"the node logs' lines begin with torchrun's [N]: of an empty role (torchx's dist.ddp): "
             f"local ranks, read as --prefix-template '{BARE_LOCAL}'")
         return [BARE_LOCAL] * len(args.files)

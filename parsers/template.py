@@ -112,19 +112,20 @@ BARE_LOCAL = "[${local_rank}]:"
 _BARE_PREFIX = re.compile(rb"^\[([0-9]{1,7})\]:(?=[^\n])", re.M)
 
 
-def bare_local(heads: list[bytes]) -> bool:
-    """Are the `[N]:` that begin the lines of these node logs' heads local ranks (BARE_LOCAL)?
-    So where at least a quarter of each log's lines that hold anything begin with one, and two
-    logs show the same N: a template of the job's rank (`[${rank}]:`) numbers each node's
-    workers apart.  (The bare `[0]:` over each failure in torchrun's report holds nothing.)"""
-    shown = []
-    for head in heads:
-        lines = sum(1 for line in head.split(b"\n") if line.strip())
-        numbers = [m.group(1) for m in _BARE_PREFIX.finditer(head)]
-        if not numbers or 4 * len(numbers) < lines:
-            return False
-        shown.append(set(numbers))
-    return any(a & b for i, a in enumerate(shown) for b in shown[i + 1:])
+def bare_prefixes(head: bytes) -> frozenset[bytes]:
+    """The N of the `[N]:` that begin at least a quarter of the lines of a log's head that hold
+    anything (none otherwise).  (The bare `[0]:` over each failure in torchrun's report holds
+    nothing after it, and is not counted.)"""
+    lines = sum(1 for line in head.split(b"\n") if line.strip())
+    numbers = [m.group(1) for m in _BARE_PREFIX.finditer(head)]
+    return frozenset(numbers) if numbers and 4 * len(numbers) >= lines else frozenset()
+
+
+def bare_local(shown: list[frozenset[bytes]]) -> bool:
+    """Are the `[N]:` of these node logs (`bare_prefixes` of each) local ranks (BARE_LOCAL)?  So
+    where every log shows some, and two the same N: a template of the job's rank (`[${rank}]:`)
+    numbers each node's workers apart."""
+    return all(shown) and any(a & b for i, a in enumerate(shown) for b in shown[i + 1:])
 
 
 def _as_default(m: re.Match) -> bytes:
