@@ -88,7 +88,7 @@ class TorchxRoles:
 class _Relabel:
     """Known roles' prefixes as srun's labels, in text or in bytes.  The patterns begin with a
     role's name, so that a search skips to it (a pattern that began with the optional `\\r` or
-    colour before it tried every byte: 3.5 ms a 64 KiB block against 0.2 ms)."""
+    colour before it tried every byte: a 64 KiB block of a torchx log cost 3.5 ms, now 0.7 ms)."""
 
     def __init__(self, roles: list[str], kind: type) -> None:
         def spelt(text: str):
