@@ -33,7 +33,7 @@ from .scan import candidate_lines, interesting
 from .sighting import PatternSighting, Sighting, StreamAge
 from .speechbrain import SpeechBrainParser
 from .slime import SlimeParser
-from .srun import LABEL, PIECE, SrunPieces, cut_after_word, cut_inside, flatten, labelled, widest_node
+from .srun import AGENT_MARK, LABEL, PIECE, SrunPieces, cut_after_word, cut_inside, flatten, labelled, widest_node
 from .tee import TeeParts, per_write_prefix, split_inside
 from .template import TeePrefix
 from .tensorflow import TensorflowParser
@@ -186,6 +186,9 @@ class Dispatcher:
         """Workers per node under `srun --label torchrun --tee` (see `srun.flatten`); where
         not told, the most that one node's lines have shown so far."""
         self._widest_node = 0
+        self._nodes_flattened = False
+        """Have nodes' labels around torchrun's prefix been read as ranks?  A node's agent's line
+        that names a local rank is then read as that worker's (see `srun.flatten`)."""
         self.tee_prefix = tee_prefix
         """torchrun's prefix where its role or template is not the default (see `template`)"""
         self._tee_line_parts: dict[bytes | None, tuple] = {}
@@ -348,6 +351,9 @@ class Dispatcher:
                 line = bytes(line)
                 split = (b"[default" in line and line.find(b"[default", 1) > 0) or (
                     b"]<std" in line and split_inside(line))
+            if self._nodes_flattened and rank is None and (
+                    ") local_rank: " in line if isinstance(line, str) else AGENT_MARK in line):
+                return self.feed_chunk(_as_bytes(line))     # a node's agent's line (`srun.flatten`)
             if (split or self.tee.open) and rank is None:
                 data = _as_bytes(line)
                 if b": [default" in data and b"\n" not in data[:-1]:
@@ -688,7 +694,7 @@ class Dispatcher:
         if self.tee_prefix is not None:
             data = self.tee_prefix.as_default(data)
         teed = self._tee_mark.look(data, young)
-        if teed and b": [default" in data:
+        if teed and (b": [default" in data or (self._nodes_flattened and AGENT_MARK in data)):
             data = self._flatten(data)
         if self.tee.open and CLOCK.now_ns is not None:
             # read as it comes (the log probe): a held part is read with the time it came
@@ -710,7 +716,9 @@ class Dispatcher:
             return flatten(data, 0)
         if self.nproc_per_node is None:
             self._widest_node = max(self._widest_node, widest_node(data))
-        return flatten(data, self.nproc_per_node or self._widest_node)
+        nproc = self.nproc_per_node or self._widest_node
+        self._nodes_flattened = nproc > 0
+        return flatten(data, nproc)
 
     def _whole_text(self, data: str) -> bool:
         """Is `data` text whose lines need no launcher's pieces put back together (`tee`,

@@ -145,6 +145,10 @@ _NESTED = re.compile(rb"^" + LABEL + rb"\[default(?P<local>[0-9]{1,7})\]:", re.M
 _TEE = re.compile(rb"(?:(?<![0-9])([0-9]{1,7}): )?\[default([0-9]{1,7})\]:")
 """torchrun's prefix inside a labelled line; with a label of its own where another node's part
 came behind the line's (torchx passes each replica's parts on as they come: `torchx.py`)."""
+AGENT_MARK = b") local_rank: "
+_AGENT_CHILD = re.compile(LABEL + rb"(?=[^\n]*?failed \(exitcode: -?[0-9]{1,4}\) local_rank: ([0-9]{1,7}) \(pid: )")
+"""A node's torchrun agent telling of a worker that failed, behind the node's label: the line
+names the worker's local rank, not the job's."""
 
 
 def nested(data: bytes) -> bool:
@@ -167,8 +171,13 @@ def flatten(data: bytes, nproc_per_node: int) -> bytes:
     R is torch's rank where torchrun's node rank is srun's task id (a static rendezvous with
     `--node-rank $SLURM_PROCID`, and what a c10d rendezvous on one node gave in the capture);
     a c10d rendezvous may number the nodes otherwise, and then R is still one rank per
-    worker, not torch's number for it."""
-    if not nested(data):
+    worker, not torch's number for it.
+
+    A node's agent's `L: ... failed (exitcode: 1) local_rank: M (pid: ...)` is read as worker
+    R's line too, where the workers a node are known (`nproc_per_node` > 0): the label names
+    the node, not the rank that failed."""
+    agents = nproc_per_node > 0 and AGENT_MARK in data
+    if not agents and not nested(data):
         return data
     lines = data.split(b"\n")
     for i, line in enumerate(lines):
@@ -177,5 +186,10 @@ def flatten(data: bytes, nproc_per_node: int) -> bytes:
             task = int(m.group("task"))
             lines[i] = _TEE.sub(lambda t: b"[default%d]:" % (
                 int(t.group(1) or task) * nproc_per_node + int(t.group(2))), line[m.end("task") + 2:])
+        elif agents and AGENT_MARK in line:
+            a = _AGENT_CHILD.match(line)
+            if a is not None:
+                lines[i] = b"[default%d]:" % (int(a.group("task")) * nproc_per_node + int(a.group(2))) \
+                    + line[a.end():]
     return b"\n".join(lines)
 

@@ -13,6 +13,7 @@ from ridgescope.cli import cmd_parse
 from ridgescope.parsers import Dispatcher
 from ridgescope.parsers.srun import PIECE, SrunPieces, cut_inside, flatten
 
+from .conftest import blocks_and_lines
 from .test_captured import CAPTURED, TEE_BARS_STEPS, parse_file
 
 LONG = "slurm-22.05.8_srun-label_lines-over-1024-bytes_2rank.log"
@@ -193,6 +194,28 @@ def test_the_second_nodes_ranks_from_its_first_line(tmp_path, capsys):
     log.write_bytes(b"".join(lines))
     assert cmd_parse.run(_parse_args([str(log), "--format", "json"])) == 0
     assert [json.loads(row)["rank"] for row in capsys.readouterr().out.splitlines()] == [4, 0, 7]
+
+
+def test_a_nodes_agent_names_the_failed_workers_rank_not_the_nodes():
+    """Each node's torchrun `--tee 3` log of a 2-node crash (rank 3 raised), labelled as `srun
+    --label` passes them on and in node order: the agent of node 1 says `failed (exitcode: -6)
+    local_rank: 1`, which is rank 3's failure (its label, 1, names the node).  Read whole, line
+    by line and in blocks, and where the node's workers are known from the first block alone."""
+    data = b"".join(b"%d: %s" % (node, line)
+                    for node in (0, 1)
+                    for line in (CAPTURED / f"torch-2.15_torchrun-tee3_2node_rank3-raises_node{node}.log")
+                    .read_bytes().splitlines(keepends=True))
+    block, lines = blocks_and_lines(data)
+    for recs in (block, lines):
+        agents = [(r["rank"], r["local_rank"], r["exitcode"]) for r in recs
+                  if r.get("error") == "child_failed" and "launcher" not in r]
+        assert agents == [(0, 0, 1), (3, 1, -6)]
+        reports = sorted((r["rank"], r["failed_ranks"]) for r in recs if r.get("first"))
+        assert reports == [(0, [0, 1]), (3, [2, 3])]
+    # no worker's line seen on the stream yet: how many a node has is not known, the label is kept
+    alone = Dispatcher().feed(b"1: E1206 14:44:14.733000 13631 torch/distributed/elastic/multiprocessing/"
+                              b"api.py:1002] failed (exitcode: -6) local_rank: 1 (pid: 13638) of binary: x\n")
+    assert [(r["rank"], r["local_rank"]) for r in alone] == [(1, 1)]
 
 
 def _parse_args(argv: list[str]) -> argparse.Namespace:

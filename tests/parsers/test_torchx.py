@@ -40,6 +40,9 @@ def test_a_replicas_lines_read_as_srun_and_torchrun_label_them():
     assert victims == [0, 1, 2]
     first = [r for r in block if r.get("first")]
     assert sorted((r["rank"], r["failed_ranks"]) for r in first) == [(0, [0, 1]), (3, [2, 3])]
+    # each replica's agent names a local rank: replica 1's `local_rank: 1` is rank 3
+    agents = [(r["rank"], r["local_rank"]) for r in block if r.get("error") == "child_failed" and "launcher" not in r]
+    assert agents == [(3, 1), (0, 0)]
 
 
 def test_on_a_terminal_the_coloured_prefixes_read_alike():
