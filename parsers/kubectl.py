@@ -6,7 +6,11 @@ A pod is a node, as SkyPilot's and pdsh's prefixes are, where its name gives its
 - Kubeflow's PyTorchJob: `NAME-master-0` is node 0 and `NAME-worker-N` node N + 1, the ranks
   the operator gives them (`RANK`, and `--node-rank` where torchrun starts the workers);
 - an Indexed Job's pod, `NAME-N-xxxxx`, and so a JobSet's (Kubeflow Trainer's TrainJob,
-  `NAME-node-0-N-xxxxx`): node N, the pod's completion index.
+  `NAME-node-0-N-xxxxx`): node N, the pod's completion index;
+- torchx's Kubernetes scheduler (Volcano): replica N of a role is the task `ROLE-N` of the
+  Volcano job named by the app's id, its pod `APP-ROLE-N-0` and its container `ROLE-N`: node N.
+  torchx's `dist.ddp` runs torchrun with an empty role, so its workers' `[M]:` behind such a
+  pod's prefix is read as torchrun's `[defaultM]:` (as behind torchx's own prefix: `torchx.py`).
 
 Such a prefix is read as srun's label of its node, `N: `, so that torchrun's `[defaultM]:` inside
 it numbers the node's workers as it does under srun, and torch's `[rankN]:` names the job's rank.
@@ -26,8 +30,11 @@ PREFIX = r"\[pod/" + _NAME + _CONTAINER
 """The prefix of any pod."""
 _TEXT = re.compile(
     r"^\[pod/(?:" + _NAME + r"-(?:(?P<master>master-0)|worker-(?P<worker>[0-9]{1,6})"
-    r"|(?P<index>[0-9]{1,6})-[a-z0-9]{5})|" + _NAME + r")" + _CONTAINER, re.M)
+    r"|(?P<index>[0-9]{1,6})-[a-z0-9]{5})" + _CONTAINER + r"|(?P<pod>" + _NAME + r")/(?P<container>"
+    + _CONTAINER[1:-3] + r")\] (?:\[(?P<bare>[0-9]{1,7})\]:)?)", re.M)
+"""The places that pods' names give, then any pod (with what may follow a torchx replica's)."""
 _BYTES = re.compile(_TEXT.pattern.encode(), re.M)
+_REPLICA = re.compile(r"-([0-9]{1,6})\Z")
 
 
 def _node(m) -> int | None:
@@ -39,14 +46,32 @@ def _node(m) -> int | None:
     return None if index is None else int(index)
 
 
+def _torchx_replica(pod: str, container: str) -> int | None:
+    """The replica of torchx's pod `APP-ROLE-N-0` whose container is `ROLE-N`, else None."""
+    r = _REPLICA.search(container)
+    return int(r.group(1)) if r is not None and pod.endswith(f"-{container}-0") else None
+
+
 def _label(m) -> str:
-    node = _node(m)
-    return "" if node is None else f"{node}: "
+    pod = m.group("pod")
+    if pod is None:
+        node = _node(m)
+        return "" if node is None else f"{node}: "
+    bare, node = m.group("bare"), _torchx_replica(pod, m.group("container"))
+    if node is None:
+        return "" if bare is None else f"[{bare}]:"
+    return f"{node}: " if bare is None else f"{node}: [default{bare}]:"
 
 
 def _label_bytes(m) -> bytes:
-    node = _node(m)
-    return b"" if node is None else b"%d: " % node
+    pod = m.group("pod")
+    if pod is None:
+        node = _node(m)
+        return b"" if node is None else b"%d: " % node
+    bare, node = m.group("bare"), _torchx_replica(pod.decode(), m.group("container").decode())
+    if node is None:
+        return b"" if bare is None else b"[%s]:" % bare
+    return b"%d: " % node if bare is None else b"%d: [default%s]:" % (node, bare)
 
 
 def pod_labels(data: str | bytes) -> str | bytes:

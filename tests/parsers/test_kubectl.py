@@ -4,11 +4,14 @@ labels turned into a PyTorchJob's or an Indexed Job's pods, give the same record
 and line by line."""
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from ridgescope.parsers.kubectl import pod_labels
 
-from .conftest import SRUN_LOGS, feed_all, reads_as_srun_labels
+from .conftest import CAPTURED, SRUN_LOGS, blocks_and_lines, feed_all, reads_as_srun_labels
+from .test_torchx import CRASH as TORCHX_CRASH, as_srun_with_tee
 
 
 def pytorchjob_pod(node: int) -> str:
@@ -37,3 +40,23 @@ def test_a_pod_whose_name_gives_no_place_loses_its_prefix_and_keeps_its_lines_ra
     assert pod_labels(text.encode()) == pod_labels(text).encode()
     recs, _ = feed_all(text.splitlines())
     assert [(r["rank"], r["step"]) for r in recs] == [(5, 8), (11, 9)]
+
+
+def test_torchx_volcano_pods_read_as_their_replicas_and_their_workers_bare_prefix_as_torchruns():
+    """torchx's Kubernetes scheduler names replica N's pod `APP-ROLE-N-0`, its container `ROLE-N`,
+    and its torchrun (`dist.ddp`, an empty role) prefixes each worker's line `[M]:`.  The captured
+    2x2 `dist.ddp` crash, its replicas' lines behind their pods' prefixes as `kubectl logs
+    --prefix -l ...` gives them, reads as the same log under `srun --label torchrun --tee 3`:
+    rank 3's traceback, its agent's failure and torchrun's report naming rank 3."""
+    replica = re.compile(rb"(?m)^crash/([0-9]) ")
+    lines = [line for line in (CAPTURED / TORCHX_CRASH).read_bytes().splitlines(keepends=True) if replica.match(line)]
+    pods = b"".join(replica.sub(rb"[pod/crash-x095grd5w0s5bc-crash-\1-0/crash-\1] ", line) for line in lines)
+    srun = as_srun_with_tee(b"".join(lines))
+    assert pod_labels(pods) == srun
+    block, by_line = blocks_and_lines(pods)
+    assert (block, by_line) == blocks_and_lines(srun)
+    assert [r["rank"] for r in block if r.get("exception") == "RuntimeError" and "shape mismatch" in r["message"]] == [3]
+    assert [(r["rank"], r["local_rank"]) for r in block if r.get("error") == "child_failed"] == [
+        (3, 1), (3, 1), (0, 0), (0, 0)]
+    # a pod of another shape keeps a worker's bare prefix as its line's text
+    assert pod_labels("[pod/crash-x095-crash-1-0/pytorch] [1]:step 2\n") == "[1]:step 2\n"
