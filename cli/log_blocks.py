@@ -146,9 +146,11 @@ def head_blocks(path: str) -> Iterator[bytes]:
 
 
 _STAMP = rb"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:[.,][0-9]{1,9})?(?:Z|[+-][0-9]{2}:?[0-9]{2})? "
-_POD = b"^(" + kubectl.PREFIX.encode() + b")?"
-"""`kubectl logs --prefix --timestamps` puts the pod's prefix before the stamp: it stays, for the
-parsers to read the pod's node from (`parsers/kubectl.py`)."""
+_STERN = rb"(?:(?:\x1b\[[0-9;]{1,8}m)?[a-z0-9][a-z0-9.-]{0,252}(?:\x1b\[0m)? ){2,3}"
+_POD = b"^(" + kubectl.PREFIX.encode() + b"|" + _STERN + b")?"
+"""`kubectl logs --prefix --timestamps` puts the pod's prefix before the stamp, and `stern
+--timestamps` its `[NAMESPACE ]POD CONTAINER `: it stays, for the parsers to read the pod's node
+from (`parsers/kubectl.py`, `parsers/stern.py`)."""
 COLLECTOR_STAMP = re.compile(_POD + _STAMP[1:] + rb"(?:std(?:out|err) [FP] )?", re.M)
 """A collector's timestamp at a line's start (or behind kubectl's pod prefix): RFC 3339 (a `T`
 between date and time, which Python's logging never prints), then one space; in CRI's files,

@@ -440,11 +440,14 @@ def test_ingest_times_a_collectors_log_by_its_stamps(tmp_path):
     assert (first.record["step"], first.source, first.ts) == (1, "log", calendar_ns(2026, 1, 10, 10, 0, line_no * 1.5))
 
 
-def test_kubectl_prefix_and_timestamps_of_a_pytorchjobs_pods_read_as_its_node_logs(capsys, tmp_path):
+@pytest.mark.parametrize("pods", [[b"[pod/llama-master-0/pytorch] ", b"[pod/llama-worker-0/pytorch] "],
+                                  [b"llama-master-0 pytorch ", b"llama-worker-0 pytorch "],
+                                  [b"ml llama-master-0 pytorch ", b"ml llama-worker-0 pytorch "]])
+def test_kubectl_prefix_and_timestamps_of_a_pytorchjobs_pods_read_as_its_node_logs(capsys, tmp_path, pods):
     """`kubectl logs -l ... --prefix --timestamps` of a PyTorchJob: each pod's prefix, then the
-    stamp.  The stamps are read off, the master's pod is node 0 and `worker-0` node 1: the
-    records are those of the two nodes' own logs read with `--node-logs`."""
-    pods = [b"[pod/llama-master-0/pytorch] ", b"[pod/llama-worker-0/pytorch] "]
+    stamp (and `stern --timestamps`'s pod and container, its namespace before them over several).
+    The stamps are read off, the master's pod is node 0 and `worker-0` node 1: the records are
+    those of the two nodes' own logs read with `--node-logs`."""
     mixed = b"".join(pod + line for pod, path in zip(pods, NODE_LOGS)
                      for line in _collected(Path(path).read_bytes()).splitlines(keepends=True))
     kubectl = tmp_path / "kubectl.log"

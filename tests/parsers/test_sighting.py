@@ -58,18 +58,27 @@ def test_a_launchers_lines_after_a_long_preamble_read_as_from_the_start():
 
 def test_a_line_fed_alone_is_relabelled_where_it_shows_any_mark():
     """`feed` spells the marks out (as constants, for speed): each module's mark, and no other
-    line, sends a line through the node labels.  (A line of bytes is read as text where it is
-    ASCII; the `é` keeps it bytes, for the marks in bytes.)"""
+    line past a stream's first LOOK (which are looked at for stern's pods), sends a line through
+    the node labels.  (A line of bytes is read as text where it is ASCII; the `é` keeps it bytes,
+    for the marks in bytes.)"""
     from ridgescope.parsers.kubectl import POD
     from ridgescope.parsers.pdsh import RANK_INSIDE, RUNNER, WORLD
     from ridgescope.parsers.skypilot import PID
+    from ridgescope.parsers.stern import LOOK
     from ridgescope.parsers.torchx import FIRST_WORKER, MARK
     marks = (PID, RUNNER, WORLD, RANK_INSIDE, POD, MARK, FIRST_WORKER)
     whole = {RANK_INSIDE: RANK_INSIDE + "3]:"}     # (a rank's prefix is looked for with its `]:`)
     for line in ("plain step 5 loss 2.0 é", *(f"x{whole.get(mark, mark)}y step 5 é" for mark in marks)):
         for form in (line, line.encode()):
             d = Dispatcher()
+            for _ in range(LOOK):
+                d.feed("chatter\n")
             seen = []
             d.labels.line = lambda text, seen=seen: seen.append(text) or text
             d.feed(form)
             assert seen == ([] if line.startswith("plain") else [form]), line
+    d = Dispatcher()
+    seen = []
+    d.labels.line = lambda text, seen=seen: seen.append(text) or text
+    d.feed("plain step 5 loss 2.0")
+    assert seen == ["plain step 5 loss 2.0"]        # a stream's first line: looked at
