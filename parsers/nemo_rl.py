@@ -15,10 +15,14 @@ prints each step as a block,
 The header counts the steps of the epoch, out of the epoch's batches (or the run's steps where
 fewer): the run's step is the epochs before times that, plus the header's.  The block's bullets
 give one progress record, when the first line after its timing bullets ends it (or the next
-header, or the stream).  A validation inside the step prints its bullets deeper
-(`    • Validation loss: 0.6645`, SFT's and DPO's): one eval record at that step; GRPO's prints
-its accuracy so (`    • Accuracy: 0.4500`, a line with no word the pre-check knows, unread) and
-then its time, `    • Total validation time: 32.10s`, the eval record.
+header, or the stream).  A validation inside the step prints its bullets deeper: one eval
+record at that step, from `▶ Starting validation at step 5...` on.  What the validation prints
+(generation's bars, samples) is passed over up to its results (`📊 Validation Results:`, or
+its first bullet); its bullets give the record's values (`    • Validation loss: 0.6645`,
+SFT's and DPO's; GRPO's `    • Accuracy: 0.4500`, a line with no word the pre-check knows),
+its timing bullet its duration (`    • Total validation time: 32.10s`).  A traceback, or
+VALIDATION_LINES lines with no results, drops the record; a validation seen from its results
+or its time alone gives what they say.
 
 Phases timed: rollout generation, the log-prob passes and the policy's update are the compute
 lane, loading and preparing the batch the input lane, moving the policy's
@@ -36,6 +40,11 @@ TIMED = Pattern(r"  \u2022 ([\w/.-]{1,120}+): (\d{1,12}+(?:\.\d{1,12}+)?)s \(\d{
 ITEM = Pattern(r"  \u2022 ([^:]{1,120}+): (\S{1,40}+)\s*+$")
 TOTAL = "  \u2022 Total step time: "
 VALIDATION_TIME = "    \u2022 Total validation time: "
+VALIDATION_START = "\u25b6 Starting validation"
+VALIDATION_RESULTS = "Validation Results"
+VALIDATION_LINES = 5000
+"""The most lines a validation prints before its results (its samples, its generation's bars)."""
+_AT_STEP = Pattern(r"at step (\d{1,9}+)")
 _LANES = {"generation": "compute", "exposed_generation": "compute", "policy_and_reference_logprobs": "compute",
           "policy_training": "compute", "data_processing": "input", "buffer_sampling": "input",
           "weight_sync": "communication", "prepare_for_generation/transfer_and_update_weights": "communication",
@@ -50,16 +59,18 @@ class NemoRLParser(Parser):
         self.open: dict = {}        # rank -> the step's record whose bullets are being read
         self.timing: set = set()    # ranks whose open record's timing bullets have begun
         self.at: dict = {}          # rank -> (epoch, the header's step, steps an epoch)
+        self.validating: dict = {}  # rank -> lines left for its open validation's results to begin
 
     def detect(self, line: str) -> bool:
         return ((line.lstrip().startswith("=" * 25) and HEADER.match(line) is not None)
-                or line.startswith((TOTAL, BULLET + "Loss: ")))
+                or line.startswith((TOTAL, BULLET + "Loss: ", VALIDATION_START)))
 
     def parse(self, line: str, rank: int | None) -> list[dict]:
         if rank in self.open:
             if self._adds(line, rank):
                 return []
-            out = [self._close(rank)]
+            closed = self._close(rank)
+            out = [closed] if closed is not None else []
         else:
             out = []
         if "=" * 25 in line:
@@ -69,6 +80,14 @@ class NemoRLParser(Parser):
                 epoch, _, _ = self.at.get(rank, (None, None, None))
                 self.at[rank] = (n, None, None) if m.group(1) == "Epoch" else (epoch, n, of)
                 return out
+        if line.startswith(VALIDATION_START):
+            step = self._step(rank)
+            if step is None:        # (a validation before the first step: `at step 0`)
+                m = _AT_STEP.search(line)
+                step = int(m.group(1)) if m is not None else None
+            self.open[rank] = record("eval", self.name, rank, step, phase="result")
+            self.validating[rank] = VALIDATION_LINES
+            return out
         if line.startswith(VALIDATION_TIME):
             seconds = num(line[len(VALIDATION_TIME):].strip().rstrip("s"))
             if seconds is not None:
@@ -93,7 +112,17 @@ class NemoRLParser(Parser):
         """Does `line` belong to the rank's open block?  Adds its value to the record."""
         rec = self.open[rank]
         if rec["kind"] == "eval":
-            return self._adds_validation(line, rec)
+            left = self.validating.get(rank)
+            if left is None:
+                return self._adds_validation(line, rec)
+            if VALIDATION_RESULTS in line or line.startswith(DEEP_BULLET):    # (its header, or a bullet)
+                del self.validating[rank]
+                return self._adds_validation(line, rec) if line.startswith(DEEP_BULLET) else True
+            if left <= 1 or "Traceback (most recent call last)" in line:
+                self.validating[rank] = 0       # no results: `_close` drops the record
+                return False
+            self.validating[rank] = left - 1
+            return True
         if not line.startswith(BULLET):
             # its headers, the blank lines before them; after the timing bullets, the block's end
             return rank not in self.timing and (not line.strip() or line.rstrip().endswith(":"))
@@ -122,24 +151,30 @@ class NemoRLParser(Parser):
 
     @staticmethod
     def _adds_validation(line: str, rec: dict) -> bool:
-        """A validation's bullet: `    • Validation loss: 0.6645`, `    • Validation accuracy: 1.0000`."""
+        """A validation's bullet (`    • Validation loss: 0.6645`, `    • Accuracy: 0.4500`), its
+        time's, or a blank line or header among them (`  ⏱️  Validation Timing:`)."""
         if not line.startswith(DEEP_BULLET):
-            return False
+            return "duration_ms" not in rec and (not line.strip() or line.rstrip().endswith("Timing:"))
+        if line.startswith(VALIDATION_TIME):
+            seconds = num(line[len(VALIDATION_TIME):].strip().rstrip("s"))
+            if seconds is not None:
+                rec["duration_ms"] = seconds_to_ms(seconds)
+            return True
         item = ITEM.match(line, 2)
         v = num(item.group(2)) if item is not None else None
         if v is not None:
-            key = item.group(1).strip().removeprefix("Validation ").replace(" ", "_")
+            key = item.group(1).strip().removeprefix("Validation ").replace(" ", "_").lower()
             if key == "loss":
                 rec["loss"] = v
             elif len(rec.get("metrics", ())) < _METRICS:
                 rec.setdefault("metrics", {})[key] = v
         return True
 
-    def _close(self, rank) -> dict:
+    def _close(self, rank) -> dict | None:
         rec = self.open.pop(rank)
         self.timing.discard(rank)
         if rec["kind"] == "eval":
-            return rec
+            return None if self.validating.pop(rank, None) is not None else rec
         timers = rec.get("timers_ms")
         if timers:
             if "exposed_generation" in timers:     # (the part of `generation` the step waited for)
@@ -157,4 +192,4 @@ class NemoRLParser(Parser):
         return rec
 
     def flush(self) -> list[dict]:
-        return [self._close(rank) for rank in list(self.open)]
+        return [rec for rec in (self._close(rank) for rank in list(self.open)) if rec is not None]

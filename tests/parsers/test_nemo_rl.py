@@ -61,3 +61,47 @@ def test_grpo_s_validation_time_is_an_evaluation_in_its_step():
     recs, _ = feed_all([line.encode() for line in lines])
     assert [(r["kind"], r["step"], r.get("duration_ms"), r.get("step_time_ms")) for r in recs] == [
         ("eval", 5, 32100, None), ("progress", 5, None, 80000)]
+
+
+def _grpo_step_with_validation(inside: list[str]) -> list[str]:
+    """GRPO's step 5 as `grpo_train` prints it where it validates (`validate` in grpo.py): its
+    start, what `inside` the validation prints, then its results and timing bullets."""
+    return [f"{'=' * 25} Step 5/20 {'=' * 25}", "▶ Preparing batch...", "▶ Starting validation at step 5...",
+            *inside, "", "📊 Validation Results:", "    • Accuracy: 0.4500",
+            "    • Average response length: 245.3 tokens", "    • Samples processed: 128", "",
+            "  ⏱️  Validation Timing:", "    • Total validation time: 32.10s", "", "📊 Training Results:",
+            "  • Loss: 0.0500", "", "⏱️  Timing:", "  • Total step time: 80.00s", "  • policy_training: 30.00s (37.5%)", ""]
+
+
+def test_grpo_s_validation_results_are_its_evaluations_values():
+    """The validation's results, accuracy included (a bullet no keyword marks), and its time make
+    one eval record at the step; what it printed before them (samples, generation's bars) is passed
+    over.  Read line by line and in one block."""
+    lines = _grpo_step_with_validation([
+        "Processed prompts: 100%|██████████| 128/128 [00:05<00:00, 22.1it/s, est. speed input: 900 toks/s]",
+        "Prompt: What is 2+2? Response: 4 Reward: 1.0", "step 3 of the sample's reasoning: loss of sign"])
+    recs, _ = feed_all([line.encode() for line in lines])
+    d = Dispatcher()
+    assert d.feed_chunk(("\n".join(lines) + "\n").encode()) + d.flush() == recs
+    assert [(r["kind"], r["step"]) for r in recs] == [("eval", 5), ("progress", 5)]
+    assert recs[0]["metrics"] == {"accuracy": 0.45, "samples_processed": 128}
+    assert (recs[0]["duration_ms"], recs[0]["phase"]) == (32100, "result")
+    assert recs[1]["step_time_ms"] == 80000
+
+
+def test_a_validation_that_raises_gives_its_traceback_not_an_evaluation():
+    lines = _grpo_step_with_validation([
+        "Traceback (most recent call last):", '  File "grpo.py", line 900, in validate',
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"])[:6]
+    recs, _ = feed_all([line.encode() for line in lines])
+    assert [(r["kind"], r.get("error")) for r in recs] == [("error", "cuda_oom")]
+
+
+def test_a_validation_before_the_first_step_is_step_0s():
+    """`val_at_start`: GRPO validates before its first step header, `at step 0`."""
+    lines = _grpo_step_with_validation([])[2:12] + run_of(1, 1)
+    assert lines[0] == "▶ Starting validation at step 5..."
+    lines[0] = "▶ Starting validation at step 0..."
+    recs, _ = feed_all([line.encode() for line in lines])
+    assert [(r["kind"], r["step"], r.get("duration_ms")) for r in recs] == [("eval", 0, 32100), ("progress", 1, None)]
+    assert recs[0]["metrics"]["accuracy"] == 0.45
