@@ -22,6 +22,7 @@ from .lightning import LightningParser, NemoParser
 from .litgpt import LitGPTParser
 from .maxtext import MaxTextParser
 from .megatron import MegatronParser
+from .mpirun_tags import MpirunTags
 from .nanogpt import NanoGPTParser
 from .nccl import NcclParser, chatter
 from .nemo_rl import NemoRLParser
@@ -198,6 +199,8 @@ class Dispatcher:
         """The launchers' node labels of the stream, read as srun's (see `node_labels`)"""
         self._age = StreamAge()
         self._tee_mark, self._mpirun_mark = Sighting("[default"), Sighting("]<std")
+        self.mpirun_tags = MpirunTags()
+        """Open MPI 5's namespaces of the stream's `--output tag-fullname` (see `mpirun_tags`)"""
         self._srun_mark = PatternSighting(rb"^" + LABEL)
         """Has the stream shown torchrun's `--tee` prefix, mpirun's tag, srun's label?  (see `sighting`)"""
         self._read_len = 0
@@ -345,12 +348,18 @@ class Dispatcher:
             if self.tee_prefix is not None:
                 line = self.tee_prefix.as_default(_as_bytes(line))
             if isinstance(line, str):
-                split = ("[default" in line and line.find("[default", 1) > 0) or (
-                    "]<std" in line and split_inside(_as_bytes(line)))
+                if "]<std" in line:
+                    line = self.mpirun_tags.plain_text(line)
+                    split = ("[default" in line and line.find("[default", 1) > 0) or split_inside(_as_bytes(line))
+                else:
+                    split = "[default" in line and line.find("[default", 1) > 0
             else:
                 line = bytes(line)
-                split = (b"[default" in line and line.find(b"[default", 1) > 0) or (
-                    b"]<std" in line and split_inside(line))
+                if b"]<std" in line:
+                    line = self.mpirun_tags.plain_bytes(line)
+                    split = (b"[default" in line and line.find(b"[default", 1) > 0) or split_inside(line)
+                else:
+                    split = b"[default" in line and line.find(b"[default", 1) > 0
             if self._nodes_flattened and rank is None and (
                     ") local_rank: " in line if isinstance(line, str) else AGENT_MARK in line):
                 return self.feed_chunk(_as_bytes(line))     # a node's agent's line (`srun.flatten`)
@@ -693,7 +702,9 @@ class Dispatcher:
                 return []
         if self.tee_prefix is not None:
             data = self.tee_prefix.as_default(data)
-        teed = self._tee_mark.look(data, young)
+        teed, mpirun = self._tee_mark.look(data, young), self._mpirun_mark.look(data, young)
+        if mpirun and b"]<std" in data:
+            data = self.mpirun_tags.plain_bytes(data)
         if teed and (b": [default" in data or (self._nodes_flattened and AGENT_MARK in data)):
             data = self._flatten(data)
         if self.tee.open and CLOCK.now_ns is not None:
@@ -703,7 +714,7 @@ class Dispatcher:
                 first, data = self._end_tee_line(data)
                 out += first
             return out + self.feed_chunk(data) if data else out
-        if self.tee.open or ((teed or self._mpirun_mark.look(data, young)) and split_inside(data)):
+        if self.tee.open or ((teed or mpirun) and split_inside(data)):
             # a file read later, with no times, or no part held: all of it came now
             data = self._join(data)
             return self._feed_block(data) if data else []

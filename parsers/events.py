@@ -208,7 +208,8 @@ class EventParser:
         if "abort" in state:
             return False, [self._aborted(rank, line)]
         if "mpirun" in state:
-            return True, self._mpirun_report(rank, line, framework)
+            recs = self._mpirun_report(rank, line, framework)
+            return not self.mpirun.passed, recs
         if "torchrun" in state:
             return self._torchrun_report(rank, line, framework)
         lines = state["lines"]
@@ -385,6 +386,10 @@ class EventParser:
             if fields is not None and fields.get("launcher") == "srun" and fields["error"] == "child_failed" \
                     and not self.srun_told_first:
                 fields["first"] = self.srun_told_first = True   # srun tells its tasks' ends as it sees them
+            if fields is not None and fields.pop("wrapped", False) and rank not in self.tb:
+                self.mpirun.begin(dict(fields, message=line.strip()[:500]))     # its signal: the next line's
+                self.tb[rank] = {"lines": [line], "open": 1, "mpirun": True}
+                return []
             if fields is not None and not (fields["error"] == "node_failure" and self._told(("node", fields["host"]))):
                 return [record("error", framework, fields.pop("rank", rank), step, message=line.strip()[:500],
                                **fields)]

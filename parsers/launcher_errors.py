@@ -19,7 +19,10 @@ which task, node or rank went first, where the process itself printed nothing.
   on signal 9 (Killed).`, an MPI rank, the job's; for an exit code, a report over several lines
   (`MpirunReport`): `mpirun detected that one or more processes exited with non-zero status, thus
   causing`, `the job to be terminated. The first process to do so was:`, ``, `  Process name:
-  [[24292,1],1]` (the job's id, then the rank), `  Exit code:    3`.
+  [[24292,1],1]` (the job's id, then the rank), `  Exit code:    3`.  Open MPI 5's (PRRTE's
+  `prterun`) says the same in its own words: `Process name: [prterun-gpu-node-1-4242@1,1]` (its
+  namespace, the job, the rank), and its notice of a signal wrapped before `signal 9 (Killed).`,
+  which the line after gives.
 """
 from __future__ import annotations
 
@@ -36,10 +39,11 @@ STEP_CANCELLED = Pattern(r"\*\*\* (?:STEP|JOB) " + _STEP_ID + r" ON ([\w.-]{1,20
                          r"(?:, SEE SLURMCTLD LOG FOR DETAILS)?+ \*\*\*")
 NODE_FAILURE = Pattern(r"srun: error: Node failure on ([\w.-]{1,200}+)")
 HOST_OOM = Pattern(r"Detected (\d++) oom[-_]kill event(?:s|\(s\))?+ (?:in StepId=|in step )" + _STEP_ID)
-MPI_PROCESS = Pattern(r"Process name: \[\[\d++,\d++\],(\d++)\]")
+MPI_PROCESS = Pattern(r"Process name: \[(?:\[\d++,\d++\]|[\w.-]{1,255}+@\d++),(\d++)\]")
 MPI_EXIT_CODE = Pattern(r"Exit code: *+(-?\d++)")
-MPI_SIGNAL = Pattern(r"noticed that process rank (\d++) with PID (\d++) on node ([\w.-]{1,200}+) exited on "
-                     r"signal (\d++)")
+MPI_SIGNAL = Pattern(r"noticed that process rank (\d++) with PID (\d++) on node ([\w.-]{1,200}+) exited on"
+                     r"(?: signal (\d++))?+")
+SIGNAL_AFTER_WRAP = Pattern(r"\s*+signal (\d++)")
 
 SIGNAL_WORDS = {"Killed": "SIGKILL", "Terminated": "SIGTERM", "Segmentation fault": "SIGSEGV",
                 "Aborted": "SIGABRT", "Bus error": "SIGBUS", "Floating point exception": "SIGFPE",
@@ -97,16 +101,23 @@ def read(line: str) -> dict | None:
     if "noticed that process rank" in line:
         m = MPI_SIGNAL.search(line)
         if m:
-            number = int(m.group(4))
-            return {"error": "child_failed", "rank": int(m.group(1)), "launcher": "mpirun", "pid": int(m.group(2)),
-                    "host": m.group(3), "signal": signal_name(number) or f"signal {number}"}
+            fields = {"error": "child_failed", "rank": int(m.group(1)), "launcher": "mpirun", "pid": int(m.group(2)),
+                      "host": m.group(3), "signal": _signal(m.group(4))}
+            if m.group(4) is None:
+                fields["wrapped"] = True    # its signal on the next line (`MpirunReport.begin`)
+            return fields
     return None
+
+
+def _signal(number: str | None) -> str | None:
+    return None if number is None else signal_name(int(number)) or f"signal {number}"
 
 
 class MpirunReport:
     """mpirun's report of the first process that exited with an error, read over its lines,
     which hold none of the words the pre-check looks for: the events parser hands this the
-    lines after the report's first (`REPORT`), up to REPORT_LINES of them."""
+    lines after the report's first (`REPORT`), up to REPORT_LINES of them; or the line after
+    a notice of a signal that Open MPI 5 wrapped (`wrapped`: the notice's fields)."""
 
     REPORT = "exited with non-zero status"
     REPORT_LINES = 8
@@ -114,14 +125,26 @@ class MpirunReport:
     def __init__(self) -> None:
         self.rank: int | None = None
         self.lines = 0
+        self.wrapped: dict | None = None
+        self.passed = False
+        """Was the last line read no part of the report (to be read as any other)?"""
 
-    def begin(self) -> None:
-        self.rank, self.lines = None, 0
+    def begin(self, wrapped: dict | None = None) -> None:
+        self.rank, self.lines, self.wrapped = None, 0, wrapped
 
     def read(self, line: str) -> dict | None:
         """The record's fields (`read`'s) once the report's exit code is read; None before."""
         self.lines += 1
-        if "Process name: [[" in line:
+        self.passed = False
+        if self.wrapped is not None:
+            fields, self.wrapped = self.wrapped, None
+            m = SIGNAL_AFTER_WRAP.match(line)
+            if m is not None:
+                fields.update(signal=_signal(m.group(1)), message=f"{fields['message']} {line.strip()}"[:500])
+            else:
+                self.passed = True      # another line: the notice ends without its signal
+            return fields
+        if "Process name: [" in line:
             m = MPI_PROCESS.search(line)
             self.rank = int(m.group(1)) if m else None
             return None
