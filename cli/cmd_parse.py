@@ -73,7 +73,7 @@ def prefix_templates(args: argparse.Namespace, say: Callable[[str], None]) -> li
             except OSError:
                 pass
             if template:
-                say(f"{path}: its lines begin with another torchrun prefix than [defaultN]: read "
+                say(f"{path}: its lines begin with another launcher's prefix than torchrun's [defaultN]: read "
                     f"as --prefix-template '{template}'")
         templates.append(template)
     if as_nodes and not any(templates) and len(bare) == len(args.files) > 1 and bare_local(bare):

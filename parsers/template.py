@@ -86,12 +86,15 @@ _ROLE_PREFIX = re.compile(_LINE_START + rb"\[(?P<name>[A-Za-z][A-Za-z0-9_.-]{0,6
 _HOST_RANK_PREFIX = re.compile(_LINE_START + rb"(?P<name>" + _NAME.encode() + rb"):[0-9]{1,7}: ", re.M)
 _ROLE_RANK_LOCAL_PREFIX = re.compile(
     _LINE_START + rb"\[(?P<name>[A-Za-z][A-Za-z0-9_.-]{0,62}?)[0-9]{1,7}\|[0-9]{1,7}\]:", re.M)
+_MPICH_PREFIX = re.compile(_LINE_START + rb"\[(?P<name>)[0-9]{1,7}\] ", re.M)
+MPICH = "[${rank}] "
+"""MPICH's and Intel MPI's mpiexec (Hydra) with `-l`/`-prepend-rank`: the job's rank."""
 GUESSES = ((_ROLE_PREFIX, "[${role_name}${local_rank}]:"), (_HOST_RANK_PREFIX, "${hostname}:${rank}: "),
-           (_ROLE_RANK_LOCAL_PREFIX, "[${role_name}${rank}|${local_rank}]:"))
+           (_ROLE_RANK_LOCAL_PREFIX, "[${role_name}${rank}|${local_rank}]:"), (_MPICH_PREFIX, MPICH))
 """The prefixes of torchrun's other templates that a log is read with unasked: a role's
 (`--role trainer`: `[trainer3]:`), the one torchrun's docs give for a job of several nodes
 (`${hostname}:${rank}: `), and the role, rank and local rank of torchtune's multi-node runs
-(`[trainer12|4]:`)."""
+(`[trainer12|4]:`); and MPICH's (`[3] `), read as a template of the rank."""
 
 
 def guess(head: bytes) -> str | None:

@@ -246,7 +246,6 @@ def tee_prefix_from_cmd(cmd: list[str], env: dict[str, str], hostname: str | Non
     return TeePrefix(template or "[${role_name}${local_rank}]:", role or "default", hostname)
 
 
-MPICH_PREFIX = "[${rank}] "
 MPICH_PREFIX_OPTIONS = ("-l", "-prepend-rank", "--prepend-rank")
 
 
@@ -257,8 +256,8 @@ def mpich_prefix(cmd: list[str]) -> TeePrefix | None:
         return None
     if not any(word in MPICH_PREFIX_OPTIONS for word in cmd[1:_program_at(cmd, MPIRUN_VALUED, MPIRUN_TWO_VALUED)]):
         return None
-    from ridgescope.parsers.template import TeePrefix
-    return TeePrefix(MPICH_PREFIX)
+    from ridgescope.parsers.template import MPICH, TeePrefix
+    return TeePrefix(MPICH)
 
 
 TORCHRUN_TAIL_MS = 100

@@ -221,7 +221,7 @@ def run(cmd: list[str], job: str, broker: str | None, data_dir: Path, *, hooks: 
         pumps += [tailed.pump for tailed in files.tailed]
     for pump in pumps:
         if pump.guessed:
-            note(f"{pump.stream}: its lines begin with another torchrun prefix than [defaultN]: "
+            note(f"{pump.stream}: its lines begin with another launcher's prefix than torchrun's [defaultN]: "
                  f"read as --prefix-template '{pump.guessed}'")
         if pump.glued:
             note(f"{pump.stream}: {pump.glued} lines held prints of several ranks run together "

@@ -16,6 +16,8 @@ from .conftest import CORPUS
 from .test_captured import CAPTURED, TEE_HOST, TEE_ROLE
 from .test_cli_parse import _args
 
+MPICH_PREFIXED = "mpich-4.0.2_mpiexec-prepend-rank_lines-in-two-writes_3rank.log"
+
 TEMPLATES = ["[${role_name}${local_rank}]:", "${hostname}:${rank}: ", "[${rank}|${local_rank}] ",
              "<$role_name-$local_rank>"]
 
@@ -80,11 +82,14 @@ def test_a_template_of_the_jobs_rank_behind_srun_s_label():
 
 
 @pytest.mark.parametrize("capture, template", [(TEE_ROLE, "[${role_name}${local_rank}]:"),
-                                               (TEE_HOST, "${hostname}:${rank}: ")])
+                                               (TEE_HOST, "${hostname}:${rank}: "),
+                                               (MPICH_PREFIXED, "[${rank}] ")])
 def test_parse_guesses_the_template_most_lines_begin_with(capsys, capture, template):
     """torchrun's own warning lines come first, without a prefix; the workers' lines, most of
     the log, carry the role's or the host's prefix: `parse` reads them as the flag would, and
-    says so."""
+    says so.  So MPICH's `-prepend-rank` (`[2] `), whose Hydra passes lines on in pieces, each
+    behind the rank's prefix, and a line's newline after a prefix of its own
+    (`[0] step 2/4 ... 300.0[2] step 3/4 ... 300.2[2] `)."""
     assert cmd_parse.run(_args([str(CAPTURED / capture), "--format", "json"])) == 0
     out = capsys.readouterr()
     rows = [json.loads(line) for line in out.out.splitlines()]
@@ -97,6 +102,8 @@ def test_parse_guesses_the_template_most_lines_begin_with(capsys, capture, templ
     (b"[trainer0]:step 1\n[trainer1]:step 1\nnoise\n", "[${role_name}${local_rank}]:"),
     (b"0: [trainer1]:step 1\n1: [trainer0]:x\n", "[${role_name}${local_rank}]:"),  # behind srun's label
     (b"r12i0n8:3: a\nr12i0n9:4: b\n\n\n", "${hostname}:${rank}: "),
+    (b"[0] step 1\n[1] step 1\n[1] \n", "[${rank}] "),                 # MPICH's -prepend-rank
+    (b"[1] 4242\nnoise\nmore noise\nand more\n", None),                 # a shell's job, once
     (b"[trainer12|4]:a\n[trainer13|5]:b\n", "[${role_name}${rank}|${local_rank}]:"),   # torchtune's
     (b"[trainer0]:step 1\nnoise\nmore noise\nand more\n", None),        # a line in four
     (b"[default0]:a\n[default1]:b\n", None),                              # torchrun's default
