@@ -147,6 +147,7 @@ class EventParser:
         self.last_step: dict = {}
         self.coco = CocoSummary()
         self.mpirun = launcher_errors.MpirunReport()
+        self.hydra = launcher_errors.HydraReport()
         self.torchrun = torchrun_report.TorchrunReport()
         self.resumed_unnumbered: dict = {}   # rank -> the load record of a resume that named no step
         self.scaler = overflow.ScalerLines()
@@ -210,6 +211,9 @@ class EventParser:
         if "mpirun" in state:
             recs = self._mpirun_report(rank, line, framework)
             return not self.mpirun.passed, recs
+        if "hydra" in state:
+            recs = self._hydra_report(rank, line, framework)
+            return not self.hydra.passed, recs
         if "torchrun" in state:
             return self._torchrun_report(rank, line, framework)
         lines = state["lines"]
@@ -253,6 +257,17 @@ class EventParser:
         if fields is None:
             return []
         return [record("error", framework, fields.pop("rank"), self.step_of(rank), **fields)]
+
+    def _hydra_report(self, rank, line: str, framework: str) -> list[dict]:
+        """A line of Hydra's box on a process that died: its record once the box says how."""
+        fields = self.hydra.read(line)
+        if fields is None and self.hydra.lines < self.hydra.REPORT_LINES and not self.hydra.passed:
+            return []
+        del self.tb[rank]
+        if fields is None:
+            return []
+        named = fields.pop("rank")
+        return [record("error", framework, named if named is not None else rank, self.step_of(rank), **fields)]
 
     def _told(self, failure: tuple) -> bool:
         """Was this failure told already (a link's repeats on each of its channels and
@@ -393,6 +408,10 @@ class EventParser:
             if fields is not None and not (fields["error"] == "node_failure" and self._told(("node", fields["host"]))):
                 return [record("error", framework, fields.pop("rank", rank), step, message=line.strip()[:500],
                                **fields)]
+        if "BAD TERMINATION" in line and self.hydra.REPORT in line and rank not in self.tb:
+            self.hydra.begin()
+            self.tb[rank] = {"lines": [line], "open": 1, "hydra": True}
+            return []
         if self.mpirun.REPORT in line and rank not in self.tb:     # (a traceback of the rank's open: it stays)
             self.mpirun.begin()
             self.tb[rank] = {"lines": [line], "open": 1, "mpirun": True}

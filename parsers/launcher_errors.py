@@ -23,6 +23,10 @@ which task, node or rank went first, where the process itself printed nothing.
   `prterun`) says the same in its own words: `Process name: [prterun-gpu-node-1-4242@1,1]` (its
   namespace, the job, the rank), and its notice of a signal wrapped before `signal 9 (Killed).`,
   which the line after gives.
+- MPICH's and Intel MPI's mpiexec (Hydra), for a process that died, a box of `=` lines
+  (`HydraReport`): `BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES`, then `RANK 6 PID
+  2447372 RUNNING AT node0009` (MPICH 4.0 names no rank: `PID 15644 RUNNING AT vm`), then
+  `KILLED BY SIGNAL: 9 (Killed)` or `EXIT CODE: 9`; one box a process, the first the first to die.
 """
 from __future__ import annotations
 
@@ -44,6 +48,8 @@ MPI_EXIT_CODE = Pattern(r"Exit code: *+(-?\d++)")
 MPI_SIGNAL = Pattern(r"noticed that process rank (\d++) with PID (\d++) on node ([\w.-]{1,200}+) exited on"
                      r"(?: signal (\d++))?+")
 SIGNAL_AFTER_WRAP = Pattern(r"\s*+signal (\d++)")
+HYDRA_PROCESS = Pattern(r"(?:RANK (\d++) )?+PID (\d++) RUNNING AT ([\w.-]{1,200}+)")
+HYDRA_END = Pattern(r"KILLED BY SIGNAL: (\d++)|EXIT CODE: (-?\d++)")
 
 SIGNAL_WORDS = {"Killed": "SIGKILL", "Terminated": "SIGTERM", "Segmentation fault": "SIGSEGV",
                 "Aborted": "SIGABRT", "Bus error": "SIGBUS", "Floating point exception": "SIGFPE",
@@ -154,3 +160,50 @@ class MpirunReport:
         return {"error": "child_failed", "rank": self.rank, "launcher": "mpirun", "exitcode": int(m.group(1)),
                 "first": True, "message": f"mpirun: the first process to exit with an error: rank {self.rank}, "
                                           f"exit code {m.group(1)}"}
+
+
+class HydraReport:
+    """MPICH's and Intel MPI's mpiexec on a process that died (see the module's doc), read over
+    its lines, which hold none of the words the pre-check looks for after the first (`REPORT`):
+    the events parser hands this the next ones, up to REPORT_LINES of them."""
+
+    REPORT = "BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES"
+    REPORT_LINES = 4
+
+    def __init__(self) -> None:
+        self.fields: dict = {}
+        self.lines = 0
+        self.told_first = False
+        self.passed = False
+        """Was the last line read no line of the box (which ends it, and is read as any other)?"""
+
+    def begin(self) -> None:
+        self.fields, self.lines = {}, 0
+
+    def read(self, line: str) -> dict | None:
+        """The record's fields once the box says how the process ended; None before."""
+        self.lines += 1
+        self.passed = not line.startswith("=")
+        if self.passed:
+            return None
+        if "RUNNING AT" in line:
+            m = HYDRA_PROCESS.search(line)
+            if m is not None:
+                self.fields = {"rank": int(m.group(1)) if m.group(1) else None, "pid": int(m.group(2)),
+                               "host": m.group(3)}
+            return None
+        m = HYDRA_END.search(line) if "SIGNAL" in line or "EXIT CODE" in line else None
+        if m is None or not self.fields:
+            return None
+        fields = dict(self.fields, error="child_failed", launcher="mpiexec")
+        how = f"killed by signal {m.group(1)}" if m.group(1) else f"exit code {m.group(2)}"
+        if m.group(1):
+            fields["signal"] = _signal(m.group(1))
+        else:
+            fields["exitcode"] = int(m.group(2))
+        if not self.told_first:
+            fields["first"] = self.told_first = True
+        rank = fields["rank"]
+        fields["message"] = (f"mpiexec: {'rank %d' % rank if rank is not None else 'a process'} "
+                             f"(pid {fields['pid']} on {fields['host']}) ended, {how}")
+        return fields
