@@ -55,7 +55,14 @@ FRAGMENTS = [
     # launchers' node prefixes: torchx's (learnt from its logger), kubectl's, pdsh's, SkyPilot's
     "torchx 2026-12-06 13:54:31 INFO     Waiting for the app to finish...\n", "crash/1 [1]:", "\x1b[32mcrash/0\x1b[0m ",
     "\rcrash/0 ", "[pod/llama-worker-2/pytorch] ", "WORLD INFO DICT: {'algo-1': [0, 1], 'algo-2': [2, 3]}\n", "algo-2: ",
-    "(worker1, rank=1, pid=2379, ip=10.0.0.3) ",
+    "(worker1, rank=1, pid=2379, ip=10.0.0.3) ", "llama-worker-1 pytorch ", "ml llama-master-0 pytorch ",
+    "+ llama-worker-3 \u203a pytorch\n", "\x1b[96mllama-worker-1\x1b[0m \x1b[36mpytorch\x1b[0m ",
+    "crash-x095-crash-1-0 crash-1 ", "sft-node-0-1-x7kbp node ", "[1,2][vm:13222]<stdout>: ",
+    "[prterun-vm-13357@1,2]<stdout>: ", "[2] ", "failed (exitcode: 1) local_rank: 1 (pid: 1455) of binary: ",
+    "=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES\n", "=   RANK 6 PID 24 RUNNING AT node9\n",
+    "=   KILLED BY SIGNAL: 9 (Killed)\n", "prterun noticed that process rank 1 with PID 1 on node vm exited on\n",
+    "signal 9 (Killed).\n", "\u25b6 Starting validation at step 5...\n", "\U0001f4ca Validation Results:\n",
+    "    \u2022 Accuracy: 0.45\n", "    \u2022 Total validation time: 32.10s\n",
     # CLU, NCCL 2.19+, Ray, DeepSpeed's config and checkpoint lines, printed tensors, Unix times
     " [2024-10-16 04:23:00] iteration ", "(min, max) time across ranks (ms):", "max time across ranks (ms):",
     "    forward-backward ....: (", "validation loss at iteration ", " on test set | ", "Training epoch 0, iteration ",
@@ -315,6 +322,14 @@ def test_pathological_lines_finish():
         "torchx 2026-12-06 13:54:31 INFO",      # (then a role's prefix learnt, and many of it)
         "crash/1 [0]:" * 100_000,
         "crash/1 " * 200_000,
+        "llama-worker-1 pytorch " * 40_000,       # (stern's prefix learnt first, then many of it)
+        "llama-worker-1 pytorch [default" + "1" * 100_000,
+        "[prterun-vm-1@1,0]<stdout>: " + "@" * 200_000,
+        "[1,0]" + "][a:1]" * 100_000 + "<stdout>: x",
+        "1: x failed (exitcode: 1) local_rank: " + "1" * 100_000,
+        "=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES",
+        "=   RANK 1 PID 2 RUNNING AT " + "a" * 300_000,
+        "\u25b6 Starting validation at step " + "9" * 100_000,
     ]
     for line in nasty:
         _feed_checked(d, line)
