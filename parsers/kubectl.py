@@ -25,13 +25,14 @@ import re
 POD = "[pod/"
 POD_BYTES = POD.encode()
 _NAME = r"[a-z0-9](?:[a-z0-9.-]{0,251}[a-z0-9])?"
-_CONTAINER = r"/[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\] "
+_CONTAINER_NAME = r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?"
+_CONTAINER = r"/" + _CONTAINER_NAME + r"\] "
 PREFIX = r"\[pod/" + _NAME + _CONTAINER
 """The prefix of any pod."""
 _TEXT = re.compile(
     r"^\[pod/(?:" + _NAME + r"-(?:(?P<master>master-0)|worker-(?P<worker>[0-9]{1,6})"
     r"|(?P<index>[0-9]{1,6})-[a-z0-9]{5})" + _CONTAINER + r"|(?P<pod>" + _NAME + r")/(?P<container>"
-    + _CONTAINER[1:-3] + r")\] (?:\[(?P<bare>[0-9]{1,7})\]:)?)", re.M)
+    + _CONTAINER_NAME + r")\] (?:\[(?P<bare>[0-9]{1,7})\]:)?)", re.M)
 """The places that pods' names give, then any pod (with what may follow a torchx replica's)."""
 _BYTES = re.compile(_TEXT.pattern.encode(), re.M)
 _REPLICA = re.compile(r"-([0-9]{1,6})\Z")

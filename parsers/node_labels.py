@@ -1,9 +1,9 @@
 """The node labels that launchers put before a stream's lines, read as srun's label of the node
 (`1: `), so that what follows them reads as it does under srun: torchx's replicas
 (`torchx.py`), SkyPilot's (`skypilot.py`), kubectl's pods (`kubectl.py`) and stern's
-(`stern.py`), pdsh's hosts, and a host's name before torch's `[rankN]:` (`pdsh.py`).  A block is looked at for each as
-`sighting.py` says; a line fed alone is looked at whole (its tests cost ~0.25 us, under a tenth
-of what the line costs)."""
+(`stern.py`), pdsh's hosts, and a host's name before torch's `[rankN]:` (`pdsh.py`).  A block
+is looked at for each as `sighting.py` says; a line fed alone is looked at whole (its tests
+cost ~0.25 us, under a tenth of what the line costs)."""
 from __future__ import annotations
 
 from .kubectl import POD, pod_labels

@@ -12,10 +12,11 @@ in a job and whose container is the one that job's pods run (`kubectl.py` reads 
 - torchx's `APP-ROLE-N-0 ROLE-N ` (its Kubernetes scheduler's pod and container of replica N).
 
 stern's own notice of each container it begins or ends tailing, `+ POD › CONTAINER` (on its
-stderr, often in the same file), teaches the same.  The job's name is then known, and each line behind a prefix of one of its pods is read as
-kubectl's `[pod/POD/CONTAINER] `, and so as srun's label of the pod's node.  The stream's first
-LOOK lines are looked at; a line of another shape there, or any line of a job not learnt, is
-read as it is.  (stern's `--timestamps` puts the time after the prefix: not read as a time.)"""
+stderr, often in the same file), teaches the same.  The job's name is then known, and each line
+behind a prefix of one of its pods is read as kubectl's `[pod/POD/CONTAINER] `, and so as
+srun's label of the pod's node.  The stream's first LOOK lines are looked at; a line of another
+shape there, or any line of a job not learnt, is read as it is.  (`stern --timestamps` puts the
+time after the prefix: `ingest` reads it there, `cli/log_blocks.py`.)"""
 from __future__ import annotations
 
 import re
