@@ -169,6 +169,30 @@ driver (`log`, with its newline), python-json-logger's and most stores' exports 
 stream that a logger's JSON lines make up only in part is read line by line by the parsers,
 `parsers/structured.py`; here, the collector's time of each line is kept for `ingest`.)"""
 JSON_TIME = ("time", "timestamp", "@timestamp", "ts")
+_POD_HOLDERS = (None, "labels", "kubernetes", "resource")
+"""Where a collector's JSON line names the pod and container of its line: stern's `-o json` and
+`extjson` at the top (`podName`, `containerName`), Loki's labels (`pod`, `container`), Fluent
+Bit's and Fluentd's `kubernetes` metadata and Google Cloud Logging's `resource.labels`
+(`pod_name`, `container_name`)."""
+_POD_PREFIX = re.compile(kubectl.PREFIX)
+
+
+def pod_prefix(obj: dict) -> str:
+    """kubectl's prefix of the pod and container that a collector's JSON line names (see
+    `_POD_HOLDERS`), which the parsers read the pod's node from (`parsers/kubectl.py`); "" where
+    it names none."""
+    for holder in _POD_HOLDERS:
+        names = obj if holder is None else obj.get(holder)
+        if holder == "resource" and isinstance(names, dict):
+            names = names.get("labels")
+        if not isinstance(names, dict):
+            continue
+        pod = names.get("podName") or names.get("pod") or names.get("pod_name")
+        container = names.get("containerName") or names.get("container") or names.get("container_name")
+        if isinstance(pod, str) and isinstance(container, str):
+            prefix = f"[pod/{pod}/{container}] "
+            return prefix if _POD_PREFIX.fullmatch(prefix) else ""
+    return ""
 
 
 _WRAPPER_CLOCK = re.compile(
@@ -275,8 +299,9 @@ class Collected:
 
     def text(self, raw: bytes) -> tuple[str | None, str | None]:
         """(the job's line, with its newline, or None while a Docker line goes on in the next
-        entry; the collector's time of it, where it gives one) of one collected line.  A line
-        that is no JSON object is the job's as it is."""
+        entry; the collector's time of it, where it gives one) of one collected line, behind
+        kubectl's prefix of its pod where the entry names one.  A line that is no JSON object
+        is the job's as it is."""
         obj = _json_object(raw.strip())
         value = obj.get(self.key) if obj is not None else None
         if not isinstance(value, str):
@@ -286,7 +311,7 @@ class Collected:
             self._part += value
             return None, when
         text, self._part = self._part + value, ""
-        return (text if text.endswith("\n") else text + "\n"), when
+        return pod_prefix(obj) + (text if text.endswith("\n") else text + "\n"), when
 
 
 class Clocked(Collected):

@@ -511,6 +511,41 @@ def test_json_lines_of_other_collectors(capsys, tmp_path, key, time_key):
     assert [(r["step"], r["step_time_ms"]) for r in rows] == [(1, 100.0), (2, 900.0), (3, 101.0)] * 3
 
 
+def _pod_entry(shape: str, pod: str, line: str) -> dict:
+    """One of a job's lines as a collector's JSON line that names its pod and container."""
+    if shape == "stern":        # stern -o json
+        return {"message": line, "nodeName": "gke-1", "namespace": "ml", "podName": pod, "containerName": "pytorch"}
+    if shape == "loki":         # logcli query --output=jsonl
+        return {"labels": {"namespace": "ml", "pod": pod, "container": "pytorch"}, "line": line,
+                "timestamp": "2026-01-10T10:00:00Z"}
+    if shape == "fluent-bit":   # its kubernetes filter, over Docker's json-file entries
+        return {"log": line + "\n", "stream": "stdout", "kubernetes": {"pod_name": pod, "container_name": "pytorch"}}
+    return {"textPayload": line, "resource": {"type": "k8s_container",       # Google Cloud Logging's export
+                                              "labels": {"pod_name": pod, "container_name": "pytorch"}}}
+
+
+@pytest.mark.parametrize("shape", ["stern", "loki", "fluent-bit", "gcp"])
+def test_a_collectors_json_lines_of_a_jobs_pods_read_as_its_node_logs(capsys, tmp_path, shape):
+    """A PyTorchJob's pods' lines exported as JSON lines, each naming its pod: read behind
+    kubectl's prefix of that pod, the master's pod node 0 and `worker-0` node 1, the records are
+    those of the two nodes' own logs read with `--node-logs` (before, both nodes' `[default0]:`
+    were rank 0)."""
+    pods = ["llama-master-0", "llama-worker-0"]
+    entries = [json.dumps(_pod_entry(shape, pod, line))
+               for pod, path in zip(pods, NODE_LOGS) for line in Path(path).read_text().splitlines()]
+    export = tmp_path / "export.jsonl"
+    export.write_text("\n".join(entries) + "\n")
+    assert cmd_parse.run(_args([*NODE_LOGS, "--node-logs", "--format", "json"])) == 0
+    node_logs = capsys.readouterr().out
+    assert cmd_parse.run(_args([str(export), "--format", "json"])) == 0
+
+    def records(text: str) -> list[str]:     # (the node logs' records name their file and local rank)
+        return sorted(json.dumps({k: v for k, v in json.loads(line).items() if k not in ("local_rank", "file")})
+                      for line in text.splitlines())
+    got = records(capsys.readouterr().out)
+    assert got == records(node_logs) and {json.loads(line)["rank"] for line in got} == {0, 1, 2, 3}
+
+
 def test_a_jobs_own_json_metrics_are_no_collectors():
     """A job that prints its metrics as JSON has none of the collectors' keys: its lines are its own."""
     head = b"".join(b'{"step": %d, "loss": 2.0, "time": "2026-01-10T10:00:00Z"}\n' % i for i in range(20))
