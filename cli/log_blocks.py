@@ -304,7 +304,7 @@ class Collected:
         is the job's as it is."""
         obj = _json_object(raw.strip())
         value = obj.get(self.key) if obj is not None else None
-        if not isinstance(value, str):
+        if obj is None or not isinstance(value, str):
             return raw.decode("utf-8", "surrogateescape").rstrip("\n") + "\n", None
         when = next((obj[k] for k in JSON_TIME if isinstance(obj.get(k), str)), None)
         if self.key == "log" and not value.endswith("\n"):
