@@ -289,12 +289,12 @@ class Collected:
                 return text[:cut]
             self._unended = b""
             return text
-        out = []
+        out: list[str] = []
         for raw in data.split(b"\n"):
             if raw.strip():
-                text = self.text(raw)[0]
-                if text is not None:
-                    out.append(text)
+                line = self.text(raw)[0]
+                if line is not None:
+                    out.append(line)
         return "".join(out).encode("utf-8", "surrogateescape")
 
     def text(self, raw: bytes) -> tuple[str | None, str | None]:
