@@ -61,6 +61,7 @@ def test_only_unlabelled_logs_of_ranks_that_all_print_are_spread():
     assert spread == {
         "torch-2.15_torchrun-tee3-prefix-hostname-rank_lines-in-two-writes_3rank.log": [0, 1, 2],
         "torch-2.15_torchrun-tee3-role-trainer_lines-in-two-writes_3rank.log": [0, 1, 2],
+        "mpich-4.0.2_mpiexec-prepend-rank_lines-in-two-writes_3rank.log": [0, 1, 2],    # (its prefix unread here)
         UNLABELLED.name: [0, 1],
         SRUN_UNLABELLED.name: [0, 1],
         "torchtitan-0.3.0_llama3-debugmodel_2rank-unlabelled_cpu.log": [0, 1],
