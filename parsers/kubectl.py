@@ -53,23 +53,26 @@ def _torchx_replica(pod: str, container: str) -> int | None:
     return int(r.group(1)) if r is not None and pod.endswith(f"-{container}-0") else None
 
 
-def _label(m) -> str:
+def _place(m) -> int | None:
+    """The node of a prefix's pod (None: its name gives no place)."""
     pod = m.group("pod")
     if pod is None:
-        node = _node(m)
-        return "" if node is None else f"{node}: "
-    bare, node = m.group("bare"), _torchx_replica(pod, m.group("container"))
+        return _node(m)
+    container = m.group("container")
+    if isinstance(pod, bytes):
+        pod, container = pod.decode(), container.decode()
+    return _torchx_replica(pod, container)
+
+
+def _label(m) -> str:
+    node, bare = _place(m), m.group("bare")       # (a worker's `[M]:` after any pod's prefix)
     if node is None:
         return "" if bare is None else f"[{bare}]:"
     return f"{node}: " if bare is None else f"{node}: [default{bare}]:"
 
 
 def _label_bytes(m) -> bytes:
-    pod = m.group("pod")
-    if pod is None:
-        node = _node(m)
-        return b"" if node is None else b"%d: " % node
-    bare, node = m.group("bare"), _torchx_replica(pod.decode(), m.group("container").decode())
+    node, bare = _place(m), m.group("bare")
     if node is None:
         return b"" if bare is None else b"[%s]:" % bare
     return b"%d: " % node if bare is None else b"%d: [default%s]:" % (node, bare)

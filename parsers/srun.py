@@ -147,8 +147,8 @@ _TEE = re.compile(rb"(?:(?<![0-9])([0-9]{1,7}): )?\[default([0-9]{1,7})\]:")
 came behind the line's (torchx passes each replica's parts on as they come: `torchx.py`)."""
 AGENT_MARK = b") local_rank: "
 _AGENT_CHILD = re.compile(LABEL + rb"(?=[^\n]*?failed \(exitcode: -?[0-9]{1,4}\) local_rank: ([0-9]{1,7}) \(pid: )")
-"""A node's torchrun agent telling of a worker that failed, behind the node's label: the line
-names the worker's local rank, not the job's."""
+"""A node's torchrun agent telling of a worker that failed (the line `events.CHILD` reads), behind
+the node's label: the line names the worker's local rank, not the job's."""
 
 
 def nested(data: bytes) -> bool:
