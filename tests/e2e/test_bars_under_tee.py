@@ -36,8 +36,9 @@ def test_bars_of_two_ranks_under_tee_have_the_slow_step_found(tansu_stack):
     assert len(flagged) <= 1, f"false alarms at steps {flagged}"
 
     # Each rank's windows run from one step's first redraw to the next; only rank 1's step 12
-    # is long, the others are the step's time, give or take torchrun's tail, which reads each
-    # rank's file every 0.1 s (a redraw comes up to that much late), on a busy machine more.
+    # is long, the others typically the step's time: torchrun's tail reads each rank's file
+    # every 0.1 s, so a redraw comes up to that much late (on a busy machine more), which
+    # lengthens one window and shortens the next; their median is held to the step time.
     rows = {(r["rank"], r["step"]): r for r in tansu_stack.sql(
         f"SELECT rank, step, t0_ns, t1_ns, duration_ms, source FROM step_rank FINAL "
         f"WHERE job = '{job}'")}
@@ -48,8 +49,10 @@ def test_bars_of_two_ranks_under_tee_have_the_slow_step_found(tansu_stack):
             assert r["t0_ns"] == rows[rank, step - 1]["t1_ns"]
         if (rank, step) == (SLOW_RANK, SLOW_STEP):
             assert r["duration_ms"] > 4 * STEP_MS, r
-        else:
-            assert abs(r["duration_ms"] - STEP_MS) < STEP_MS / 2, (rank, step, r)
+    for rank in range(NPROC):
+        windows = sorted(r["duration_ms"] for (of, step), r in rows.items()
+                         if of == rank and (rank, step) != (SLOW_RANK, SLOW_STEP))
+        assert abs(windows[len(windows) // 2] - STEP_MS) < STEP_MS / 2, (rank, windows)
 
 
 @pytest.mark.tansu
