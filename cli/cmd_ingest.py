@@ -9,11 +9,11 @@ job's steps are judged and stored like those of a job run under RidgeScope.
 Times come from the log where it prints them (ISO 8601 and `[2024-01-02 03:04:05,678]`-style
 prefixes, Hugging Face's example scripts' `01/02/2024 03:04:05` and Rich's `[01/02/24 03:04:05]`,
 ctime dates, the time of day alone where a log prints no date (`clock_stamps.py`), glog's and
-absl's `I1130 18:28:04.930220 ...] ` and Detectron2's and PaddleDetection's `[11/30 19:38:55
-d2.engine]` in the year the file was written, MLPerf `time_ms`, or else a Unix time printed in
-the record itself, such as MLPerf BERT's `{'training_steps': 2, ..., 'timestamp':
-1593108597.22}`: `log_time_s`). A record on a line without a timestamp is placed after the last
-time printed before it, on any line (an `nvidia-smi` header's date, an MLPerf `:::MLLOG`
+absl's `I1130 18:28:04.930220 ...] `, Detectron2's and PaddleDetection's `[11/30 19:38:55
+d2.engine]` and `stern --timestamps=short`'s `01-10 10:00:03` in the year the file was written,
+MLPerf `time_ms`, or else a Unix time printed in the record itself, such as MLPerf BERT's
+`{'training_steps': 2, ..., 'timestamp': 1593108597.22}`: `log_time_s`). A record on a line
+without a timestamp is placed after the last time printed before it, on any line (an `nvidia-smi` header's date, an MLPerf `:::MLLOG`
 event), by the step times printed since (`ts_source: estimated`). A log that prints no timestamp at
 all gets times synthesised from its cumulative step times, ending at the file's modification time,
 and its records say `ts_unknown: true`. When a progress line has a timestamp but no step time, the
@@ -85,6 +85,9 @@ _MONTH_DAY = re.compile(r"(?<![\w/.:])\[(\d\d)/(\d\d) (\d\d):(\d\d):(\d\d)[\] ]"
 # `ts`'s default clock (moreutils), the syslog's: `Dec 03 02:09:56 ` at a line's start, no year
 _MONTH_NAME_DAY = re.compile(r"(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) ([ 0-3]\d) (\d\d):(\d\d):(\d\d)"
                              r"(?:\.(\d{1,9}))? ")
+# `stern --timestamps=short`'s stamp behind its `[NAMESPACE ]POD CONTAINER `: `01-10 10:00:03 `, no year
+_STERN_SHORT = re.compile(r"(?:(?:\x1b\[[0-9;]{1,8}m)?[a-z0-9][a-z0-9.-]{0,252}(?:\x1b\[0m)? ){2,3}"
+                          r"(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d) ")
 _CLOCK = re.compile(r"\d\d:\d\d:\d\d")
 """The time of day that every shape above but `time_ms` prints."""
 _DAY_NS = 86_400 * 1_000_000_000
@@ -99,8 +102,8 @@ _RANK_IN_NAME = re.compile(r"rank[_-]?(\d{1,6})(?!\d)", re.IGNORECASE)
 def line_timestamp(head: str, written_ns: int | None = None) -> tuple[int, bool] | None:
     """(epoch ns, sub-second precision) of the timestamp a line starts with, if any.
 
-    Times without a zone are taken as UTC: an old log rarely says where it ran.  glog's and
-    Detectron2's prefixes print no year: it is the year of `written_ns` (when the log was last
+    Times without a zone are taken as UTC: an old log rarely says where it ran.  glog's,
+    Detectron2's and `stern --timestamps=short`'s prefixes print no year: it is the year of `written_ns` (when the log was last
     written), or the one before where that would put the line after it."""
     if "time_ms" in head:
         m = _EPOCH_MS.search(head)
@@ -143,6 +146,11 @@ def line_timestamp(head: str, written_ns: int | None = None) -> tuple[int, bool]
             return _yearless_time(m.groups(), written_ns)
     if written_ns is not None and "[" in head:
         m = _MONTH_DAY.search(head)
+        if m:
+            found = _yearless_time(m.groups(), written_ns)
+            return (found[0], False) if found else None
+    if written_ns is not None:
+        m = _STERN_SHORT.match(head)
         if m:
             found = _yearless_time(m.groups(), written_ns)
             return (found[0], False) if found else None

@@ -151,11 +151,15 @@ _POD = b"^(" + kubectl.PREFIX.encode() + b"|" + _STERN + b")?"
 """`kubectl logs --prefix --timestamps` puts the pod's prefix before the stamp, and `stern
 --timestamps` its `[NAMESPACE ]POD CONTAINER `: it stays, for the parsers to read the pod's node
 from (`parsers/kubectl.py`, `parsers/stern.py`)."""
-COLLECTOR_STAMP = re.compile(_POD + _STAMP[1:] + rb"(?:std(?:out|err) [FP] )?", re.M)
+_STERN_SHORT = rb"|^(" + _STERN + rb")[01][0-9]-[0-3][0-9] [0-2][0-9]:[0-5][0-9]:[0-5][0-9] "
+"""`stern --timestamps=short`'s stamp behind its prefix: month, day and time, no year or zone
+(`01-10 10:00:03 `); alone, a line's own text could begin so."""
+COLLECTOR_STAMP = re.compile(_POD + _STAMP[1:] + rb"(?:std(?:out|err) [FP] )?" + _STERN_SHORT, re.M)
 """A collector's timestamp at a line's start (or behind kubectl's pod prefix): RFC 3339 (a `T`
 between date and time, which Python's logging never prints), then one space; in CRI's files,
 the stream and tag after."""
-_WHOLE_STAMP = re.compile(_POD + _STAMP[1:] + rb"(?!std(?:out|err) P )(?:std(?:out|err) F )?", re.M)
+_WHOLE_STAMP = re.compile(_POD + _STAMP[1:] + rb"(?!std(?:out|err) P )(?:std(?:out|err) F )?" + _STERN_SHORT,
+                          re.M)
 """The stamp of a line that ends where its entry does (all but CRI's `P` parts)."""
 _PART = re.compile(_STAMP + rb"std(?:out|err) P ([^\n]*+)\n", re.M)
 """A CRI part with its stamp and its newline: its text runs on into the next entry's."""
@@ -223,7 +227,7 @@ def stamped(head: bytes) -> bool:
 def unstamped(data: bytes) -> bytes:
     """`data` without the collector's timestamp that begins each of its lines, CRI's parts of a
     line joined (the last may end `data` unended, to go on in what follows)."""
-    data = _WHOLE_STAMP.sub(rb"\1", data)
+    data = _WHOLE_STAMP.sub(rb"\1\2", data)
     return _PART.sub(rb"\1", data) if b" P " in data else data
 
 
@@ -274,8 +278,8 @@ class Collected:
 
     @property
     def says(self) -> str:
-        return ("its lines begin with a log collector's timestamps (kubectl logs --timestamps, docker logs -t): "
-                "read without them") if self.key is None else (
+        return ("its lines begin with a log collector's timestamps (kubectl logs --timestamps, stern --timestamps, "
+                "docker logs -t): read without them") if self.key is None else (
                 f"its lines are a log collector's JSON: read as the text under {self.key!r}")
 
     def block(self, data: bytes) -> bytes:

@@ -465,6 +465,41 @@ def test_kubectl_prefix_and_timestamps_of_a_pytorchjobs_pods_read_as_its_node_lo
     assert "collector's timestamps" in out.err
 
 
+def _stern_short(pod: bytes, data: bytes) -> bytes:
+    """`data` as `stern --timestamps=short` prints a pod's lines: its prefix, then month, day
+    and time (no year), one line a second from 01-10 10:00:00."""
+    return b"".join(pod + b"01-10 10:%02d:%02d " % (i // 60, i % 60) + line
+                    for i, line in enumerate(data.splitlines(keepends=True)))
+
+
+def test_sterns_short_timestamps_are_read_off_and_dated_in_the_year_written(capsys, tmp_path):
+    """`stern --timestamps=short` puts `MM-DD HH:MM:SS ` between its pod's prefix and the job's
+    line: read off, the pods' lines are the two nodes' logs; `ingest` dates each in the year the
+    file was written (the year before, where the date would come after that)."""
+    import os
+    from ridgescope.cli.cmd_ingest import read_file
+    stern = tmp_path / "stern.log"
+    stern.write_bytes(b"".join(_stern_short(pod, Path(path).read_bytes()) for pod, path in
+                               zip([b"llama-master-0 pytorch ", b"llama-worker-0 pytorch "], NODE_LOGS)))
+    assert cmd_parse.run(_args([*NODE_LOGS, "--node-logs", "--format", "json"])) == 0
+    node_logs = capsys.readouterr().out
+    assert cmd_parse.run(_args([str(stern), "--format", "json"])) == 0
+    out = capsys.readouterr()
+
+    def records(text: str) -> list[str]:
+        return sorted(json.dumps({k: v for k, v in json.loads(line).items() if k not in ("local_rank", "file")})
+                      for line in text.splitlines())
+    assert records(out.out) == records(node_logs) and len(records(out.out)) == 120
+
+    for written, year in (calendar_ns(2026, 3, 1, 0, 0, 0), 2026), (calendar_ns(2027, 1, 5, 0, 0, 0), 2026):
+        os.utime(stern, ns=(written, written))
+        got = read_file(str(stern), None)
+        first = next(it for it in got.items if it.record is not None)
+        line_no = Path(NODE_LOGS[0]).read_bytes().split(b"\n").index(b"[default0]:step 1/30 loss 2.3014 step_time_ms 264.2")
+        assert got.timestamps == "printed"
+        assert (first.rank, first.record["step"], first.ts) == (0, 1, calendar_ns(year, 1, 10, 10, 0, line_no))
+
+
 def calendar_ns(*parts) -> int:
     import calendar
     *whole, seconds = parts
