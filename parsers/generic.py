@@ -2,12 +2,13 @@
 (`Epoch: [0][ 10/391]\tTime 0.2 (0.3)\tLoss ...`), MXNet `Epoch[0] Batch [20-40]\tSpeed: ...`,
 fairseq's and metaseq's stats lines (`fairseq.py`), MMEngine's `Epoch(train) [1][ 50/1000]  ...`,
 timm's `Train: 0 [  50/1251 (  4%)]  Loss: ...`, open_clip's (`open_clip.py`), MiniMind's
-`Epoch:[1/2](100/44160), loss: ...` and OpenNMT-py's `Step 100/200000; acc: ..; xent: ..`."""
+`Epoch:[1/2](100/44160), loss: ...`, MindFormers' `{ Epoch:[  1/  2], step:[   10/  500], ...`
+(`mindformers.py`) and OpenNMT-py's `Step 100/200000; acc: ..; xent: ..`."""
 from __future__ import annotations
 
 import re
 
-from . import fairseq, printers, slowfast
+from . import fairseq, mindformers, printers, slowfast
 from .base import (CLOCK, SOURCE_LOCATION, ULTRALYTICS_MARKS, Parser, Pattern, num, parsed,
                    printable_ascii, record, seconds_to_ms, to_gb, to_ms, unsized_bar_like)
 from .kv import normalise, pairs
@@ -315,6 +316,10 @@ class GenericParser(Parser):
             m = MMCV.search(s)
             if m:
                 return self._mmcv(m, rank)
+        if "Epoch:[" in s and "step:[" in s:
+            recs = mindformers.read(s, rank)
+            if recs is not None:
+                return recs
         if "Epoch:[" in s and "](" in s:
             m = EPOCH_STEP_IN_PARENS.search(s)
             if m:

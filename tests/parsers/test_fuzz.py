@@ -115,6 +115,9 @@ FRAGMENTS = [
     # open_clip
     "Train Epoch: 0 [  6464/109468 (3%)] ", "Data (t): 0.158 ", "Batch (t): 0.559, 36.0876/s, 4.5/s/gpu ",
     "Logit Scale: 99.995 ", "Contrastive_loss: 0.97884 (1.023) ", "Eval Epoch: 1 ", "clip_val_loss: 0.0076\t",
+    # MindFormers
+    "{ Epoch:[  1/  2], ", "step:[    2/   19], ", "loss: 10.633, ", "loss:[9.673/9.981], ", "per_step_time: 1752ms, ",
+    "overflow cond: False, ", "global_norm: [1.508834]", "global_norm [1 31049]", "train_throughput_per_npu: 170.738T",
     # OpenNMT-py
     "Step 50/ 5000; acc:   5.35; ppl: 1497.24; xent: 7.31; ", "lr: 1.00000; ", " 84/336 tok/s;", "    890 sec",
     # mmcv's TextLoggerHook
@@ -330,6 +333,8 @@ def test_pathological_lines_finish():
         "=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES",
         "=   RANK 1 PID 2 RUNNING AT " + "a" * 300_000,
         "\u25b6 Starting validation at step " + "9" * 100_000,
+        "{ Epoch:[  1/  2], step:[    2/   19], " + "loss: 1, " * 100_000,
+        "{ Epoch:[  1/  2], step:[    2/   19], global_norm: [" + "1" * 200_000,
     ]
     for line in nasty:
         _feed_checked(d, line)

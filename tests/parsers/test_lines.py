@@ -1852,3 +1852,30 @@ def test_a_collectives_rank_is_its_devices_rank_in_the_widest_communicator():
         "comm 0xbbb0 [nranks=2] stream 0x3"])
     assert [(r["kind"], r["rank"], r.get("comm_rank")) for r in recs] == [
         ("nccl_init", 5, 5), ("nccl_init", 5, 1), ("nccl_coll", 5, None), ("nccl_coll", None, None)]
+
+
+def test_mindformers_loss_monitor_lines():
+    """MindFormers' MFLossMonitor (its format in `mindformers/core/callback/callback.py`): the
+    epoch's step runs on over the epochs (as the callback counts its summaries' global step),
+    the step time in ms, the model's TFLOPS per device, the loss with its mean where the
+    dataset is not sunk, the one-element norm with or without its colon; the bar after gives
+    nothing, and a norm of two elements is no norm."""
+    head = "2025-04-07 15:34:{:02d},308 - [mindformers/core/callback/callback.py:529] - INFO - "
+    lines = [head.format(27) + "{ Epoch:[  1/  2], step:[   18/   19], loss: 10.633, per_step_time: 1752ms, lr: 1e-05, "
+             "overflow cond: False, loss_scale: 1.0, global_norm: [1.508834], train_throughput_per_npu: 170.738T",
+             head.format(27) + "  94.7% |███████████████████████████████████████████████   | 2.28311 samples/s/p  0:00:01 }",
+             head.format(29) + "{ Epoch:[  2/  2], step:[    1/   19], loss:[9.673/9.981], per_step_time: 1754ms, "
+             "lr: 9.981987e-06, overflow cond: True, loss_scale: 65536.0, global_norm [10.579812]",
+             head.format(31) + "{ Epoch:[  2/  2], step:[    2/   19], loss: 9.287, per_step_time: 1756ms, "
+             "overflow cond: False, loss_scale: 1.0, global_norm: [1 31049], train_throughput_per_npu: 170.319T"]
+    recs, _ = feed_all(lines)
+    assert [(r["kind"], r["framework"], r["step"], r["epoch"], r["total_steps"]) for r in recs] == [
+        ("progress", "mindformers", 18, 1, 38), ("progress", "mindformers", 20, 2, 38),
+        ("progress", "mindformers", 21, 2, 38)]
+    first, second, third = recs
+    assert (first["loss"], first["step_time_ms"], first["lr"], first["grad_norm"], first["tflops"]) == (
+        10.633, 1752.0, 1e-05, 1.508834, 170.738)
+    assert first["metrics"] == {"loss_scale": 1.0}
+    assert (second["loss"], second["grad_norm"], second["metrics"]) == (9.673, 10.579812, {"loss_scale": 65536.0,
+                                                                                           "overflow": 1})
+    assert "grad_norm" not in third and "lr" not in third and third["tflops"] == 170.319
