@@ -8,20 +8,20 @@ job's steps are judged and stored like those of a job run under RidgeScope.
 
 Times come from the log where it prints them (ISO 8601 and `[2024-01-02 03:04:05,678]`-style
 prefixes, Hugging Face's example scripts' `01/02/2024 03:04:05` and Rich's `[01/02/24 03:04:05]`,
-ctime dates, the time of day alone where a log prints no date (`clock_stamps.py`), glog's and
-absl's `I1130 18:28:04.930220 ...] `, Detectron2's and PaddleDetection's `[11/30 19:38:55
-d2.engine]` and `stern --timestamps=short`'s `01-10 10:00:03` in the year the file was written,
-MLPerf `time_ms`, or else a Unix time printed in the record itself, such as MLPerf BERT's
-`{'training_steps': 2, ..., 'timestamp': 1593108597.22}`: `log_time_s`). A record on a line
-without a timestamp is placed after the last time printed before it, on any line (an `nvidia-smi` header's date, an MLPerf `:::MLLOG`
+ctime dates, the time of day alone where a log prints no date (`clock_stamps.py`), glog's and absl's
+`I1130 18:28:04.930220 ...] `, Detectron2's and PaddleDetection's `[11/30 19:38:55 d2.engine]` and
+`stern --timestamps=short`'s `01-10 10:00:03` in the year the file was written, MLPerf `time_ms`, or
+else a Unix time printed in the record itself, such as MLPerf BERT's `{'training_steps': 2, ...,
+'timestamp': 1593108597.22}`: `log_time_s`). A record on a line without a timestamp is placed after
+the last time printed before it, on any line (an `nvidia-smi` header's date, an MLPerf `:::MLLOG`
 event), by the step times printed since (`ts_source: estimated`). A log that prints no timestamp at
 all gets times synthesised from its cumulative step times, ending at the file's modification time,
 and its records say `ts_unknown: true`. When a progress line has a timestamp but no step time, the
 step time is the time since the previous progress line of that rank (`step_time_from_ts: true`), if
 the timestamps have sub-second precision or the two lines are 20 s apart or more.  A bar's steps
-(tqdm's, which print the time elapsed and no step time) are timed so by the elapsed time they
-draw (`step_time_from_elapsed: true`).  A log that prints every N steps moves its rank's clock
-by N step times from one line to the next.
+(tqdm's, which print the time elapsed and no step time) are timed so by the elapsed time they draw
+(`step_time_from_elapsed: true`).  A log that prints every N steps moves its rank's clock by N step
+times from one line to the next.
 
 The job's world size is what the logs print of it (Megatron-LM's `using world size: 64`,
 DeepSpeed's `dist_world_size=8`, Lightning's `MEMBER: 1/16`, NCCL's init lines, torchtitan's
@@ -45,7 +45,8 @@ from ridgescope.cli import log_dirs, node_logs, overlap, pipe_pairs, world_size
 from ridgescope.cli.clock_stamps import CLOCK_BEFORE_DATE, CLOCK_ONLY, ClockDays, time_of_day
 from ridgescope.cli.cmd_parse import (add_prefix_template, note, placed_nodes, prefix_templates, tee_prefix,
                                       workers_per_node)
-from ridgescope.cli.log_blocks import CUT_SHORT, collector_format, collector_of, cut_short, open_log
+from ridgescope.cli.log_blocks import (CUT_SHORT, STERN_PREFIX, collector_format, collector_of, cut_short,
+                                      open_log)
 from ridgescope.cli.cmd_run import parse_tags
 from ridgescope.cli.common import add_stack_args, settings_from
 from ridgescope.parsers import FORMATS, UNLABELLED_BAR, Dispatcher
@@ -86,8 +87,7 @@ _MONTH_DAY = re.compile(r"(?<![\w/.:])\[(\d\d)/(\d\d) (\d\d):(\d\d):(\d\d)[\] ]"
 _MONTH_NAME_DAY = re.compile(r"(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) ([ 0-3]\d) (\d\d):(\d\d):(\d\d)"
                              r"(?:\.(\d{1,9}))? ")
 # `stern --timestamps=short`'s stamp behind its `[NAMESPACE ]POD CONTAINER `: `01-10 10:00:03 `, no year
-_STERN_SHORT = re.compile(r"(?:(?:\x1b\[[0-9;]{1,8}m)?[a-z0-9][a-z0-9.-]{0,252}(?:\x1b\[0m)? ){2,3}"
-                          r"(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d) ")
+_STERN_SHORT = re.compile(STERN_PREFIX.decode() + r"(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d) ")
 _CLOCK = re.compile(r"\d\d:\d\d:\d\d")
 """The time of day that every shape above but `time_ms` prints."""
 _DAY_NS = 86_400 * 1_000_000_000
@@ -103,8 +103,9 @@ def line_timestamp(head: str, written_ns: int | None = None) -> tuple[int, bool]
     """(epoch ns, sub-second precision) of the timestamp a line starts with, if any.
 
     Times without a zone are taken as UTC: an old log rarely says where it ran.  glog's,
-    Detectron2's and `stern --timestamps=short`'s prefixes print no year: it is the year of `written_ns` (when the log was last
-    written), or the one before where that would put the line after it."""
+    Detectron2's and `stern --timestamps=short`'s prefixes print no year: it is the year of
+    `written_ns` (when the log was last written), or the one before where that would put the
+    line after it."""
     if "time_ms" in head:
         m = _EPOCH_MS.search(head)
         if m:

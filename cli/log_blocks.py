@@ -146,12 +146,13 @@ def head_blocks(path: str) -> Iterator[bytes]:
 
 
 _STAMP = rb"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:[.,][0-9]{1,9})?(?:Z|[+-][0-9]{2}:?[0-9]{2})? "
-_STERN = rb"(?:(?:\x1b\[[0-9;]{1,8}m)?[a-z0-9][a-z0-9.-]{0,252}(?:\x1b\[0m)? ){2,3}"
-_POD = b"^(" + kubectl.PREFIX.encode() + b"|" + _STERN + b")?"
+STERN_PREFIX = rb"(?:(?:\x1b\[[0-9;]{1,8}m)?[a-z0-9][a-z0-9.-]{0,252}(?:\x1b\[0m)? ){2,3}"
+"""stern's `[NAMESPACE ]POD CONTAINER ` before a line, coloured on a terminal."""
+_POD = b"^(" + kubectl.PREFIX.encode() + b"|" + STERN_PREFIX + b")?"
 """`kubectl logs --prefix --timestamps` puts the pod's prefix before the stamp, and `stern
 --timestamps` its `[NAMESPACE ]POD CONTAINER `: it stays, for the parsers to read the pod's node
 from (`parsers/kubectl.py`, `parsers/stern.py`)."""
-_STERN_SHORT = rb"|^(" + _STERN + rb")[01][0-9]-[0-3][0-9] [0-2][0-9]:[0-5][0-9]:[0-5][0-9] "
+_STERN_SHORT = rb"|^(" + STERN_PREFIX + rb")[01][0-9]-[0-3][0-9] [0-2][0-9]:[0-5][0-9]:[0-5][0-9] "
 """`stern --timestamps=short`'s stamp behind its prefix: month, day and time, no year or zone
 (`01-10 10:00:03 `); alone, a line's own text could begin so."""
 COLLECTOR_STAMP = re.compile(_POD + _STAMP[1:] + rb"(?:std(?:out|err) [FP] )?" + _STERN_SHORT, re.M)

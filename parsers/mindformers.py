@@ -7,8 +7,8 @@
 mean so far, `loss:[10.633/10.641]`).  The step is the epoch's: the run's is
 `(epoch - 1) * steps_per_epoch + step`, as the callback itself counts it for its summaries.
 `train_throughput_per_npu` is the model's TFLOPS per device; `global_norm` a one-element
-array (`[1.508834]`, its colon left out in some releases' lines).  The bar on the line after (`10.0% |█████   | 0.81 samples/s/p  1:23:45 }`) gives
-nothing."""
+array (`[1.508834]`, its colon left out in some releases' lines).  The bar on the line after
+(`10.0% |█████   | 0.81 samples/s/p  1:23:45 }`) gives nothing."""
 from __future__ import annotations
 
 from .base import Pattern, num, record
