@@ -45,7 +45,7 @@ from ridgescope.cli import log_dirs, node_logs, overlap, pipe_pairs, world_size
 from ridgescope.cli.clock_stamps import CLOCK_BEFORE_DATE, CLOCK_ONLY, ClockDays, time_of_day
 from ridgescope.cli.cmd_parse import (add_prefix_template, note, placed_nodes, prefix_templates, tee_prefix,
                                       workers_per_node)
-from ridgescope.cli.log_blocks import (CUT_SHORT, STERN_PREFIX, collector_format, collector_of, cut_short,
+from ridgescope.cli.log_blocks import (CUT_SHORT, STERN_SHORT, collector_format, collector_of, cut_short,
                                       open_log)
 from ridgescope.cli.cmd_run import parse_tags
 from ridgescope.cli.common import add_stack_args, settings_from
@@ -87,7 +87,7 @@ _MONTH_DAY = re.compile(r"(?<![\w/.:])\[(\d\d)/(\d\d) (\d\d):(\d\d):(\d\d)[\] ]"
 _MONTH_NAME_DAY = re.compile(r"(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) ([ 0-3]\d) (\d\d):(\d\d):(\d\d)"
                              r"(?:\.(\d{1,9}))? ")
 # `stern --timestamps=short`'s stamp behind its `[NAMESPACE ]POD CONTAINER `: `01-10 10:00:03 `, no year
-_STERN_SHORT = re.compile(STERN_PREFIX.decode() + r"(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d) ")
+_STERN_SHORT = re.compile(STERN_SHORT.decode())
 _CLOCK = re.compile(r"\d\d:\d\d:\d\d")
 """The time of day that every shape above but `time_ms` prints."""
 _DAY_NS = 86_400 * 1_000_000_000
@@ -153,7 +153,7 @@ def line_timestamp(head: str, written_ns: int | None = None) -> tuple[int, bool]
     if written_ns is not None:
         m = _STERN_SHORT.match(head)
         if m:
-            found = _yearless_time(m.groups(), written_ns)
+            found = _yearless_time(m.groups()[1:], written_ns)     # (after stern's prefix)
             return (found[0], False) if found else None
     return None
 

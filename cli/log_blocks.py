@@ -146,20 +146,20 @@ def head_blocks(path: str) -> Iterator[bytes]:
 
 
 _STAMP = rb"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:[.,][0-9]{1,9})?(?:Z|[+-][0-9]{2}:?[0-9]{2})? "
-STERN_PREFIX = rb"(?:(?:\x1b\[[0-9;]{1,8}m)?[a-z0-9][a-z0-9.-]{0,252}(?:\x1b\[0m)? ){2,3}"
-"""stern's `[NAMESPACE ]POD CONTAINER ` before a line, coloured on a terminal."""
-_POD = b"^(" + kubectl.PREFIX.encode() + b"|" + STERN_PREFIX + b")?"
+_STERN = rb"(?:(?:\x1b\[[0-9;]{1,8}m)?[a-z0-9][a-z0-9.-]{0,252}(?:\x1b\[0m)? ){2,3}"
+_POD = b"^(" + kubectl.PREFIX.encode() + b"|" + _STERN + b")?"
 """`kubectl logs --prefix --timestamps` puts the pod's prefix before the stamp, and `stern
 --timestamps` its `[NAMESPACE ]POD CONTAINER `: it stays, for the parsers to read the pod's node
 from (`parsers/kubectl.py`, `parsers/stern.py`)."""
-_STERN_SHORT = rb"|^(" + STERN_PREFIX + rb")[01][0-9]-[0-3][0-9] [0-2][0-9]:[0-5][0-9]:[0-5][0-9] "
+STERN_SHORT = rb"^(" + _STERN + rb")([01][0-9])-([0-3][0-9]) ([0-2][0-9]):([0-5][0-9]):([0-5][0-9]) "
 """`stern --timestamps=short`'s stamp behind its prefix: month, day and time, no year or zone
-(`01-10 10:00:03 `); alone, a line's own text could begin so."""
-COLLECTOR_STAMP = re.compile(_POD + _STAMP[1:] + rb"(?:std(?:out|err) [FP] )?" + _STERN_SHORT, re.M)
+(`01-10 10:00:03 `); alone, a line's own text could begin so.  (Its groups: the prefix, then
+the stamp's numbers, which `ingest` dates.)"""
+COLLECTOR_STAMP = re.compile(_POD + _STAMP[1:] + rb"(?:std(?:out|err) [FP] )?|" + STERN_SHORT, re.M)
 """A collector's timestamp at a line's start (or behind kubectl's pod prefix): RFC 3339 (a `T`
 between date and time, which Python's logging never prints), then one space; in CRI's files,
 the stream and tag after."""
-_WHOLE_STAMP = re.compile(_POD + _STAMP[1:] + rb"(?!std(?:out|err) P )(?:std(?:out|err) F )?" + _STERN_SHORT,
+_WHOLE_STAMP = re.compile(_POD + _STAMP[1:] + rb"(?!std(?:out|err) P )(?:std(?:out|err) F )?|" + STERN_SHORT,
                           re.M)
 """The stamp of a line that ends where its entry does (all but CRI's `P` parts)."""
 _PART = re.compile(_STAMP + rb"std(?:out|err) P ([^\n]*+)\n", re.M)

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import subprocess
 import sys
@@ -476,7 +477,6 @@ def test_sterns_short_timestamps_are_read_off_and_dated_in_the_year_written(caps
     """`stern --timestamps=short` puts `MM-DD HH:MM:SS ` between its pod's prefix and the job's
     line: read off, the pods' lines are the two nodes' logs; `ingest` dates each in the year the
     file was written (the year before, where the date would come after that)."""
-    import os
     from ridgescope.cli.cmd_ingest import read_file
     stern = tmp_path / "stern.log"
     stern.write_bytes(b"".join(_stern_short(pod, Path(path).read_bytes()) for pod, path in
