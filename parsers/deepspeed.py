@@ -1,4 +1,5 @@
-"""DeepSpeed: log_dist step lines, ThroughputTimer, wall_clock_breakdown, DeepSpeed-Chat prints."""
+"""DeepSpeed: log_dist step lines, ThroughputTimer, wall_clock_breakdown, the Flops Profiler's
+summary, DeepSpeed-Chat prints."""
 from __future__ import annotations
 
 import re
@@ -43,6 +44,12 @@ THROUGHPUT_AT = re.compile(
     r"(?:, MemAllocated=([0-9.]++)GB, MaxMemAllocated=([0-9.]++)GB)?[ -~]*+")
 # The engine's configuration, printed at start: `[config.py:1003:print]   gradient_accumulation_steps .. 2`
 GAS = Pattern(r"(?:^|\] )\s*+gradient_accumulation_steps \.{1,80}+ (\d{1,6}+)\s*+$")
+PROFILE_HEAD = "Profile Summary at step "
+"""The Flops Profiler's summary (`flops_profiler` in the config) starts with this, then the step."""
+_PROFILE_TIMES = {"fwd latency": "fwd", "bwd latency": "bwd", "step latency": "step", "iter latency": "iter"}
+_FLOPS_AS_T = {"T": 1.0, "G": 1e-3, "M": 1e-6, "K": 1e-9, "": 1e-12, "m": 1e-15, "u": 1e-18}
+_SECONDS_AS_MS = {"": 1000.0, "m": 1.0, "u": 0.001}
+"""The profiler prints a number with a unit prefix of its choice: `81.9 TFLOPS`, `581.26 us`."""
 REWARD = Pattern(r"chosen_last_scores \(higher is better\) : ([-\d.]++), acc \(higher is better\) : ([\d.]++)")
 
 
@@ -83,6 +90,8 @@ class DeepSpeedParser(Parser):
         self.chat_timing: dict = {}
         """rank -> DeepSpeed-Chat's step timing read from its `End-to-End =>` line, until the
         `Training =>` line that ends it"""
+        self.profiles: dict = {}
+        """rank -> the Flops Profiler's summary read so far, until its step's breakdown line"""
 
     def detect(self, line: str) -> bool:
         return ("[deepspeed]" in line or "RunningAvgSamplesPerSec" in line or "ds_config" in line
@@ -139,10 +148,11 @@ class DeepSpeedParser(Parser):
                        tflops=_over_time(held, 2, total), samples_per_s=_over_time(held, 3, total))]
 
     def flush(self) -> list[dict]:
-        """A step whose micro-batches the log ends in the middle of, and a DeepSpeed-Chat step
-        timing whose last line the log lacks."""
+        """A step whose micro-batches the log ends in the middle of, a DeepSpeed-Chat step
+        timing whose last line the log lacks, and a Flops Profiler summary no breakdown followed."""
         return ([r for rank in list(self.micro) for r in self._step_of_micro_batches(rank)]
-                + [r for rank in list(self.chat_timing) for r in self._chat_timing(rank)])
+                + [r for rank in list(self.chat_timing) for r in self._chat_timing(rank)]
+                + [r for rank in list(self.profiles) for r in self._profile(rank)])
 
     def _breakdown(self, rank_tag: str | None, timers: dict, rank) -> list[dict]:
         """`wall_clock_breakdown`: a line of micro timers after each micro-batch, and one of the
@@ -157,6 +167,7 @@ class DeepSpeedParser(Parser):
         if all(k.startswith("optimizer_") for k in timers):
             self.zero_timers[rank] = timers     # ZeRO's, inside the `step` of the line that follows
             return []
+        profiled = self._profile(rank) if self.profiles else []
         n = self.breakdowns.get(rank, 0) + 1
         self.breakdowns[rank] = n
         lanes = timers_to_lanes(timers)
@@ -173,7 +184,48 @@ class DeepSpeedParser(Parser):
             r["step_inferred"] = True
             if CLOCK.now_ns is not None:
                 r["drawn_ns"] = CLOCK.now_ns
-        return recs
+        return profiled + recs
+
+    def _profile_line(self, line: str, rank) -> list[dict]:
+        """A line of the Flops Profiler's summary, printed by rank 0 where the step it profiles
+        (`profile_step` + 1, as `step=N` counts) ends, before the step's breakdown line:
+        `Profile Summary at step 6:`, then `name:   value` lines.  The latencies (`fwd`, `bwd`,
+        `step`, `iter`: their sum) and rates are held until the step's breakdown line.  Under
+        gradient accumulation every micro-batch of that step prints a summary, the earlier ones
+        `at step 5` with the micro-batch's times alone: each summary replaces the one held."""
+        s = line.strip()
+        if s.startswith(PROFILE_HEAD):
+            printed = s[len(PROFILE_HEAD):].rstrip(":")
+            if is_digits(printed) and len(printed) <= 12:
+                self.profiles[rank] = {"step": int(printed), "timers_ms": {}}
+            return []
+        held = self.profiles.get(rank)
+        if held is None:
+            return []
+        name, _, printed = s.rpartition(":")
+        value, _, unit = printed.strip().partition(" ")
+        v = num(value)
+        if v is None:
+            return []
+        if name in _PROFILE_TIMES and unit[-1:] == "s" and unit[:-1] in _SECONDS_AS_MS:
+            held["timers_ms"][_PROFILE_TIMES[name]] = round(v * _SECONDS_AS_MS[unit[:-1]], 6)
+        elif name == "samples/second" and not unit:
+            held["samples_per_s"] = v
+        elif name.startswith(("FLOPS per GPU = ", "fwd FLOPS per GPU = ")) and unit.endswith("FLOPS") \
+                and unit[:-5] in _FLOPS_AS_T:
+            held["tflops" if name[0] == "F" else "fwd_tflops"] = round(v * _FLOPS_AS_T[unit[:-5]], 9)
+        return []
+
+    def _profile(self, rank) -> list[dict]:
+        """The held Flops Profiler summary of `rank`, as a timing record of its step (none held,
+        or one with no value read: []).  No lanes: the step's breakdown line gives them.  An
+        unlabelled summary is rank 0's, which alone prints it."""
+        held = self.profiles.pop(rank, None)
+        if held is None or not (held["timers_ms"] or len(held) > 2):
+            return []
+        return [record("timing", self.name, 0 if rank is None else rank, held["step"], source="flops_profiler",
+                       timers_ms=held["timers_ms"] or None, tflops=held.get("tflops"),
+                       fwd_tflops=held.get("fwd_tflops"), samples_per_s=held.get("samples_per_s"))]
 
     def _pipe_step(self, g, rank) -> list[dict]:
         """PipelineEngine's line: its step time is the mean of the steps since the last one
@@ -501,4 +553,6 @@ class DeepSpeedParser(Parser):
                 return [record("eval", self.name, rank, self.last_step.get(rank), phase="result",
                                chosen_score=num(m.group(1)), accuracy=num(m.group(2)),
                                epoch=self.eval_epoch.get(rank))]
+        if rank in self.profiles or PROFILE_HEAD in line:
+            return self._profile_line(line, rank)
         return []

@@ -258,6 +258,58 @@ def test_deepspeed_breakdown_with_step_lines():
     assert (timing[2]["timers_ms"]["bwd_allreduce"], timing[2]["lanes_ms"]["communication"]) == (4.13, 4.13)
 
 
+def test_deepspeed_flops_profiler_summary_under_gradient_accumulation():
+    """The Flops Profiler (`profile_step` 5) prints its summary as the step it profiled, step
+    6, ends, before the step's breakdown line; with 2 micro-batches a step it prints one after
+    each, the first `at step 5` with the first micro-batch's times alone.  One record, step
+    6's: its latencies (the summary's `iter` their sum) and its rates, in TFLOPS; the module
+    tree after it gives nothing."""
+    recs = parse_file("deepspeed-0.19.8_flops-profiler-detailed_accum2_2rank-cpu.log")
+    (profiled,) = [r for r in recs if r.get("source") == "flops_profiler"]
+    assert (profiled["kind"], profiled["rank"], profiled["step"]) == ("timing", 0, 6)
+    assert profiled["timers_ms"] == {"fwd": 0.78154, "bwd": 3.03, "step": 1.95, "iter": 5.77}
+    assert (profiled["tflops"], profiled["fwd_tflops"], profiled["samples_per_s"]) == (2.33e-06, 5.73e-06, 1387.41)
+    assert "lanes_ms" not in profiled
+    breakdowns = [r for r in recs if r.get("source") is None]
+    assert [(r["kind"], r["step"]) for r in breakdowns] == [("timing", n) for n in range(1, 13)]
+    after = breakdowns[5]       # the step's own breakdown, right after the summary
+    assert recs.index(after) == recs.index(profiled) + 1
+    assert (after["timers_ms"]["bwd"], after["timers_ms"]["step"]) == (3.03, 1.95)
+
+
+def test_deepspeed_flops_profiler_summary_with_step_lines():
+    """One micro-batch a step (24 steps), at log level info: the summary's step is the one `step=6` names."""
+    recs = parse_file("deepspeed-0.19.8_flops-profiler_log-level-info_2rank-cpu.log")
+    (profiled,) = [r for r in recs if r.get("source") == "flops_profiler"]
+    assert profiled["step"] == 6 and [r["step"] for r in recs if "lr" in r][3] == 6
+    assert profiled["timers_ms"] == {"fwd": 0.32854, "bwd": 1.2, "step": 2.9, "iter": 4.43}
+    assert (profiled["tflops"], profiled["samples_per_s"]) == (3.04e-06, 1807.31)
+    assert [r["step"] for r in recs if r["kind"] == "timing" and "source" not in r] == list(range(1, 25))
+
+
+def test_deepspeed_flops_profiler_summary_of_older_releases_behind_srun_labels():
+    """DeepSpeed before 2022 printed no `FLOPS per GPU = .. / iter latency` line (its tutorial's
+    summary: TFLOPS of the forward pass alone), and breakdown names of their own; a summary
+    that no breakdown line follows (a pipeline's, the profiler's own API) is given at the
+    stream's end.  srun's labels name rank 0."""
+    summary = ["Profile Summary at step 10:", "world size:    1", "fwd latency:    76.67 ms",
+               "bwd latency:   108.02 ms", "fwd FLOPS per GPU = fwd flops per GPU / fwd latency:   81.9 TFLOPS",
+               "bwd FLOPS per GPU = 2 * fwd flops per GPU / bwd latency:   116.27 TFLOPS",
+               "step latency:  34.09 us", "iter latency:  184.73 ms", "samples/second:   433.07", "",
+               "    fwd latency - {'BertModel': '1.23 ms'}",
+               "  (0): Linear(2.36 M, 2.18% Params, 4.83 GMACs, 2.70% MACs, 830.65 us, 1.70% latency, 11.63 TFLOPS, )"]
+    breakdown = "[Rank 0] rank=0 time (ms) | forward: 76.7 | backward: 108.0 | optimizer: 0.03"
+    lines = [f"0: {line}" for line in [breakdown, *summary, breakdown, *summary]]
+    recs, _ = feed_all(lines)
+    profiled = [r for r in recs if r.get("source") == "flops_profiler"]
+    assert [(r["rank"], r["step"]) for r in profiled] == [(0, 10), (0, 10)]
+    assert profiled[0]["timers_ms"] == {"fwd": 76.67, "bwd": 108.02, "step": 0.03409, "iter": 184.73}
+    assert (profiled[0]["fwd_tflops"], profiled[0]["samples_per_s"]) == (81.9, 433.07)
+    assert "tflops" not in profiled[0]
+    assert recs[-1] is profiled[1]      # no breakdown after the second: given at the end
+    assert sum(r["kind"] == "timing" for r in recs) == 4
+
+
 def test_deepspeed_pipeline_engine():
     """A two-stage pipeline (DeepSpeed 0.19.8 on the CPU): rank 0 prints PipelineEngine's line
     every step; the last stage's forward sleeps 0.5 s in all at step 6."""

@@ -118,6 +118,10 @@ FRAGMENTS = [
     # MindFormers
     "{ Epoch:[  1/  2], ", "step:[    2/   19], ", "loss: 10.633, ", "loss:[9.673/9.981], ", "per_step_time: 1752ms, ",
     "overflow cond: False, ", "global_norm: [1.508834]", "global_norm [1 31049]", "train_throughput_per_npu: 170.738T",
+    # DeepSpeed's Flops Profiler
+    "Profile Summary at step 6:", "fwd latency:     781.54 us", "iter latency:   5.77 ms ",
+    "FLOPS per GPU = 3 * fwd flops per GPU / iter latency:   2.33 MFLOPS", "samples/second:  1387.41 ",
+    "fwd FLOPS per GPU = fwd flops per GPU / fwd latency: 81.9 TFLOPS", "step latency: 1.8 Gs",
     # OpenNMT-py
     "Step 50/ 5000; acc:   5.35; ppl: 1497.24; xent: 7.31; ", "lr: 1.00000; ", " 84/336 tok/s;", "    890 sec",
     # mmcv's TextLoggerHook
@@ -335,6 +339,8 @@ def test_pathological_lines_finish():
         "\u25b6 Starting validation at step " + "9" * 100_000,
         "{ Epoch:[  1/  2], step:[    2/   19], " + "loss: 1, " * 100_000,
         "{ Epoch:[  1/  2], step:[    2/   19], global_norm: [" + "1" * 200_000,
+        "Profile Summary at step " + "6" * 100_000 + ":",
+        "iter latency: " + "5" * 100_000 + " ms",
     ]
     for line in nasty:
         _feed_checked(d, line)

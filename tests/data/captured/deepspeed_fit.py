@@ -1,4 +1,7 @@
-"""A tiny DeepSpeed run on the CPU (gloo), to capture what the engine prints."""
+"""A tiny DeepSpeed run on the CPU (gloo), to capture what the engine prints.
+
+FLOPS_PROFILER=summary|detailed turns the Flops Profiler on at step 6 (`profile_step` 5);
+GAS sets the micro-batches a step (2 where unset)."""
 import os, time
 import torch
 from torch import nn
@@ -6,11 +9,14 @@ import deepspeed
 
 config = {
     "train_micro_batch_size_per_gpu": 4,
-    "gradient_accumulation_steps": 2,
+    "gradient_accumulation_steps": int(os.environ.get("GAS", "2")),
     "steps_per_print": 2,
     "wall_clock_breakdown": True,
     "optimizer": {"type": "Adam", "params": {"lr": 1e-3, "torch_adam": True}},
 }
+if os.environ.get("FLOPS_PROFILER"):
+    config["flops_profiler"] = {"enabled": True, "profile_step": 5, "module_depth": -1, "top_modules": 1,
+                                "detailed": os.environ["FLOPS_PROFILER"] == "detailed"}
 if os.environ.get("DS_LOG_INFO"):
     deepspeed.utils.logging.set_log_level_from_string("info")
 deepspeed.init_distributed(dist_backend="gloo")
