@@ -103,6 +103,15 @@ class DeepSpeedParser(Parser):
                 or ("iter time (s): " in line and "steps: " in line)
                 or "DeepSpeed" in line and "info" in line.lower())
 
+    def owns(self, line: str) -> bool:
+        """DeepSpeed's fp16 loss scaler's messages (`Grad overflow on iteration 12`, `No Grad
+        overflow for 500 iterations`, `Increasing dynamic loss scale from ..`, `Overflow
+        detected. Skipping step. ..`): the event parser reads the skipped steps from them, and
+        no other parser reads more (the generic one took `iteration 12` for a step, with no
+        field to give it, at ~30 us a line)."""
+        return ("overflow" in line or "dynamic loss scale" in line) and (
+            "Grad overflow" in line or "dynamic loss scale from" in line or "Overflow detected" in line)
+
     def _step(self, g, rank) -> list[dict]:
         step = int(g[1])
         r = rank if rank is not None else int(g[0])
