@@ -48,8 +48,8 @@ PROFILE_HEAD = "Profile Summary at step "
 """The Flops Profiler's summary (`flops_profiler` in the config) starts with this, then the step."""
 _PROFILE_TIMES = {"fwd latency": "fwd", "bwd latency": "bwd", "step latency": "step", "iter latency": "iter"}
 _FLOPS_AS_T = {"T": 1.0, "G": 1e-3, "M": 1e-6, "K": 1e-9, "": 1e-12, "m": 1e-15, "u": 1e-18}
-_SECONDS_AS_MS = {"": 1000.0, "m": 1.0, "u": 0.001}
 """The profiler prints a number with a unit prefix of its choice: `81.9 TFLOPS`, `581.26 us`."""
+_PROFILE_RATES = ("tflops", "fwd_tflops", "samples_per_s")
 REWARD = Pattern(r"chosen_last_scores \(higher is better\) : ([-\d.]++), acc \(higher is better\) : ([\d.]++)")
 
 
@@ -216,8 +216,8 @@ class DeepSpeedParser(Parser):
         v = num(value)
         if v is None:
             return []
-        if name in _PROFILE_TIMES and unit[-1:] == "s" and unit[:-1] in _SECONDS_AS_MS:
-            held["timers_ms"][_PROFILE_TIMES[name]] = round(v * _SECONDS_AS_MS[unit[:-1]], 6)
+        if name in _PROFILE_TIMES and unit in ("s", "ms", "us"):
+            held["timers_ms"][_PROFILE_TIMES[name]] = to_ms(v, unit)
         elif name == "samples/second" and not unit:
             held["samples_per_s"] = v
         elif name.startswith(("FLOPS per GPU = ", "fwd FLOPS per GPU = ")) and unit.endswith("FLOPS") \
@@ -230,11 +230,13 @@ class DeepSpeedParser(Parser):
         or one with no value read: []).  No lanes: the step's breakdown line gives them.  An
         unlabelled summary is rank 0's, which alone prints it."""
         held = self.profiles.pop(rank, None)
-        if held is None or not (held["timers_ms"] or len(held) > 2):
+        if held is None:
+            return []
+        rates = {name: held[name] for name in _PROFILE_RATES if name in held}
+        if not (held["timers_ms"] or rates):
             return []
         return [record("timing", self.name, 0 if rank is None else rank, held["step"], source="flops_profiler",
-                       timers_ms=held["timers_ms"] or None, tflops=held.get("tflops"),
-                       fwd_tflops=held.get("fwd_tflops"), samples_per_s=held.get("samples_per_s"))]
+                       timers_ms=held["timers_ms"] or None, **rates)]
 
     def _pipe_step(self, g, rank) -> list[dict]:
         """PipelineEngine's line: its step time is the mean of the steps since the last one
