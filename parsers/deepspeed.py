@@ -109,8 +109,7 @@ class DeepSpeedParser(Parser):
         detected. Skipping step. ..`): the event parser reads the skipped steps from them, and
         no other parser reads more (the generic one took `iteration 12` for a step, with no
         field to give it, at ~30 us a line)."""
-        return ("overflow" in line or "dynamic loss scale" in line) and (
-            "Grad overflow" in line or "dynamic loss scale from" in line or "Overflow detected" in line)
+        return "Grad overflow" in line or "Overflow detected" in line or "dynamic loss scale from" in line
 
     def _step(self, g, rank) -> list[dict]:
         step = int(g[1])
