@@ -173,9 +173,11 @@ def test_fast_path_any_tokens(toks):
 
 ONE_STREAM_LOGS = [CORPUS / rel for rel in LOGS if not any(w in rel for w in ("srun", "tee", "slurm"))] + [
     CAPTURED / name for name in OWN_RUNS if not any(w in name for w in ("srun", "tee", "slurm", "mpirun", "openmpi",
-                                                                        "glued", "two-writes", "node"))]
+                                                                        "glued", "two-writes", "node",
+                                                                        "dist-ddp-2x2"))]
 """Logs with no launcher label to learn from the lines seen so far (a window that starts inside
-`1: [default0]:` lines can learn a node's width later than the blocks, which see further)."""
+`1: [default0]:` lines, or torchx's `crash/1 [0]:` of replicas of two workers, can learn a node's
+width later than the blocks, which see further)."""
 LOGGED = re.compile(rb"\[?\d{4}-\d\d-\d\d|\[\d\d/|[A-Z]\d{4} |\d\d/\d\d/\d{4}|[A-Z]+[:|]")
 """A line a logger wrote (a time or a level first): it writes its newline in the same call, so no
 other print runs into its end."""
