@@ -1,5 +1,5 @@
 """DeepSpeed: log_dist step lines, ThroughputTimer, wall_clock_breakdown, the Flops Profiler's
-summary, DeepSpeed-Chat prints."""
+summary, the comms logger's ops, DeepSpeed-Chat prints."""
 from __future__ import annotations
 
 import re
@@ -50,6 +50,12 @@ _PROFILE_TIMES = {"fwd latency": "fwd", "bwd latency": "bwd", "step latency": "s
 _FLOPS_AS_T = {"T": 1.0, "G": 1e-3, "M": 1e-6, "K": 1e-9, "": 1e-12, "m": 1e-15, "u": 1e-18}
 """The profiler prints a number with a unit prefix of its choice: `81.9 TFLOPS`, `581.26 us`."""
 _PROFILE_RATES = ("tflops", "fwd_tflops", "samples_per_s")
+COMM_OP = "comm op: "
+"""The comms logger's line of one op (`"comms_logger": {"enabled": true, "verbose": true}`, logged
+by rank 0 at level info): `[Rank 0] comm op: all_reduce | time (ms): 125.72 | msg size: 2.25 KB |
+algbw (Gbps): 0.00 | busbw (Gbps): 0.00`; with `debug`, `all_reduce | [Caller Func: ..]` as the name."""
+_SIZE_UNITS = {"B": 1, "KB": 1 << 10, "MB": 1 << 20, "GB": 1 << 30, "TB": 1 << 40, "PB": 1 << 50}
+"""The comms logger's message sizes (`convert_size`: powers of 1024, `0B` for none)."""
 REWARD = Pattern(r"chosen_last_scores \(higher is better\) : ([-\d.]++), acc \(higher is better\) : ([\d.]++)")
 
 
@@ -92,6 +98,12 @@ class DeepSpeedParser(Parser):
         `Training =>` line that ends it"""
         self.profiles: dict = {}
         """rank -> the Flops Profiler's summary read so far, until its step's breakdown line"""
+        self.comm_totals: dict = {}
+        """(rank, the op's logged name) -> the time the comms logger printed last (see `_comm_op`)"""
+        self.comms: dict = {}
+        """rank -> the comms logger's ops since the rank's last `step=N` line"""
+        self.comm_through: dict = {}
+        """rank -> the step of its last `step=N` line, whose ops were given"""
 
     def detect(self, line: str) -> bool:
         return ("[deepspeed]" in line or "RunningAvgSamplesPerSec" in line or "ds_config" in line
@@ -109,7 +121,8 @@ class DeepSpeedParser(Parser):
         detected. Skipping step. ..`): the event parser reads the skipped steps from them, and
         no other parser reads more (the generic one took `iteration 12` for a step, with no
         field to give it, at ~30 us a line)."""
-        return "Grad overflow" in line or "Overflow detected" in line or "dynamic loss scale from" in line
+        return ("Grad overflow" in line or "Overflow detected" in line or "dynamic loss scale from" in line
+                or COMM_OP in line)
 
     def _step(self, g, rank) -> list[dict]:
         step = int(g[1])
@@ -119,7 +132,55 @@ class DeepSpeedParser(Parser):
         # buffer holds that line back, by less than _BUFFERED_STEPS
         if step > 0 and abs(self.breakdowns.get(rank, 0) - (step - 1)) > _BUFFERED_STEPS:
             self.breakdowns[rank] = step - 1
-        return [record("progress", self.name, r, step, lr=num(g[3]), skipped_steps=int(g[2]))]
+        comms = self._comms(rank, step) if rank in self.comms else []
+        return comms + [record("progress", self.name, r, step, lr=num(g[3]), skipped_steps=int(g[2]))]
+
+    def _comm_op(self, line: str, rank) -> list[dict]:
+        """One op of the comms logger, held with the rank's others until its next `step=N` line
+        (the same logger's, so never out of order with it; the breakdown lines are printed to
+        stdout, which a pipe buffers).  DeepSpeed prints each op name's running total as its time
+        (`timers(log_name).elapsed(reset=False)`, and the timer is never reset: in the capture
+        all_reduce's times go 121.54, 122.65, 125.72, ...), so an op took the rise from the time
+        printed before under its name; a time below that is a new process's first op.  The
+        printed bandwidths are of the running total, and are not read."""
+        at = line.find(COMM_OP)
+        tag = line[:at].rpartition("[Rank ")[2].partition("]")[0]
+        parts = line[at + len(COMM_OP):].split(" | ")
+        i = next((k for k, part in enumerate(parts) if part.startswith("time (ms): ")), 0)
+        if i == 0 or i + 1 >= len(parts) or not parts[i + 1].startswith("msg size: "):
+            return []
+        total = num(parts[i][11:])
+        size = parts[i + 1][10:].strip()
+        value, unit = size[:-2].strip(), size[-2:].strip()
+        if unit not in _SIZE_UNITS:
+            value, unit = size[:-1], size[-1:]
+        count = num(value)
+        if total is None or total < 0 or count is None or unit not in _SIZE_UNITS:
+            return []
+        name = " | ".join(parts[:i])
+        before = self.comm_totals.get((rank, name), 0.0)
+        self.comm_totals[(rank, name)] = total
+        took = total - before if total >= before else total
+        op = parts[0].strip()
+        held = self.comms.setdefault(rank, {"rank": int(tag) if is_digits(tag) and len(tag) <= 7 else None,
+                                            "comm_ms": {}, "comm_count": {}, "comm_bytes": {}})
+        held["comm_ms"][op] = round(held["comm_ms"].get(op, 0.0) + took, 6)
+        held["comm_count"][op] = held["comm_count"].get(op, 0) + 1
+        held["comm_bytes"][op] = held["comm_bytes"].get(op, 0) + int(count * _SIZE_UNITS[unit])
+        return []
+
+    def _comms(self, rank, step: int) -> list[dict]:
+        """The ops held for `rank` as one timing record of `step` (`source: "comms_logger"`): per
+        op, its time (`comm_ms`), count and bytes, over the `steps` since the rank's `step=N` line
+        before (every `steps_per_print`); ops before the first such line (the engine's first
+        broadcasts) are of the step it names.  Unlabelled: the `[Rank N]` that logged them."""
+        held = self.comms.pop(rank)
+        before = self.comm_through.get(rank)
+        self.comm_through[rank] = step
+        r = rank if rank is not None else (held["rank"] if held["rank"] is not None else 0)
+        steps = step - before if before is not None and step - before > 1 else None
+        return [record("timing", self.name, r, step, source="comms_logger", steps=steps, comm_ms=held["comm_ms"],
+                       comm_count=held["comm_count"], comm_bytes=held["comm_bytes"])]
 
     def _throughput(self, g, rank) -> list[dict]:
         step = int(g[2] or g[4])
@@ -157,10 +218,13 @@ class DeepSpeedParser(Parser):
 
     def flush(self) -> list[dict]:
         """A step whose micro-batches the log ends in the middle of, a DeepSpeed-Chat step
-        timing whose last line the log lacks, and a Flops Profiler summary no breakdown followed."""
+        timing whose last line the log lacks, a Flops Profiler summary no breakdown followed, and
+        the comms logger's ops after a rank's last `step=N` line (a checkpoint's, the summary's
+        barriers), as the step after it."""
         return ([r for rank in list(self.micro) for r in self._step_of_micro_batches(rank)]
                 + [r for rank in list(self.chat_timing) for r in self._chat_timing(rank)]
-                + [r for rank in list(self.profiles) for r in self._profile(rank)])
+                + [r for rank in list(self.profiles) for r in self._profile(rank)]
+                + [r for rank in list(self.comms) for r in self._comms(rank, self.comm_through.get(rank, -1) + 1)])
 
     def _breakdown(self, rank_tag: str | None, timers: dict, rank) -> list[dict]:
         """`wall_clock_breakdown`: a line of micro timers after each micro-batch, and one of the
@@ -490,6 +554,8 @@ class DeepSpeedParser(Parser):
         return self._throughput(g, None)
 
     def parse(self, line: str, rank: int | None) -> list[dict]:
+        if COMM_OP in line:
+            return self._comm_op(line, rank)
         if "step=" in line and "[Rank" in line:
             m = STEP.search(line)
             if m:

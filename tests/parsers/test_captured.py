@@ -310,6 +310,60 @@ def test_deepspeed_flops_profiler_summary_of_older_releases_behind_srun_labels()
     assert sum(r["kind"] == "timing" for r in recs) == 4
 
 
+COMMS = "deepspeed-0.19.8_comms-logger-verbose_log-level-info_2rank-cpu.log"
+
+
+def test_deepspeed_comms_logger_ops_as_running_totals():
+    """The comms logger (`verbose`, log level info) logs rank 0's every op with its name's running
+    total as its time: each op took the rise.  The ops go with the `step=N` line after them
+    (every 2 steps, `steps_per_print`): 2 all_reduces a step (the gradients, 2.25 KB, and a
+    4-byte flag), within the breakdown's `bwd_allreduce` of those steps; the engine's first
+    broadcasts are step 0's, and the ops after the last step line (the summary's barriers, the
+    checkpoint's) come at the end as step 13's."""
+    recs = parse_file(COMMS)
+    comms = [r for r in recs if r.get("source") == "comms_logger"]
+    assert [(r["kind"], r["rank"], r["step"], r.get("steps")) for r in comms] == \
+        [("timing", 0, 0, None)] + [("timing", 0, n, 2) for n in range(2, 13, 2)] + [("timing", 0, 13, None)]
+    assert (comms[0]["comm_count"], comms[0]["comm_bytes"]) == ({"broadcast": 4}, {"broadcast": 2048 + 128 + 128 + 4})
+    # the first all_reduce printed 121.54 ms (gloo's first op), the fourth 126.35: 126.35 in all
+    assert comms[1]["comm_ms"] == {"all_reduce": 126.35}
+    assert comms[2]["comm_ms"] == {"all_reduce": 4.95}      # 131.30 - 126.35: not the 518.6 of the printed four
+    for r in comms[1:-1]:
+        assert r["comm_count"] == {"all_reduce": 4} and r["comm_bytes"] == {"all_reduce": 2 * 2304 + 2 * 4}
+    breakdown = {r["step"]: r["timers_ms"]["bwd_allreduce"] for r in recs if r["kind"] == "timing" and "source" not in r}
+    assert sorted(breakdown) == list(range(1, 13))
+    for r in comms[1:-1]:
+        assert 0 < r["comm_ms"]["all_reduce"] <= breakdown[r["step"] - 1] + breakdown[r["step"]]
+    assert comms[-1]["comm_ms"] == {"log_summary_barrier": 1.33, "barrier": 1.12, "all_reduce": 2.33}
+    assert recs.index(comms[3]) + 1 == recs.index(next(r for r in recs if "lr" in r and r["step"] == 6))
+
+
+def test_deepspeed_comms_logger_behind_labels_and_debug_names():
+    """Behind srun's labels each rank's ops are its own; `debug` names the caller too (`all_reduce
+    | [Caller Func: ..]`), timed as that name's running total and counted as its op.  A time
+    below the one before under its name is a new process's first op, and a line cut short
+    gives nothing."""
+    def op(rank, name, ms, size):
+        return (f"{rank}: [2026-12-07 03:25:56,797] [INFO] [logging.py:123:log_dist] [Rank 0] comm op: {name} "
+                f"| time (ms): {ms} | msg size: {size} | algbw (Gbps): 0.00 | busbw (Gbps): 0.00")
+
+    def step(rank, n):
+        return f"{rank}: [2026-12-07 03:25:56,851] [INFO] [logging.py:123:log_dist] [Rank 0] step={n}, skipped=0, lr=[0.001]"
+    bucket = "all_reduce | [Caller Func: allreduce_bucket]"
+    lines = [step(0, 0), step(1, 0), op(0, bucket, "10.00", "1.5 MB"), op(1, bucket, "12.00", "1.5 MB"),
+             op(0, "all_reduce | [Caller Func: has_overflow]", "0.50", "4.0 B"), op(0, bucket, "13.00", "1.5 MB"),
+             op(0, "broadcast", "0.20", "0B"), step(0, 1), op(1, bucket, "15.50", "1.5 MB"), step(1, 1),
+             op(0, bucket, "2.50", "1.5 MB"), op(0, bucket, "4.", ""), step(0, 2)]
+    recs, _ = feed_all(lines)
+    comms = [(r["rank"], r["step"], r["comm_ms"], r["comm_count"], r["comm_bytes"])
+             for r in recs if r.get("source") == "comms_logger"]
+    mb = 3 * 1 << 19
+    assert comms == [(0, 1, {"all_reduce": 13.5, "broadcast": 0.2}, {"all_reduce": 3, "broadcast": 1},
+                      {"all_reduce": 2 * mb + 4, "broadcast": 0}),
+                     (1, 1, {"all_reduce": 15.5}, {"all_reduce": 2}, {"all_reduce": 2 * mb}),
+                     (0, 2, {"all_reduce": 2.5}, {"all_reduce": 1}, {"all_reduce": mb})]
+
+
 def test_deepspeed_pipeline_engine():
     """A two-stage pipeline (DeepSpeed 0.19.8 on the CPU): rank 0 prints PipelineEngine's line
     every step; the last stage's forward sleeps 0.5 s in all at step 6."""
