@@ -50,10 +50,15 @@ def unsloth_banner_end(line: str) -> bool:
 
 @dataclass(frozen=True)
 class Schedule:
-    """One process's epoch: its batches, how many make an optimizer step, the steps it holds."""
+    """One process's epoch: its batches, how many make an optimizer step, the steps it holds.
+    `carried`: the accumulation runs on across epochs, as before Transformers 4.46 (a step on
+    every whole accumulation of the run's batches, `total_batched_samples`; an epoch's last
+    batches go into the next epoch's first step), which counts `batches // accumulation` steps
+    an epoch."""
     batches: int
     accumulation: int
     steps_per_epoch: int
+    carried: bool = False
 
 
 def schedules(examples: int, epochs: int, total_batch: int, accumulation: int, total_steps: int,
@@ -61,8 +66,11 @@ def schedules(examples: int, epochs: int, total_batch: int, accumulation: int, t
     """The schedules the banner's numbers allow.  A process reads ceil(examples / (total batch /
     accumulation)) batches an epoch, or the floor where the last batch is dropped; the Trainer
     makes ceil(batches / accumulation) steps of them, and prints ceil(total steps / steps per
-    epoch) epochs, which rules out a wrong guess.  A dataset with no length prints sys.maxsize
-    epochs: its one 'epoch' is the whole run."""
+    epoch) epochs, which rules out a wrong guess.  Before 4.46 it counted floor(batches /
+    accumulation) steps an epoch and carried the rest on (`Schedule.carried`): where an epoch's
+    batches are no whole number of accumulations and the banner allows it, that schedule is
+    allowed too (the printed epochs tell the two apart at the first epoch's end).  A dataset
+    with no length prints sys.maxsize epochs: its one 'epoch' is the whole run."""
     if min(examples, epochs, total_batch, accumulation, total_steps) < 1:
         return []
     if epochs == sys.maxsize:
@@ -75,6 +83,10 @@ def schedules(examples: int, epochs: int, total_batch: int, accumulation: int, t
         steps = max(-(-batches // accumulation), 1)
         if batches >= 1 and -(-total_steps // steps) == epochs and steps_per_epoch in (None, steps):
             out.append(Schedule(batches, accumulation, steps))
+        carried = batches // accumulation
+        if batches > accumulation and batches % accumulation and -(-total_steps // carried) == epochs \
+                and steps_per_epoch is None:    # (the banner of 4.46 and later names its steps an epoch)
+            out.append(Schedule(batches, accumulation, carried, carried=True))
     return out
 
 
@@ -117,6 +129,10 @@ def steps_within(epoch: float, slack: float, s: Schedule) -> set[int] | None:
         return None
     found = set()
     for x in range(first, last + 1):
+        if s.carried:
+            if x % s.accumulation == 0:
+                found.add(x // s.accumulation)
+            continue
         done, batch = divmod(x - 1, s.batches)
         batch += 1
         if batch % s.accumulation == 0 or batch == s.batches:
@@ -152,10 +168,7 @@ class TrainingBanner:
         """The total steps of the Trainer's bar, the first drawn."""
         self.contradicted = False
         """A printed epoch at which no step of the banner's schedules ends: the Trainer counts
-        otherwise, and no later epoch names a step.  (Before 4.46 its accumulation ran on across
-        epochs, `total_batched_samples`: from the second epoch on, where the batches of an
-        epoch are no multiple of the accumulation, its steps end where ours do not, and some
-        land on ours one step off.)"""
+        otherwise, and no later epoch names a step."""
         self.run_end: RunEnd | None = None
         """Where the run's stdout was read ahead: it numbers the dicts where no banner was
         logged."""

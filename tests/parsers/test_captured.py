@@ -217,6 +217,20 @@ def test_hf_trainer_without_bar_steps_from_the_epoch(version, losses, evals):
         (8, f"{out}/checkpoint-8"), (12, f"{out}/checkpoint-12")]
 
 
+def test_hf_trainer_before_4_46_without_bar_steps_from_the_epoch():
+    """Transformers 4.45.2, the same run: its accumulation runs on across epochs (5 steps an
+    epoch, the last 2 batches of epoch 1 go into step 6, which ends on batch 1 of epoch 2, at
+    18/17), and it stops at the banner's 10 steps.  Every dict's step is found; the evaluations
+    and saves are at steps 5 and 10, and 8 and 10."""
+    recs = parse_file("transformers-4.45.2_trainer_disable-tqdm_log-level-info_accum3_pipe.log")
+    prog = [r for r in recs if r["kind"] == "progress" and not r.get("summary")]
+    assert [(r["step"], r["loss"], r["epoch"]) for r in prog] == [
+        (2, 1.2835, 6 / 17), (4, 1.2548, 12 / 17), (6, 1.9217, 1 + 1 / 17), (8, 1.062, 1 + 7 / 17),
+        (10, 1.7837, 1 + 13 / 17)]
+    assert [r["step"] for r in recs if r["kind"] == "eval" and r["phase"] == "result"] == [5, 10]
+    assert [r["step"] for r in recs if r["kind"] == "checkpoint"] == [8, 10]
+
+
 @pytest.mark.parametrize("version,evals", [("4.57.3", [5]), ("5.24.0", [5, 6])])
 def test_hf_trainer_without_bar_on_two_processes(version, evals):
     """Two processes share the 66 examples: 9 batches each an epoch, 3 steps; the dicts of rank 0."""

@@ -30,6 +30,22 @@ def trainer_epochs(batches: int, accumulation: int, total_steps: int):
         epoch += 1
 
 
+def trainer_epochs_before_4_46(batches: int, accumulation: int, total_steps: int):
+    """(step, epoch) as transformers 4.45 counts them: a step on each whole accumulation of the
+    run's batches (`total_batched_samples`, carried across epochs), or on an epoch's last batch
+    where an epoch holds no more batches than one accumulation."""
+    step = batched = epoch = 0
+    while True:
+        for batch in range(batches):
+            batched += 1
+            if batched % accumulation == 0 or (batches <= accumulation and batch + 1 == batches):
+                step += 1
+                yield step, epoch + (batch + 1) / batches
+                if step == total_steps:
+                    return
+        epoch += 1
+
+
 def banner(examples, epochs, total_batch, accumulation, total_steps):
     return [f"  Num examples = {examples:,}", f"  Num Epochs = {epochs:,}",
             f"  Total train batch size (w. parallel, distributed & accumulation) = {total_batch:,}",
@@ -56,15 +72,15 @@ def unsloth_banner(examples, epochs, per_device, accumulation, total_steps):
 
 
 @st.composite
-def runs(draw):
+def runs(draw, carried: bool = False):
     """A run as TrainingArguments and a dataset make it: the banner's numbers and the batches
-    a process reads an epoch."""
+    a process reads an epoch (`carried`: as transformers before 4.46 counts its steps an epoch)."""
     examples = draw(st.integers(1, 5000))
     per_device, world = draw(st.integers(1, 16)), draw(st.sampled_from([1, 2, 3, 8]))
     accumulation = draw(st.integers(1, 8))
     drop_last = draw(st.booleans()) and examples >= per_device * world
     batches = examples // (per_device * world) if drop_last else -(-examples // (per_device * world))
-    per_epoch = max(-(-batches // accumulation), 1)
+    per_epoch = max(batches // accumulation if carried else -(-batches // accumulation), 1)
     if draw(st.booleans()):     # num_train_epochs, maybe a fraction
         wanted = draw(st.sampled_from([0.5, 1, 1.5, 2, 3]))
         total_steps = math.ceil(wanted * per_epoch)
@@ -111,6 +127,26 @@ def test_an_epoch_printed_short_names_its_step_or_none(run):
         assert found in (step, None)
         if batches <= 200 and len(allowed) == 1:
             assert found == step
+        assert rounded.step(f"{{'loss': 1.0, 'epoch': {round(epoch, 2)!r}}}") in (step, None)
+
+
+@settings(max_examples=300, deadline=None)
+@given(runs(carried=True))
+def test_an_epoch_printed_before_4_46_names_its_step(run):
+    """Transformers 4.45 carried its accumulation across epochs: a step found is the right one,
+    and printed whole, every step is found where the banner allows only the true batches an
+    epoch, and an epoch holds more batches than one accumulation."""
+    *numbers, batches = run
+    accumulation, total_steps = numbers[3], numbers[4]
+    allowed = schedules(*numbers)
+    whole, rounded = TrainingBanner(), TrainingBanner()
+    for b in (whole, rounded):
+        for line in banner(*numbers):
+            b.read(line)
+    sure = batches > accumulation and {s.batches for s in allowed} == {batches}
+    for step, epoch in trainer_epochs_before_4_46(batches, accumulation, total_steps):
+        found = whole.step(f"{{'loss': 1.0, 'epoch': {epoch!r}}}")
+        assert found == step if sure and len(repr(epoch).partition(".")[2]) > 2 else found in (step, None)
         assert rounded.step(f"{{'loss': 1.0, 'epoch': {round(epoch, 2)!r}}}") in (step, None)
 
 
@@ -218,32 +254,24 @@ def test_a_line_of_other_numbers_behind_pipes_is_no_banner():
     assert b.allowed == before and b.step("{'loss': 1.48, 'epoch': 0.35294117647058826}") == 2
 
 
-def trainer_4_45_epochs(batches: int, accumulation: int, total_steps: int):
-    """(step, epoch) as Transformers 4.45 and before count them: a step on each whole
-    accumulation of the batches since the run began (`total_batched_samples`), across epochs."""
-    for step in range(1, total_steps + 1):
-        epoch, batch = divmod(step * accumulation - 1, batches)
-        yield step, epoch + (batch + 1) / batches
-
-
-def test_a_trainer_that_counts_otherwise_gets_no_step_rather_than_a_wrong_one():
-    """467 examples in batches of 2, 4 a step, 5 epochs: 234 batches an epoch, and the banner's
-    290 steps fit our schedule of 59 an epoch.  Transformers 4.45 printed with no bar (the float
-    whole) steps 1-58 where that schedule has them; its step 59 ends at batch 2 of the second
-    epoch, where none of ours does, and from there on no dict is numbered: its step 118, 4 batches
-    into the third epoch, would otherwise be read as 119."""
+def test_a_trainer_before_4_46_that_carries_its_accumulation_gets_its_steps():
+    """467 examples in batches of 2, 4 a step, 5 epochs: 234 batches an epoch.  The banner's 290
+    steps fit both 59 steps an epoch (4.46 and later: the epoch's last 2 batches a step) and 58
+    (4.45: carried on).  The two agree through the first epoch; 4.45's step 59 ends at batch 2 of
+    the second epoch, where 4.46's schedule has none, which rules that schedule out: every step
+    is found.  A banner with that epoch alone (its step 118, 4 batches into the third epoch)
+    could be either schedule's, 118 or 119: none."""
     lines = banner(467, 5, 8, 4, 290)
     b = TrainingBanner()
     for line in lines:
         b.read(line)
     found = [(step, b.step(f"{{'loss': 1.0, 'epoch': {epoch!r}}}"))
-             for step, epoch in trainer_4_45_epochs(234, 4, 290)]
-    assert all(got == step for step, got in found[:58])
-    assert all(got is None for _, got in found[58:])
+             for step, epoch in trainer_epochs_before_4_46(234, 4, 290)]
+    assert len(found) == 290 and all(got == step for step, got in found)
     fresh = TrainingBanner()
     for line in lines:
         fresh.read(line)
-    assert fresh.step(f"{{'loss': 1.0, 'epoch': {2 + 4 / 234!r}}}") == 119
+    assert fresh.step(f"{{'loss': 1.0, 'epoch': {2 + 4 / 234!r}}}") is None
     for line in banner(64, 2, 16, 1, 8):    # the next training's banner is trusted anew
         b.read(line)
     assert b.step("{'loss': 1.0, 'epoch': 0.25}") == 1
