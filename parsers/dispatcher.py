@@ -336,14 +336,17 @@ class Dispatcher:
                 # and a line of chatter makes ten of them.  (ASCII: its length stays the bytes',
                 # which srun's 1024-byte pieces are counted in.)
                 line = line.decode("ascii")
-            # torchx's, SkyPilot's, kubectl's or pdsh's prefix (`node_labels`).  The marks spelt out,
-            # as constants: a call, or a global's name, a line cost 2-3 % of a line of chatter.
+            # torchx's, SkyPilot's, kubectl's or pdsh's prefix, or stern's notice (`node_labels`).  The
+            # marks spelt out, as constants: a call, or a global's name, a line cost 2-3 % of a line
+            # of chatter.
             if self.labels.marked or (
                     ", pid=" in line or "pdsh " in line or "WORLD INFO DICT: {" in line or "[pod/" in line
                     or "torchx" in line or ("]:" in line and (": [rank" in line or " [0]:" in line))
+                    or "\u203a" in line
                     if isinstance(line, str) else
                     b", pid=" in line or b"pdsh " in line or b"WORLD INFO DICT: {" in line or b"[pod/" in line
-                    or b"torchx" in line or (b"]:" in line and (b": [rank" in line or b" [0]:" in line))):
+                    or b"torchx" in line or (b"]:" in line and (b": [rank" in line or b" [0]:" in line))
+                    or b"\xe2\x80\xba" in line):
                 line = self.labels.line(line)
             if self.tee_prefix is not None:
                 line = self.tee_prefix.as_default(_as_bytes(line))

@@ -15,7 +15,9 @@ stern's own notice of each container it begins or ends tailing, `+ POD › CONTA
 stderr, often in the same file), teaches the same.  The job's name is then known, and each line
 behind a prefix of one of its pods is read as kubectl's `[pod/POD/CONTAINER] `, and so as
 srun's label of the pod's node.  The stream's first LOOK lines are looked at; a line of another
-shape there, or any line of a job not learnt, is read as it is.  (`stern --timestamps` puts the
+shape there, or any line of a job not learnt, is read as it is.  stern's notices are looked for
+all through the stream (a block without its `›` costs one search): stern started before the
+job's pods, or tailing others too, tells of them as they come.  (`stern --timestamps` puts the
 time after the prefix: `ingest` reads it there, `cli/log_blocks.py`.)"""
 from __future__ import annotations
 
@@ -72,6 +74,8 @@ class SternPods:
         kubectl's), the jobs first learnt from its lines while the stream is looked at."""
         if self.looked < LOOK:
             self._learn(data)
+        if self.looked >= LOOK and (("\u203a" in data) if isinstance(data, str) else (b"\xe2\x80\xba" in data)):
+            self._learn(data, notices=True)
         text, raw = self._text, self._bytes
         if text is None or raw is None:
             return data
@@ -79,18 +83,26 @@ class SternPods:
             return pod_labels(text.sub(self._as_kubectl, data))
         return pod_labels(raw.sub(self._as_kubectl_bytes, data))
 
-    def _learn(self, data: str | bytes) -> None:
-        text = data if isinstance(data, str) else bytes(data[:1 << 16]).decode("latin-1")
-        lines = text.split("\n", LOOK - self.looked)[:LOOK - self.looked]
-        if lines and lines[-1] == "":
-            lines.pop()
-        self.looked += len(lines)
+    def _learn(self, data: str | bytes, notices: bool = False) -> None:
+        """Learn jobs from the stream's first lines not looked at yet, or (`notices`) from each
+        of stern's notices in `data`."""
+        if notices:
+            text = data if isinstance(data, str) else bytes(data).decode("latin-1")
+            lines = [line for line in text.split("\n") if "\u203a" in line or "\xe2\x80\xba" in line]
+        else:
+            text = data if isinstance(data, str) else bytes(data[:1 << 16]).decode("latin-1")
+            lines = text.split("\n", LOOK - self.looked)[:LOOK - self.looked]
+            if lines and lines[-1] == "":
+                lines.pop()
+            self.looked += len(lines)
         learnt = False
         for line in lines:
             notice = _NOTICE.match(line) if "\u203a" in line or "\xe2\x80\xba" in line else None
             if notice is not None:
                 namespace, pod, container = notice.groups()
                 job = job_of(pod, container)
+            elif notices:
+                continue
             else:
                 m = _HEAD.match(line)
                 if m is None:

@@ -74,6 +74,19 @@ def test_lines_that_only_look_like_a_prefix_keep_their_ranks():
     assert not d.labels.stern.jobs
 
 
+def test_sterns_notice_of_a_pod_that_comes_late_teaches_its_job():
+    """stern started before the job's pods (or tailing other pods too): LOOK lines of another
+    pod's, then its notice of the job's pod, `+ POD › CONTAINER`: the pod's lines after it read
+    as its node's, in blocks and line by line, as text and as bytes."""
+    other = "".join(f"web-7d9f8-x2k4p nginx GET /healthz {i}\n" for i in range(LOOK + 10))
+    late = "+ llama-8b-worker-2 \u203a pytorch\nllama-8b-worker-2 pytorch [default0]:step 4 loss 1.5 step_time_ms 20.0\n"
+    block, by_line = blocks_and_lines((other + late).encode())
+    assert [(r["rank"], r["step"]) for r in block] == [(3, 4)]
+    assert by_line == block
+    d = Dispatcher()
+    assert [(r["rank"], r["step"]) for r in d.feed_chunk(other + late) + d.flush()] == [(3, 4)]
+
+
 @pytest.mark.parametrize("coloured", [False, True])
 def test_sterns_notices_teach_the_job_before_its_lines(coloured):
     """stern's `+ POD › CONTAINER` for each container (here 70 of them, more than the lines
