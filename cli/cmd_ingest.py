@@ -51,6 +51,7 @@ from ridgescope.cli.cmd_run import parse_tags
 from ridgescope.cli.common import add_stack_args, settings_from
 from ridgescope.parsers import FORMATS, UNLABELLED_BAR, Dispatcher
 from ridgescope.parsers.template import TeePrefix
+from ridgescope.parsers.mindspore import stated_rank
 from ridgescope.probes.output_files import MPIRUN_RANK_FILE
 from ridgescope.probes.print_order import PrintOrder
 from ridgescope.probes.publisher import Publisher
@@ -275,9 +276,11 @@ def read_file(path: str, log_format: str | None, prefix: TeePrefix | None = None
               pipes: pipe_pairs.Pipes | None = None) -> FileResult:
     """`node`: where the file sits in the job, where it is one node's log (`--node-logs`).
     Records without a launcher prefix belong to `rank` where the caller knows the file's rank
-    (`log_dirs.job_ranks`), else to the rank the file's path names, else to rank 0 (see
-    `megatron_prints_last`, and `spread_repeated_steps` for a log that prints each step once per
-    rank).  `pipes`: the file is one of a process's two pipes, read after its stderr file."""
+    (`log_dirs.job_ranks`), else to the rank the file's path names, else to the rank that a
+    MindSpore worker's line says the cluster gave it (`mindspore.stated_rank`: msrun's
+    `worker_N.log`; not where the file says several, as msrun's `--join` output does), else to
+    rank 0 (see `megatron_prints_last`, and `spread_repeated_steps` for a log that prints each
+    step once per rank).  `pipes`: the file is one of a process's two pipes, read after its stderr file."""
     result = FileResult(path)
     layout = world_size.MegatronLayout()
 
@@ -286,6 +289,7 @@ def read_file(path: str, log_format: str | None, prefix: TeePrefix | None = None
     disp = pipe_pairs.dispatcher(path, pipes, fresh)
     named = rank if rank is not None else rank_in_path(path)
     fallback = (named or 0) if node is None else node.base
+    said_ranks: set[int] = set()
     items = result.items
     name = f"ingest:{Path(path).name}"
     collected = collector_of(path)      # (stdin: told by its first line)
@@ -326,6 +330,11 @@ def read_file(path: str, log_format: str | None, prefix: TeePrefix | None = None
                 layout.read(text)
             if node is None and raw[:1] == b"[":
                 result.world_size = max(result.world_size, world_size.labelled_ranks(raw))
+            if named is None and node is None:
+                said = stated_rank(raw)
+                if said is not None:
+                    said_ranks.add(said)
+                    fallback = said if len(said_ranks) == 1 else 0
             recs = disp.feed(raw)
             if node is not None:
                 recs = [node_logs.as_job_rank(rec, node) for rec in recs]

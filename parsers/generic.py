@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from . import fairseq, mindformers, printers, slowfast
+from . import fairseq, mindformers, mindspore, printers, slowfast
 from .base import (CLOCK, SOURCE_LOCATION, ULTRALYTICS_MARKS, Parser, Pattern, num, parsed,
                    printable_ascii, record, seconds_to_ms, to_gb, to_ms, unsized_bar_like)
 from .kv import normalise, pairs
@@ -210,6 +210,8 @@ class GenericParser(Parser):
         self.last_step: dict = {}
         """rank -> its last MMEngine, timm, meter or MetricLogger step: the step an evaluation's
         result comes after"""
+        self.mindspore_steps: dict = {}
+        """rank -> the step of MindSpore's last LossMonitor line (its TimeMonitor's epoch ends there)"""
         self.epochs: dict = {}
         """rank -> [first epoch (0 or 1), whether its steps count per "epoch" or over the "run"
         (None until an epoch ends), the last epoch and step]: see `_run_step`"""
@@ -357,6 +359,10 @@ class GenericParser(Parser):
             return recs
         if self.d2_printed and "Total training time" in s:    # Detectron2's last evaluation comes after
             self.d2_printed.pop(rank, None)
+        if "epoch time: " in s and "per step time: " in s:
+            recs = mindspore.time_monitor(s, rank, self.mindspore_steps.get(rank))
+            if recs is not None:
+                return recs
         if not stepish(s):
             return []
         if "Starting training from iteration " in s:       # Detectron2's: where its counts begin
@@ -375,8 +381,9 @@ class GenericParser(Parser):
             text = LOGURU_SOURCE.sub("| ", text)
         if ".py:" in text and text[-1:].isdigit():
             text = TRAILING_SOURCE.sub("", text)
-        if "loss is " in text:      # MindSpore's LossMonitor: `epoch: 1 step: 100, loss is 2.302`
-            text = text.replace("loss is ", "loss: ")
+        loss_monitor = mindspore.LOSS_MONITOR in text
+        if loss_monitor:        # MindSpore's LossMonitor: `epoch: 1 step: 100, loss is 2.302`
+            text = text.replace(mindspore.LOSS_MONITOR, "loss: ")
         items = pairs(text)
         if not items:
             return []
@@ -448,7 +455,12 @@ class GenericParser(Parser):
             fields["metrics"] = dict(list(extra.items())[:24])
         if self.loop_bars.absorb(rank, step, fields):
             return []
-        return [record("progress", self.name, rank, step, **fields)]
+        rec = record("progress", self.name, rank, step, **fields)
+        if loss_monitor:
+            self.mindspore_steps[rank] = step
+            if CLOCK.now_ns is not None:
+                rec["drawn_ns"] = CLOCK.now_ns      # read live: its step ended now (`mindspore.py`)
+        return [rec]
 
     @staticmethod
     def _xla_update(s: str, rank, fields: dict, extra: dict):

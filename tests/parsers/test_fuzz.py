@@ -122,6 +122,9 @@ FRAGMENTS = [
     "Profile Summary at step 6:", "fwd latency:     781.54 us", "iter latency:   5.77 ms ",
     "FLOPS per GPU = 3 * fwd flops per GPU / iter latency:   2.33 MFLOPS", "samples/second:  1387.41 ",
     "fwd FLOPS per GPU = fwd flops per GPU / fwd latency: 81.9 TFLOPS", "step latency: 1.8 Gs",
+    # MindSpore's callbacks and msrun's workers
+    "epoch: 2 step: 12, loss is 0.4447", "Train epoch time: 802.759 ms, per step time: 66.897 ms",
+    " (data time: 1.234 ms)", "epoch time: 1.5e3 ms, per step time: ", "PostProcess] This node 1 rank id: 1",
     # DeepSpeed's comms logger
     "[Rank 0] comm op: all_reduce | time (ms): 125.72 | msg size: 2.25 KB | ", "algbw (Gbps): 0.00 | busbw (Gbps): 0.00",
     "comm op: all_reduce | [Caller Func: allreduce_bucket] | ", "time (ms): 0.73 | msg size: 0B", " | msg size: 4.0 ZB",
