@@ -141,6 +141,10 @@ def _as_bytes(data: str | bytes | bytearray | memoryview) -> bytes:
     return data.encode("utf-8", "surrogateescape") if isinstance(data, str) else bytes(data)
 
 
+SLURMS_OWN = ("slurmstepd: ", "slurmstepd-", "srun: ")
+"""How the lines of Slurm's step daemon and of srun itself begin (`launcher_errors.py`)."""
+
+
 class Dispatcher:
     """One per stream (a process's stdout, a log file).  `feed` one raw line at a time."""
 
@@ -986,7 +990,9 @@ class Dispatcher:
                     if r.get("phase") != "start" or self.generic.first_start(r)]
             self._note_step(recs, rank)
             return out + recs
-        recs = self._progress(line, rank)
+        # Slurm's own messages (`slurmstepd: task_p_pre_launch: ..`, one a task as a job starts,
+        # `srun: Job step aborted: ..`) hold no training progress: only the events parser's
+        recs = [] if line[:1] == "s" and line.startswith(SLURMS_OWN) else self._progress(line, rank)
         if recs:
             out.extend(recs)
             self._note_step(recs, rank)
