@@ -977,7 +977,7 @@ class Dispatcher:
             if recs:
                 out.extend(recs)
                 return out
-            if "NCCL INFO" in line:
+            if "NCCL INFO" in line or line.startswith("NCCL version "):   # (its bare version: the NCCL parser's alone)
                 return out
         if rank is None and glued_at(line):    # two processes' prints in one line (see `glued`)
             pieces = glued_pieces(line)

@@ -981,10 +981,10 @@ def test_an_mpirun_report_without_its_exit_code_gives_nothing():
     assert [(r["error"], r.get("exception")) for r in recs] == [("traceback", "RuntimeError")]
 
 
-def test_slurms_own_messages_go_to_no_frameworks_parser(monkeypatch):
+def test_slurms_and_nccls_own_messages_go_to_no_frameworks_parser(monkeypatch):
     """`slurmstepd: task_p_pre_launch: ..` (one a task as a job starts: `tep` made it a keyword
-    line) and srun's notices are no training's progress: the parsers are not asked, the events
-    parser still reads Slurm's cancel."""
+    line), srun's notices and NCCL's bare version (one a rank) are no training's progress: the
+    parsers are not asked, the events parser still reads Slurm's cancel."""
     from ridgescope.parsers.generic import GenericParser
     asked = []
     parse = GenericParser.parse
@@ -992,6 +992,7 @@ def test_slurms_own_messages_go_to_no_frameworks_parser(monkeypatch):
     start = [f"{t}: slurmstepd: task_p_pre_launch: Using sched_affinity for tasks" for t in range(8)]
     recs, _ = feed_all(start + ["slurmstepd-gpu-node-7: pyxis: starting container ...",
                                 "srun: Job step aborted: Waiting up to 62 seconds for job step to finish.",
+                                "NCCL version 2.26.6+cuda12.8",
                                 "slurmstepd: error: *** STEP 12345.0 ON gpu-node-7 CANCELLED AT 2026-01-10T10:00:01 ***",
                                 "step 1 loss 2.5"])
     assert [(r["kind"], r.get("error")) for r in recs] == [("error", "cancelled"), ("progress", None)]
