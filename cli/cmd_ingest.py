@@ -50,8 +50,8 @@ from ridgescope.cli.log_blocks import (CUT_SHORT, STERN_SHORT, collector_format,
 from ridgescope.cli.cmd_run import parse_tags
 from ridgescope.cli.common import add_stack_args, settings_from
 from ridgescope.parsers import FORMATS, UNLABELLED_BAR, Dispatcher
-from ridgescope.parsers.template import TeePrefix
 from ridgescope.parsers.mindspore import stated_rank
+from ridgescope.parsers.template import TeePrefix
 from ridgescope.probes.output_files import MPIRUN_RANK_FILE
 from ridgescope.probes.print_order import PrintOrder
 from ridgescope.probes.publisher import Publisher
@@ -280,7 +280,8 @@ def read_file(path: str, log_format: str | None, prefix: TeePrefix | None = None
     MindSpore worker's line says the cluster gave it (`mindspore.stated_rank`: msrun's
     `worker_N.log`; not where the file says several, as msrun's `--join` output does), else to
     rank 0 (see `megatron_prints_last`, and `spread_repeated_steps` for a log that prints each
-    step once per rank).  `pipes`: the file is one of a process's two pipes, read after its stderr file."""
+    step once per rank).  `pipes`: the file is one of a process's two pipes, read after its
+    stderr file."""
     result = FileResult(path)
     layout = world_size.MegatronLayout()
 

@@ -64,6 +64,17 @@ _BUFFERED_STEPS = 64
 DeepSpeed's `step=N` (stderr, the logger) before the two counts tell of a resumed run."""
 
 
+def _bytes_of(size: str) -> int | None:
+    """A message size as the comms logger prints it (`2.25 KB`, `4.0 B`, `0B`) in bytes; None
+    for any other text."""
+    size = size.strip()
+    value, _, unit = size.rpartition(" ") if " " in size else (size[:-1], "", size[-1:])
+    count = num(value)
+    if count is None or count < 0 or unit not in _SIZE_UNITS:
+        return None
+    return int(count * _SIZE_UNITS[unit])
+
+
 def _over_time(held: list, i: int, total: float | None) -> float | None:
     """A rate over a step's micro-batches (item i of each), each weighed by its time."""
     if not total:
@@ -149,13 +160,8 @@ class DeepSpeedParser(Parser):
         i = next((k for k, part in enumerate(parts) if part.startswith("time (ms): ")), 0)
         if i == 0 or i + 1 >= len(parts) or not parts[i + 1].startswith("msg size: "):
             return []
-        total = num(parts[i][11:])
-        size = parts[i + 1][10:].strip()
-        value, unit = size[:-2].strip(), size[-2:].strip()
-        if unit not in _SIZE_UNITS:
-            value, unit = size[:-1], size[-1:]
-        count = num(value)
-        if total is None or total < 0 or count is None or unit not in _SIZE_UNITS:
+        total, size = num(parts[i][11:]), _bytes_of(parts[i + 1][10:])
+        if total is None or total < 0 or size is None:
             return []
         name = " | ".join(parts[:i])
         before = self.comm_totals.get((rank, name), 0.0)
@@ -166,7 +172,7 @@ class DeepSpeedParser(Parser):
                                             "comm_ms": {}, "comm_count": {}, "comm_bytes": {}})
         held["comm_ms"][op] = round(held["comm_ms"].get(op, 0.0) + took, 6)
         held["comm_count"][op] = held["comm_count"].get(op, 0) + 1
-        held["comm_bytes"][op] = held["comm_bytes"].get(op, 0) + int(count * _SIZE_UNITS[unit])
+        held["comm_bytes"][op] = held["comm_bytes"].get(op, 0) + size
         return []
 
     def _comms(self, rank, step: int) -> list[dict]:

@@ -85,7 +85,7 @@ def schedules(examples: int, epochs: int, total_batch: int, accumulation: int, t
             out.append(Schedule(batches, accumulation, steps))
         carried = batches // accumulation
         if batches > accumulation and batches % accumulation and -(-total_steps // carried) == epochs \
-                and steps_per_epoch is None:    # (the banner of 4.46 and later names its steps an epoch)
+                and steps_per_epoch is None:    # (a banner that names its steps an epoch is Transformers 5's)
             out.append(Schedule(batches, accumulation, carried, carried=True))
     return out
 

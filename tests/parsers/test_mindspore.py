@@ -7,6 +7,7 @@ import shutil
 from ridgescope.cli.cmd_ingest import read_file
 from ridgescope.parsers.mindspore import stated_rank
 
+from .conftest import feed_all
 from .test_captured import CAPTURED, parse_file
 from .test_drawn import read_redraw_by_redraw
 
@@ -27,6 +28,18 @@ def test_loss_monitor_steps_run_on_over_epochs_and_time_monitor_gives_each_epoch
         (12, "mindspore", "time_monitor", 802.759, 66.897), (24, "mindspore", "time_monitor", 254.522, 21.21)]
     assert recs.index(timing[0]) == recs.index(progress[11]) + 1
     assert not any("step_time_ms" in r for r in recs)
+
+
+def test_time_monitors_other_forms():
+    """MindSpore 1.x printed no `Train`; `data_time=True` adds the mean wait for data; an
+    evaluation's epoch time is its duration.  Behind srun's labels each rank's own."""
+    recs, _ = feed_all(["1: epoch: 1 step: 30, loss is 2.5", "1: epoch time: 1500.0 ms, per step time: 50.0 ms",
+                        "0: epoch: 1 step: 30, loss is 2.4",
+                        "0: Train epoch time: 1600.5 ms, per step time: 53.35 ms (data time: 12.5 ms)",
+                        "0: Eval epoch time: 400.0 ms, per step time: 40.0 ms"])
+    assert [(r["kind"], r["rank"], r["step"], r.get("mean_step_time_ms"), r.get("data_time_ms"), r.get("duration_ms"))
+            for r in recs if r["framework"] == "mindspore"] == [
+        ("timing", 1, 30, 50.0, None, None), ("timing", 0, 30, 53.35, 12.5, None), ("eval", 0, 30, None, None, 400.0)]
 
 
 def test_loss_monitor_read_live_says_when_each_step_ended():
