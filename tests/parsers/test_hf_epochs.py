@@ -15,30 +15,21 @@ from ridgescope.parsers.hf_epochs import TrainingBanner, printed_epoch, schedule
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "corpus"
 
 
-def trainer_epochs(batches: int, accumulation: int, total_steps: int):
-    """(step, epoch) at each optimizer step, as the Trainer counts them (transformers 4.57 and
-    5.x `_inner_training_loop`): a step on each whole accumulation and on an epoch's last batch,
-    then `epoch + (batch + 1) / batches`."""
-    step, epoch = 0, 0
-    while True:
-        for batch in range(batches):
-            if (batch + 1) % accumulation == 0 or batch + 1 == batches:
-                step += 1
-                yield step, epoch + (batch + 1) / batches
-                if step == total_steps:
-                    return
-        epoch += 1
-
-
-def trainer_epochs_before_4_46(batches: int, accumulation: int, total_steps: int):
-    """(step, epoch) as transformers 4.45 counts them: a step on each whole accumulation of the
-    run's batches (`total_batched_samples`, carried across epochs), or on an epoch's last batch
-    where an epoch holds no more batches than one accumulation."""
+def trainer_epochs(batches: int, accumulation: int, total_steps: int, carried: bool = False):
+    """(step, epoch) at each optimizer step, as the Trainer counts them: transformers 4.57 and
+    5.x (`_inner_training_loop`) a step on each whole accumulation and on an epoch's last batch;
+    4.45 (`carried`) on each whole accumulation of the run's batches (`total_batched_samples`,
+    across epochs), or on an epoch's last batch where an epoch holds no more batches than one
+    accumulation.  Then `epoch + (batch + 1) / batches`."""
     step = batched = epoch = 0
     while True:
         for batch in range(batches):
             batched += 1
-            if batched % accumulation == 0 or (batches <= accumulation and batch + 1 == batches):
+            if carried:
+                ends = batched % accumulation == 0 or (batches <= accumulation and batch + 1 == batches)
+            else:
+                ends = (batch + 1) % accumulation == 0 or batch + 1 == batches
+            if ends:
                 step += 1
                 yield step, epoch + (batch + 1) / batches
                 if step == total_steps:
@@ -144,7 +135,7 @@ def test_an_epoch_printed_before_4_46_names_its_step(run):
         for line in banner(*numbers):
             b.read(line)
     sure = batches > accumulation and {s.batches for s in allowed} == {batches}
-    for step, epoch in trainer_epochs_before_4_46(batches, accumulation, total_steps):
+    for step, epoch in trainer_epochs(batches, accumulation, total_steps, carried=True):
         found = whole.step(f"{{'loss': 1.0, 'epoch': {epoch!r}}}")
         assert found == step if sure and len(repr(epoch).partition(".")[2]) > 2 else found in (step, None)
         assert rounded.step(f"{{'loss': 1.0, 'epoch': {round(epoch, 2)!r}}}") in (step, None)
@@ -266,7 +257,7 @@ def test_a_trainer_before_4_46_that_carries_its_accumulation_gets_its_steps():
     for line in lines:
         b.read(line)
     found = [(step, b.step(f"{{'loss': 1.0, 'epoch': {epoch!r}}}"))
-             for step, epoch in trainer_epochs_before_4_46(234, 4, 290)]
+             for step, epoch in trainer_epochs(234, 4, 290, carried=True)]
     assert len(found) == 290 and all(got == step for step, got in found)
     fresh = TrainingBanner()
     for line in lines:
