@@ -113,6 +113,6 @@ def test_the_remembered_shapes_stay_bounded():
     """A stream of ever new shapes (each line's words differ) holds at most _UNCLAIMED_SHAPES."""
     d = Dispatcher()
     for i in range(3 * _UNCLAIMED_SHAPES):
-        d.feed(f"slurmstepd: task {'x' * (i % 97)} {'y' * (i // 97)}")
+        d.feed(f"stepper: task {'x' * (i % 97)} {'y' * (i // 97)}")
     assert 0 < len(d._unclaimed) <= _UNCLAIMED_SHAPES
     assert d.stats["lines"] == 3 * _UNCLAIMED_SHAPES and d.stats["garbage"] == 0
