@@ -36,6 +36,8 @@ _NOTICE = re.compile(_COLOUR + "[+-]" + _END + " (?:" + _COLOUR + _TOKEN + _END 
                      + " (?:\u203a|\xe2\x80\xba) " + _COLOUR + _TOKEN + _END + r"\s*\Z")
 """stern's notice of a container it tails, `+ [NAMESPACE ]POD › CONTAINER` (in text, or in UTF-8
 read as Latin-1)."""
+_MARK, _MARK_LATIN1, _MARK_BYTES = "\u203a", "\xe2\x80\xba", b"\xe2\x80\xba"
+"""The `›` of stern's notice: in text, in UTF-8 read as Latin-1, and in bytes."""
 _WORKER = re.compile(r"-(?:master-0|worker-[0-9]{1,6})\Z")
 _INDEXED = re.compile(r"-[0-9]{1,6}-[bcdfghjklmnpqrstvwxz2456789]{5}\Z")
 _REPLICA = re.compile(r"-[0-9]{1,6}\Z")
@@ -74,7 +76,7 @@ class SternPods:
         kubectl's), the jobs first learnt from its lines while the stream is looked at."""
         if self.looked < LOOK:
             self._learn(data)
-        if self.looked >= LOOK and (("\u203a" in data) if isinstance(data, str) else (b"\xe2\x80\xba" in data)):
+        if self.looked >= LOOK and ((_MARK in data) if isinstance(data, str) else (_MARK_BYTES in data)):
             self._learn(data, notices=True)
         text, raw = self._text, self._bytes
         if text is None or raw is None:
@@ -88,7 +90,7 @@ class SternPods:
         of stern's notices in `data`."""
         if notices:
             text = data if isinstance(data, str) else bytes(data).decode("latin-1")
-            lines = [line for line in text.split("\n") if "\u203a" in line or "\xe2\x80\xba" in line]
+            lines = [line for line in text.split("\n") if _MARK in line or _MARK_LATIN1 in line]
         else:
             text = data if isinstance(data, str) else bytes(data[:1 << 16]).decode("latin-1")
             lines = text.split("\n", LOOK - self.looked)[:LOOK - self.looked]
@@ -97,7 +99,7 @@ class SternPods:
             self.looked += len(lines)
         learnt = False
         for line in lines:
-            notice = _NOTICE.match(line) if "\u203a" in line or "\xe2\x80\xba" in line else None
+            notice = _NOTICE.match(line) if _MARK in line or _MARK_LATIN1 in line else None
             if notice is not None:
                 namespace, pod, container = notice.groups()
                 job = job_of(pod, container)
