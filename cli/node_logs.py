@@ -3,8 +3,10 @@
 torchrun's `--tee` prefix names a worker's local rank, so on a job of several nodes every
 node's log has its `[default0]:`.  Given the logs in node order, the Kth log's local rank N is
 the job's rank K x workers per node + N: torch's own numbering where the node ranks were given
-(a static rendezvous's `--node-rank K`).  A c10d rendezvous numbers nodes as they join, which no
-log says; there the ranks are still one per worker, not necessarily torch's number for it.
+(a static rendezvous's `--node-rank K`).  A c10d rendezvous numbers the nodes otherwise: where a
+log's head holds its agent's result (LOGLEVEL=INFO: `global_ranks=[2, 3]`,
+`parsers/rendezvous.py`), the node's ranks are those, whatever its place in the list; where not,
+they are still one per worker, not necessarily torch's number for it.
 A node's stdout and stderr saved apart and given together (`pipe_pairs`) are one node.
 """
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Callable
 
 from ridgescope.cli import pipe_pairs
 from ridgescope.cli.log_blocks import head_blocks
+from ridgescope.parsers import rendezvous
 from ridgescope.parsers.template import TeePrefix
 
 LOCAL_PREFIX = re.compile(rb"(?m)^\[default([0-9]{1,7})\]:")
@@ -27,7 +30,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="each FILE is one node's torchrun --tee output, in node order: its "
                              "[defaultN] (or, from torchx's dist.ddp, [N]) are local ranks, and the Kth "
                              "file's are the job's ranks "
-                             "K x workers per node + N (a node's stdout and stderr files, "
+                             "K x workers per node + N, or those its torchrun agent logged the "
+                             "rendezvous gave it (LOGLEVEL=INFO) (a node's stdout and stderr files, "
                              "node0.out and node0.err, are one node)")
     parser.add_argument("--nproc-per-node", type=int, default=None, metavar="N",
                         help="workers per node, for --node-logs and for torchrun --log-dir files "
@@ -45,6 +49,21 @@ def local_ranks_shown(path: str, prefix: TeePrefix | None) -> int:
             shown = max(shown, max((int(m.group(1)) + 1 for m in LOCAL_PREFIX.finditer(block)),
                                    default=0))
     return shown
+
+
+def agent_ranks(*paths: str) -> list[int] | None:
+    """The job's ranks of the node's workers, as the first rendezvous result that its torchrun
+    agent logged in the first SCAN_HEAD bytes of the node's files (its stdout and stderr, where
+    they were saved apart) gave them (a restart's later one is not looked for); None where
+    there is none."""
+    for path in paths:
+        for block in head_blocks(path):
+            if rendezvous.MARK.encode() in block:
+                given = [ranks for node, ranks in rendezvous.results(block.decode("utf-8", "replace"))
+                         if node is None]
+                if given:
+                    return given[0]
+    return None
 
 
 @dataclass(frozen=True)
@@ -86,7 +105,14 @@ def places(args: argparse.Namespace, prefixes: list[TeePrefix | None],
     for path, count in zip(paths, shown):
         node = nodes.setdefault(pairs[path].stdout if path in pairs else path, len(nodes))
         base = node * workers
-        if count:
+        pipes = pairs.get(path)
+        given = agent_ranks(*((pipes.stdout, pipes.stderr) if pipes is not None else (path,)))
+        agent_base = rendezvous.node_base(given) if given else None
+        if count and agent_base is not None:
+            base = agent_base
+            say(f"{path}: ranks {base}-{base + workers - 1}, as torchrun's rendezvous gave them "
+                f"(its agent's global_ranks={given})")
+        elif count:
             say(f"{path}: node {node}, ranks {base}-{base + workers - 1}")
         else:
             say(f"{path}: node {node}: no line begins with torchrun's prefix of a local rank; its "

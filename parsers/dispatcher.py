@@ -6,7 +6,7 @@ import functools
 
 from .base import (ANSI, BACKSPACES, BAR, CLOCK, CONTROL, LIMIT, MAX_LINE, READ_LINE, SHORT_LINE, TIMEOUT,
                    Parser, Unclocked, record)
-from . import mllog
+from . import mllog, rendezvous
 from .composer import ComposerParser
 from .deepspeed import DeepSpeedParser
 from .espnet import EspnetParser
@@ -141,6 +141,8 @@ def _as_bytes(data: str | bytes | bytearray | memoryview) -> bytes:
     return data.encode("utf-8", "surrogateescape") if isinstance(data, str) else bytes(data)
 
 
+RENDEZVOUS_MARK = rendezvous.MARK.encode()
+
 SLURMS_OWN = ("slurmstepd: ", "slurmstepd-", "srun: ")
 """How the lines of Slurm's step daemon and of srun itself begin (`launcher_errors.py`)."""
 
@@ -191,6 +193,9 @@ class Dispatcher:
         """Workers per node under `srun --label torchrun --tee` (see `srun.flatten`); where
         not told, the most that one node's lines have shown so far."""
         self._widest_node = 0
+        self._node_ranks: dict[int, list[int]] = {}
+        """node label -> the job's rank of each of its local ranks, as its torchrun agent's
+        rendezvous gave them (`rendezvous.py`)"""
         self._nodes_flattened = False
         """Have nodes' labels around torchrun's prefix been read as ranks?  A node's agent's line
         that names a local rank is then read as that worker's (see `srun.flatten`)."""
@@ -692,6 +697,12 @@ class Dispatcher:
             return []
         young = self._age.young(data)
         data = self.labels.block(data, young)
+        if rendezvous.MARK in data if isinstance(data, str) else RENDEZVOUS_MARK in data:
+            # before its workers' lines, which the block may hold too, are flattened
+            for node, ranks in rendezvous.results(data if isinstance(data, str) else
+                                                  bytes(data).decode("utf-8", "replace")):
+                if node is not None:
+                    self._learn_node(node, ranks)
         part = self._line_part
         if type(data) is not bytes:
             if isinstance(data, str) and part is None and self.tee_prefix is None and self._whole_text(data):
@@ -736,7 +747,12 @@ class Dispatcher:
             self._widest_node = max(self._widest_node, widest_node(data))
         nproc = self.nproc_per_node or self._widest_node
         self._nodes_flattened = nproc > 0
-        return flatten(data, nproc)
+        return flatten(data, nproc, self._node_ranks)
+
+    def _learn_node(self, node: int, ranks: list[int]) -> None:
+        """A node's agent's rendezvous result: the job's ranks of its workers (`rendezvous`)."""
+        self._node_ranks[node] = ranks
+        self._widest_node = max(self._widest_node, len(ranks))
 
     def _whole_text(self, data: str) -> bool:
         """Is `data` text whose lines need no launcher's pieces put back together (`tee`,
@@ -972,6 +988,10 @@ class Dispatcher:
                 return out + spread
         if not checked and not interesting(line):
             return out
+        if rank is not None and rendezvous.MARK in line:    # a node's agent, behind the node's label
+            ranks = rendezvous.ranks_listed(line)
+            if ranks is not None:
+                self._learn_node(rank, ranks)
         if "NCCL" in line:
             recs = self.nccl.parse(line, rank)
             if recs:

@@ -18,7 +18,7 @@ KEYWORDS = ("tep", "NCCL", "oss", "ime", "iter", "%|", "rror", "Trace", "heckpoi
             "process group for", "[token=", "[sample=", "egmentation fault", "core dumped", "Acc@",
             "% \u2501", "% \u2500", "  all ", "maxDets", "Save weights", "cur metric", "save model in",
             "save best model", "Rtt/Rnk", "Restoring parameters", "noticed that process",
-            "Num examples = ", "accumulation) = ", "Parallel GPUs = ", "BAD TERMINATION")
+            "Num examples = ", "accumulation) = ", "Parallel GPUs = ", "BAD TERMINATION", "global_ranks=[")
 """Every word that some parser or event looks for, as a stem that covers both cases ('tep' for
 step/Step).  A line holding none of them yields no record."""
 
@@ -39,7 +39,8 @@ def interesting(s: str) -> bool:
             or "noticed that process" in s or "BAD TERMINATION" in s
             or ("ave " in s and ("save model in" in s or "save best model" in s))
             or ("=" in s and ("[batch=" in s or "world_rank=" in s or "[token=" in s or "[sample=" in s
-                              or "Num examples = " in s or "accumulation) = " in s or "Parallel GPUs = " in s))
+                              or "Num examples = " in s or "accumulation) = " in s or "Parallel GPUs = " in s
+                              or "global_ranks=[" in s))
             or ("s/" in s and _rate_per_unit(s)))
 
 
@@ -64,7 +65,8 @@ ANCHORS = {"tep": "tep", **{rate: rate for rate in RATE_PER_UNIT}, "NCCL": "NCC"
            "% \u2501": "% \u2501", "% \u2500": "% \u2500", "  all ": "  a", "maxDets": "xDe",
            "Save weights": "Sav", "cur metric": "r m", "save model in": "l i", "save best model": "bes", "Rtt/Rnk": "t/R",
            "Restoring parameters": "g p", "noticed that process": "ced", "Num examples = ": "m e",
-           "accumulation) = ": "n) ", "Parallel GPUs = ": "l G", "BAD TERMINATION": "BAD"}
+           "accumulation) = ": "n) ", "Parallel GPUs = ": "l G", "BAD TERMINATION": "BAD",
+           "global_ranks=[": "l_r"}
 """For each keyword of three or more characters, three of its characters (the rarest in the
 corpus's chatter; of Ultralytics' bar, `% ` and the first byte of its cell, all the table
 reads): every line that holds the keyword holds these, so the lines found through

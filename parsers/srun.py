@@ -26,6 +26,7 @@ number in it (`print(f"step {n}", ...)`) is not told from a whole line: that lin
 from __future__ import annotations
 
 import re
+from typing import Mapping
 
 import numpy as np
 
@@ -161,7 +162,7 @@ def widest_node(data: bytes) -> int:
     return max((int(m.group("local")) + 1 for m in _NESTED.finditer(data)), default=0)
 
 
-def flatten(data: bytes, nproc_per_node: int) -> bytes:
+def flatten(data: bytes, nproc_per_node: int, nodes: Mapping[int, list[int]] | None = None) -> bytes:
     """`data` with each labelled line of a worker, `L: [defaultM]:...`, as `[defaultR]:...`,
     R = L x nproc_per_node + M; likewise each `[defaultM]:` inside such a line, where torchrun
     passed on a part of another worker of the node (see tee.py), and each `K: [defaultM]:`
@@ -169,9 +170,9 @@ def flatten(data: bytes, nproc_per_node: int) -> bytes:
     parsing then reads one prefix, as it does torchrun's alone.
 
     R is torch's rank where torchrun's node rank is srun's task id (a static rendezvous with
-    `--node-rank $SLURM_PROCID`, and what a c10d rendezvous on one node gave in the capture);
-    a c10d rendezvous may number the nodes otherwise, and then R is still one rank per
-    worker, not torch's number for it.
+    `--node-rank $SLURM_PROCID`).  A c10d rendezvous numbers the nodes otherwise; where a node's
+    agent logged the ranks it gave (`rendezvous.py`), `nodes` has them (task -> the job's rank
+    of each local rank) and R is torch's number; where not, R is still one rank per worker.
 
     A node's agent's `L: ... failed (exitcode: 1) local_rank: M (pid: ...)` is read as worker
     R's line too, where the workers a node are known (`nproc_per_node` > 0): the label names
@@ -184,12 +185,19 @@ def flatten(data: bytes, nproc_per_node: int) -> bytes:
         m = _NESTED.match(line)
         if m is not None:
             task = int(m.group("task"))
-            lines[i] = _TEE.sub(lambda t: b"[default%d]:" % (
-                int(t.group(1) or task) * nproc_per_node + int(t.group(2))), line[m.end("task") + 2:])
+            lines[i] = _TEE.sub(lambda t: b"[default%d]:" % _job_rank(
+                int(t.group(1) or task), int(t.group(2)), nproc_per_node, nodes), line[m.end("task") + 2:])
         elif agents and AGENT_MARK in line:
             a = _AGENT_CHILD.match(line)
             if a is not None:
-                lines[i] = b"[default%d]:" % (int(a.group("task")) * nproc_per_node + int(a.group(2))) \
+                lines[i] = b"[default%d]:" % _job_rank(int(a.group("task")), int(a.group(2)), nproc_per_node, nodes) \
                     + line[a.end():]
     return b"\n".join(lines)
+
+
+def _job_rank(task: int, local: int, nproc_per_node: int, nodes: Mapping[int, list[int]] | None) -> int:
+    """The job's rank of node `task`'s local rank: as its agent's rendezvous gave it, where
+    `nodes` has it, else task x nproc_per_node + local."""
+    ranks = nodes.get(task) if nodes else None
+    return ranks[local] if ranks is not None and local < len(ranks) else task * nproc_per_node + local
 

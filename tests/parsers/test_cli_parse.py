@@ -171,6 +171,28 @@ def test_node_logs_give_each_node_its_ranks(capsys):
     assert steps[19][3]["step_time_ms"] == 139.0
 
 
+C10D_NODE_LOGS = [str(CAPTURED / f"torch-2.15_torchrun-c10d-tee3_loglevel-info_joined-{when}_2x2rank.log")
+                  for when in ("second", "first")]
+
+
+def test_node_logs_take_the_ranks_a_c10d_rendezvous_gave(capsys):
+    """Two nodes of a c10d rendezvous (LOGLEVEL=INFO), listed with node 1's log first: each
+    agent logged its node's ranks (`global_ranks=[2, 3]`), which the list's order does not
+    change.  Rank 3, the first file's local rank 1, took 500.2 ms at step 10."""
+    assert cmd_parse.run(_args([*C10D_NODE_LOGS, "--node-logs", "--format", "json"])) == 0
+    out = capsys.readouterr()
+    assert "joined-second_2x2rank.log: ranks 2-3, as torchrun's rendezvous gave them" in out.err
+    steps = {}
+    for r in map(json.loads, out.out.splitlines()):
+        if r["kind"] == "progress":
+            steps.setdefault(r["step"], {})[r["rank"]] = (r["local_rank"], r["step_time_ms"])
+    assert sorted(steps) == list(range(1, 17))
+    assert steps[10] == {0: (0, 50.2), 1: (1, 50.2), 2: (0, 50.2), 3: (1, 500.2)}
+    # listed the other way round: the same ranks
+    assert cmd_parse.run(_args([*C10D_NODE_LOGS[::-1], "--node-logs", "--format", "json"])) == 0
+    assert sorted(capsys.readouterr().out.splitlines()) == sorted(out.out.splitlines())
+
+
 def test_node_logs_keep_the_rank_that_torchruns_report_names(capsys):
     """Two nodes' `--tee` output, rank 3 (node 1's local rank 1) raising at step 3: node 1's
     torchrun reports `rank : 3 (local_rank: 1)` failed first, the job's rank, which stays (it

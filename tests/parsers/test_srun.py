@@ -223,3 +223,45 @@ def _parse_args(argv: list[str]) -> argparse.Namespace:
     cmd_parse.register(p)
     return p.parse_args(argv)
 
+
+
+C10D = "slurm-22.05.8_torch-2.15_srun-label-torchrun-c10d_loglevel-info_nodes-out-of-task-order_2x2rank.log"
+
+
+def _step_times(recs: list[dict], step: int) -> dict[int, float]:
+    return {r["rank"]: r["step_time_ms"] for r in recs if r["kind"] == "progress" and r["step"] == step}
+
+
+def test_a_c10d_rendezvous_numbers_the_nodes_as_its_agents_logged():
+    """`srun --label torchrun --rdzv-backend c10d` with LOGLEVEL=INFO: the rendezvous made task 1
+    node 0, as each agent logged (`1: ... global_ranks=[0, 1]`).  Task 1's `[default1]:` is
+    rank 1, whose step 10 took 500.2 ms; read as task x 2 + local rank it was rank 3.  Read
+    whole, in blocks of any size and line by line."""
+    data = (CAPTURED / C10D).read_bytes()
+    assert b"1: I1207 07:52:39.958000 2374 torch/distributed/elastic/agent/server/api.py:552]   " \
+           b"global_ranks=[0, 1]\n" in data
+    want = {0: 50.2, 1: 500.2, 2: 50.2, 3: 50.1}
+    block, lines = blocks_and_lines(data)
+    assert _step_times(parse_file(C10D), 10) == want
+    assert _step_times(block, 10) == want and _step_times(lines, 10) == want
+    assert {r["step"] for r in lines if r["kind"] == "progress" and r["rank"] == 1} == set(range(1, 17))
+    chunks = data.splitlines(keepends=True)
+    for seed in range(5):
+        rng, d, recs, i = random.Random(seed), Dispatcher(), [], 0
+        while i < len(chunks):
+            n = rng.randint(1, 40)
+            recs += d.feed_chunk(b"".join(chunks[i:i + n]))
+            i += n
+        assert _step_times(recs + d.flush(), 10) == want
+    # without the agents' lines, the task's place: rank 3
+    bare = b"".join(line for line in chunks if b"global_ranks=[" not in line)
+    assert _step_times(blocks_and_lines(bare)[0], 10) == {0: 50.2, 1: 50.1, 2: 50.2, 3: 500.2}
+
+
+def test_an_agents_result_says_how_many_workers_its_node_has():
+    """A stream that shows a node's rendezvous result before its workers' lines places node 1's
+    first line at once, where it would otherwise take it for a node of one worker."""
+    d = Dispatcher()
+    d.feed(b"1:   global_ranks=[2, 3]\n")         # torch 1.x's form: the message's lines bare
+    assert [r["rank"] for r in d.feed(b"1: [default0]:step 1/2 loss 2.5 step_time_ms 90.5\n")] == [2]
+    assert [r["rank"] for r in Dispatcher().feed(b"1: [default0]:step 1/2 loss 2.5 step_time_ms 90.5\n")] == [1]
