@@ -75,3 +75,22 @@ def test_a_stated_rank_is_mindspores_own_log_line_alone():
     assert stated_rank(line) == 1
     assert stated_rank(b"ProcessRegister] The new node: 1(role: MS_WORKER), rank id: 1, device id: 1") is None
     assert stated_rank(b"This node 1 rank id: 1") is None      # (a print, not MindSpore's log)
+
+
+def test_msrun_join_each_workers_steps_by_the_order_of_their_prints():
+    """msrun's `--join` passes every worker's output on in one stream, the prints unlabelled
+    (the workers' own log lines name a pid, not a rank).  Each LossMonitor step is printed once
+    by each worker; `ingest` gives the Kth print of a step a rank of its own, marked as placed by
+    print order, so that both workers' losses are kept.  Two prints that ran into one line (step
+    5's) are cut apart.  (TimeMonitor's lines, two an epoch, are timing records, which print
+    order does not place.)"""
+    name = "mindspore-2.10.0_msrun-2-workers_join_stdout_cpu.log"
+    recs = parse_file(name)
+    assert sorted(r["step"] for r in recs if r["kind"] == "progress") == sorted(list(range(1, 13)) * 2)
+    items = [it for it in read_file(str(CAPTURED / name), None).items if it.record["kind"] == "progress"]
+    losses = {(it.record["step"], it.rank): it.record["loss"] for it in items}
+    assert len(losses) == 24 and all(it.record["rank_from_print_order"] for it in items)
+    assert (losses[5, 0], losses[5, 1]) == (0.5901586413383484, 0.5407963991165161)   # the line run together
+    assert (losses[12, 0], losses[12, 1]) == (0.6591598391532898, 1.8769481182098389)
+    timing = [(r["step"], r["mean_step_time_ms"]) for r in recs if r["kind"] == "timing"]
+    assert timing == [(6, 528.725), (6, 56.041), (12, 85.975), (12, 86.438)]
