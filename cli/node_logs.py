@@ -23,6 +23,7 @@ from ridgescope.parsers.template import TeePrefix
 
 LOCAL_PREFIX = re.compile(rb"(?m)^\[default([0-9]{1,7})\]:")
 """torchrun's default prefix at a line's start (behind srun's label it is not a node log's)."""
+RENDEZVOUS_MARK = rendezvous.MARK.encode()
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -38,32 +39,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "of several nodes (default: the most local ranks the files show)")
 
 
-def local_ranks_shown(path: str, prefix: TeePrefix | None) -> int:
-    """1 + the highest local rank that begins a line in the file's first SCAN_HEAD bytes (0
-    where none does).  `prefix`: torchrun's template, where it is not the default."""
-    shown = 0
+def read_head(path: str, prefix: TeePrefix | None) -> tuple[int, list[int] | None]:
+    """What the file's first SCAN_HEAD bytes say of its node: 1 + the highest local rank that
+    begins a line (0 where none does, or where `prefix`, torchrun's template where it is not
+    the default, names no local rank); and the job's ranks of the node's workers, as the first
+    rendezvous result that its torchrun agent logged gave them (None where there is none; a
+    restart's later one is not looked for)."""
+    shown, given = 0, None
     for block in head_blocks(path):
         if prefix is not None:
             block = prefix.as_default(block)
-        if b"[default" in block:
+        if b"[default" in block and (prefix is None or prefix.local):
             shown = max(shown, max((int(m.group(1)) + 1 for m in LOCAL_PREFIX.finditer(block)),
                                    default=0))
-    return shown
-
-
-def agent_ranks(*paths: str) -> list[int] | None:
-    """The job's ranks of the node's workers, as the first rendezvous result that its torchrun
-    agent logged in the first SCAN_HEAD bytes of the node's files (its stdout and stderr, where
-    they were saved apart) gave them (a restart's later one is not looked for); None where
-    there is none."""
-    for path in paths:
-        for block in head_blocks(path):
-            if rendezvous.MARK.encode() in block:
-                given = [ranks for node, ranks in rendezvous.results(block.decode("utf-8", "replace"))
-                         if node is None]
-                if given:
-                    return given[0]
-    return None
+        if given is None and RENDEZVOUS_MARK in block:
+            given = next((ranks for node, ranks in rendezvous.results(block.decode("utf-8", "replace"))
+                          if node is None), None)
+    return shown, given
 
 
 @dataclass(frozen=True)
@@ -90,8 +82,8 @@ def places(args: argparse.Namespace, prefixes: list[TeePrefix | None],
     nproc = args.nproc_per_node
     if nproc is not None and nproc < 1:
         raise ValueError("--nproc-per-node must be at least 1")
-    shown = [local_ranks_shown(path, prefix) if prefix is None or prefix.local else 0
-             for path, prefix in zip(paths, prefixes)]
+    heads = {path: read_head(path, prefix) for path, prefix in zip(paths, prefixes)}
+    shown = [heads[path][0] for path in paths]
     workers = nproc or max(shown) or 1
     if nproc is None:
         say(f"{workers} worker(s) per node: the most local ranks one file shows "
@@ -106,7 +98,8 @@ def places(args: argparse.Namespace, prefixes: list[TeePrefix | None],
         node = nodes.setdefault(pairs[path].stdout if path in pairs else path, len(nodes))
         base = node * workers
         pipes = pairs.get(path)
-        given = agent_ranks(*((pipes.stdout, pipes.stderr) if pipes is not None else (path,)))
+        given = next((heads[f][1] for f in ((pipes.stdout, pipes.stderr) if pipes is not None else (path,))
+                      if heads[f][1]), None)
         agent_base = rendezvous.node_base(given) if given else None
         if count and agent_base is not None:
             base = agent_base

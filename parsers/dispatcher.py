@@ -697,12 +697,8 @@ class Dispatcher:
             return []
         young = self._age.young(data)
         data = self.labels.block(data, young)
-        if rendezvous.MARK in data if isinstance(data, str) else RENDEZVOUS_MARK in data:
-            # before its workers' lines, which the block may hold too, are flattened
-            for node, ranks in rendezvous.results(data if isinstance(data, str) else
-                                                  bytes(data).decode("utf-8", "replace")):
-                if node is not None:
-                    self._learn_node(node, ranks)
+        if (rendezvous.MARK in data) if isinstance(data, str) else (RENDEZVOUS_MARK in data):
+            self._learn_nodes(data)     # before the block's workers' lines are flattened
         part = self._line_part
         if type(data) is not bytes:
             if isinstance(data, str) and part is None and self.tee_prefix is None and self._whole_text(data):
@@ -748,6 +744,13 @@ class Dispatcher:
         nproc = self.nproc_per_node or self._widest_node
         self._nodes_flattened = nproc > 0
         return flatten(data, nproc, self._node_ranks)
+
+    def _learn_nodes(self, data: str | bytes) -> None:
+        """The nodes' ranks that their agents' rendezvous results in `data` give."""
+        for node, ranks in rendezvous.results(data if isinstance(data, str) else
+                                              bytes(data).decode("utf-8", "replace")):
+            if node is not None:
+                self._learn_node(node, ranks)
 
     def _learn_node(self, node: int, ranks: list[int]) -> None:
         """A node's agent's rendezvous result: the job's ranks of its workers (`rendezvous`)."""

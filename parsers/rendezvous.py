@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import re
 
+from .srun import LABEL
+
 MARK = "global_ranks=["
-_LABEL = re.compile(r" {0,7}([0-9]{1,7}): ")
-"""srun's label (srun.LABEL), which the node's place has where another launcher labelled it
-(`node_labels`)."""
+_LABEL = re.compile(LABEL.decode())
+"""srun's label, which a node's lines have where another launcher labelled them (`node_labels`)."""
 _MOST = 100_000
 """The most workers a node's list is read for: a longer one is no agent's."""
 
@@ -54,7 +55,7 @@ def results(text: str) -> list[tuple[int | None, list[int]]]:
         ranks = ranks_listed(text, start)
         if ranks is not None:
             label = _LABEL.match(text, start, at)
-            out.append((int(label.group(1)) if label else None, ranks))
+            out.append((int(label.group("task")) if label else None, ranks))
         at = text.find(MARK, at + len(MARK))
     return out
 
