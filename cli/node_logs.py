@@ -12,6 +12,7 @@ A node's stdout and stderr saved apart and given together (`pipe_pairs`) are one
 from __future__ import annotations
 
 import argparse
+import itertools
 import re
 from dataclasses import dataclass
 from typing import Callable
@@ -24,6 +25,9 @@ from ridgescope.parsers.template import TeePrefix
 LOCAL_PREFIX = re.compile(rb"(?m)^\[default([0-9]{1,7})\]:")
 """torchrun's default prefix at a line's start (behind srun's label it is not a node log's)."""
 RENDEZVOUS_MARK = rendezvous.MARK.encode()
+AGENT_HEAD_BLOCKS = 4
+"""The blocks of a file's head that are looked through for its agent's rendezvous result where
+the file is not given as a node's log (the agent logs it before it starts its workers)."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -39,14 +43,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "of several nodes (default: the most local ranks the files show)")
 
 
-def read_head(path: str, prefix: TeePrefix | None) -> tuple[int, list[int] | None]:
-    """What the file's first SCAN_HEAD bytes say of its node: 1 + the highest local rank that
+def read_head(path: str, prefix: TeePrefix | None, blocks: int | None = None) -> tuple[int, list[int] | None]:
+    """What the file's first SCAN_HEAD bytes (or first `blocks`) say of its node: 1 + the highest local rank that
     begins a line (0 where none does, or where `prefix`, torchrun's template where it is not
     the default, names no local rank); and the job's ranks of the node's workers, as the first
     rendezvous result that its torchrun agent logged gave them (None where there is none; a
     restart's later one is not looked for)."""
     shown, given = 0, None
-    for block in head_blocks(path):
+    for block in itertools.islice(head_blocks(path), blocks):
         if prefix is not None:
             block = prefix.as_default(block)
         if b"[default" in block and (prefix is None or prefix.local):
@@ -76,7 +80,7 @@ def places(args: argparse.Namespace, prefixes: list[TeePrefix | None],
     OSError for a file that cannot be read."""
     paths = args.files
     if not args.node_logs:
-        return [None] * len(paths)
+        return placed_by_agents(paths, prefixes, say)
     if "-" in paths:
         raise ValueError("--node-logs reads files, not standard input: each one is a node")
     nproc = args.nproc_per_node
@@ -113,6 +117,29 @@ def places(args: argparse.Namespace, prefixes: list[TeePrefix | None],
                  f"worker prints its steps, ranks {base}-{base + workers - 1} by the order of "
                  f"their prints: --nproc-per-node says how many)")
         out.append(NodeLog(base, bool(count), workers))
+    return out
+
+
+def placed_by_agents(paths: list[str], prefixes: list[TeePrefix | None],
+                     say: Callable[[str], None]) -> list[NodeLog | None]:
+    """Without `--node-logs`: a node's own log (torchrun's `--tee` prefixes name local ranks)
+    whose agent logged the ranks that the rendezvous gave the node, other than node 0's, is
+    placed by them all the same; every other file is read as it is (None)."""
+    heads = {path: read_head(path, prefix, AGENT_HEAD_BLOCKS)
+             for path, prefix in zip(paths, prefixes) if path != "-"}
+    pairs = pipe_pairs.pair_files(paths)
+    out: list[NodeLog | None] = []
+    for path in paths:
+        pipes = pairs.get(path)
+        given = next((heads[f][1] for f in ((pipes.stdout, pipes.stderr) if pipes is not None else (path,))
+                      if heads[f][1]), None) if path != "-" else None
+        base = rendezvous.node_base(given) if given else None
+        if not base or not heads[path][0]:
+            out.append(None)
+            continue
+        say(f"{path}: a node's log, its [defaultN] local ranks: ranks {base}-{base + len(given) - 1}, as "
+            f"torchrun's rendezvous gave them (its agent's global_ranks={given})")
+        out.append(NodeLog(base, True, len(given)))
     return out
 
 

@@ -193,6 +193,24 @@ def test_node_logs_take_the_ranks_a_c10d_rendezvous_gave(capsys):
     assert sorted(capsys.readouterr().out.splitlines()) == sorted(out.out.splitlines())
 
 
+def test_a_nodes_log_read_alone_takes_the_ranks_its_agent_logged(capsys):
+    """Without `--node-logs`, node 1's log (its agent logged `global_ranks=[2, 3]`) gives ranks
+    2 and 3 all the same; node 0's, whose local ranks are its job ranks, is read as it is."""
+    second, first = C10D_NODE_LOGS
+    assert cmd_parse.run(_args([second, "--format", "json"])) == 0
+    out = capsys.readouterr()
+    assert "a node's log, its [defaultN] local ranks: ranks 2-3" in out.err
+    rows = [json.loads(line) for line in out.out.splitlines()]
+    assert {(r["rank"], r["local_rank"]) for r in rows if r["kind"] == "progress"} == {(2, 0), (3, 1)}
+    assert [(r["rank"], r["step_time_ms"]) for r in rows if r["step"] == 10] == [(2, 50.2), (3, 500.2)]
+    assert cmd_parse.run(_args([first, "--format", "json"])) == 0
+    out = capsys.readouterr()
+    assert "rendezvous" not in out.err
+    rows = [json.loads(line) for line in out.out.splitlines()]
+    assert {r["rank"] for r in rows if r["kind"] == "progress"} == {0, 1}
+    assert not any("local_rank" in r for r in rows)
+
+
 def test_node_logs_keep_the_rank_that_torchruns_report_names(capsys):
     """Two nodes' `--tee` output, rank 3 (node 1's local rank 1) raising at step 3: node 1's
     torchrun reports `rank : 3 (local_rank: 1)` failed first, the job's rank, which stays (it
