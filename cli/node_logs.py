@@ -134,7 +134,7 @@ def placed_by_agents(paths: list[str], prefixes: list[TeePrefix | None],
         given = next((heads[f][1] for f in ((pipes.stdout, pipes.stderr) if pipes is not None else (path,))
                       if heads[f][1]), None) if path != "-" else None
         base = rendezvous.node_base(given) if given else None
-        if not base or not heads[path][0]:
+        if not base or given is None or not heads[path][0]:
             out.append(None)
             continue
         say(f"{path}: a node's log, its [defaultN] local ranks: ranks {base}-{base + len(given) - 1}, as "

@@ -67,6 +67,7 @@ def test_only_unlabelled_logs_of_ranks_that_all_print_are_spread():
         "torchtitan-0.3.0_llama3-debugmodel_2rank-unlabelled_cpu.log": [0, 1],
         "torch-2.15_torchrun-unlabelled_prints-glued-in-one-line_2x2rank.log": [0, 1],
         "torch-2.15_mnist-example-loop_torchrun-2rank.log": [0, 1],
+        "mindspore-2.10.0_msrun-2-workers_join_stdout_cpu.log": [0, 1],
         BIGSCIENCE.name: list(range(16)),
     }
 
