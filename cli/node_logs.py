@@ -125,16 +125,20 @@ def placed_by_agents(paths: list[str], prefixes: list[TeePrefix | None],
     """Without `--node-logs`: a node's own log (torchrun's `--tee` prefixes name local ranks)
     whose agent logged the ranks that the rendezvous gave the node, other than node 0's, is
     placed by them all the same; every other file is read as it is (None)."""
-    heads = {path: read_head(path, prefix, AGENT_HEAD_BLOCKS)
-             for path, prefix in zip(paths, prefixes) if path != "-"}
+    heads: dict[str, tuple[int, list[int] | None]] = {}
+    for path, prefix in zip(paths, prefixes):
+        try:
+            heads[path] = read_head(path, prefix, AGENT_HEAD_BLOCKS) if path != "-" else (0, None)
+        except OSError:     # (a stream that cannot be read twice, say: its reader tells)
+            heads[path] = (0, None)
     pairs = pipe_pairs.pair_files(paths)
     out: list[NodeLog | None] = []
     for path in paths:
         pipes = pairs.get(path)
         given = next((heads[f][1] for f in ((pipes.stdout, pipes.stderr) if pipes is not None else (path,))
-                      if heads[f][1]), None) if path != "-" else None
+                      if heads[f][1]), None)
         base = rendezvous.node_base(given) if given else None
-        if not base or given is None or not heads[path][0]:
+        if given is None or not base or not heads[path][0]:
             out.append(None)
             continue
         say(f"{path}: a node's log, its [defaultN] local ranks: ranks {base}-{base + len(given) - 1}, as "
