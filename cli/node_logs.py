@@ -43,12 +43,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "of several nodes (default: the most local ranks the files show)")
 
 
-def read_head(path: str, prefix: TeePrefix | None, blocks: int | None = None) -> tuple[int, list[int] | None]:
-    """What the file's first SCAN_HEAD bytes (or first `blocks`) say of its node: 1 + the highest local rank that
-    begins a line (0 where none does, or where `prefix`, torchrun's template where it is not
-    the default, names no local rank); and the job's ranks of the node's workers, as the first
-    rendezvous result that its torchrun agent logged gave them (None where there is none; a
-    restart's later one is not looked for)."""
+Head = tuple[int, list[int] | None]
+"""What a file's head says of its node (`read_head`)."""
+
+
+def read_head(path: str, prefix: TeePrefix | None, blocks: int | None = None) -> Head:
+    """What the file's first SCAN_HEAD bytes (or first `blocks`) say of its node: 1 + the
+    highest local rank that begins a line (0 where none does, or where `prefix`, torchrun's
+    template where it is not the default, names no local rank); and the job's ranks of the
+    node's workers, as the first rendezvous result that its torchrun agent logged gave them
+    (None where there is none; a restart's later one is not looked for)."""
     shown, given = 0, None
     for block in itertools.islice(head_blocks(path), blocks):
         if prefix is not None:
@@ -101,9 +105,7 @@ def places(args: argparse.Namespace, prefixes: list[TeePrefix | None],
     for path, count in zip(paths, shown):
         node = nodes.setdefault(pairs[path].stdout if path in pairs else path, len(nodes))
         base = node * workers
-        pipes = pairs.get(path)
-        given = next((heads[f][1] for f in ((pipes.stdout, pipes.stderr) if pipes is not None else (path,))
-                      if heads[f][1]), None)
+        given = _agents_ranks(path, heads, pairs)
         agent_base = rendezvous.node_base(given) if given else None
         if count and agent_base is not None:
             base = agent_base
@@ -125,7 +127,7 @@ def placed_by_agents(paths: list[str], prefixes: list[TeePrefix | None],
     """Without `--node-logs`: a node's own log (torchrun's `--tee` prefixes name local ranks)
     whose agent logged the ranks that the rendezvous gave the node, other than node 0's, is
     placed by them all the same; every other file is read as it is (None)."""
-    heads: dict[str, tuple[int, list[int] | None]] = {}
+    heads: dict[str, Head] = {}
     for path, prefix in zip(paths, prefixes):
         try:
             heads[path] = read_head(path, prefix, AGENT_HEAD_BLOCKS) if path != "-" else (0, None)
@@ -134,9 +136,7 @@ def placed_by_agents(paths: list[str], prefixes: list[TeePrefix | None],
     pairs = pipe_pairs.pair_files(paths)
     out: list[NodeLog | None] = []
     for path in paths:
-        pipes = pairs.get(path)
-        given = next((heads[f][1] for f in ((pipes.stdout, pipes.stderr) if pipes is not None else (path,))
-                      if heads[f][1]), None)
+        given = _agents_ranks(path, heads, pairs)
         base = rendezvous.node_base(given) if given else None
         if given is None or not base or not heads[path][0]:
             out.append(None)
@@ -145,6 +145,13 @@ def placed_by_agents(paths: list[str], prefixes: list[TeePrefix | None],
             f"torchrun's rendezvous gave them (its agent's global_ranks={given})")
         out.append(NodeLog(base, True, len(given)))
     return out
+
+
+def _agents_ranks(path: str, heads: dict[str, Head], pairs: dict[str, pipe_pairs.Pipes]) -> list[int] | None:
+    """The ranks the node's agent logged, in the head of the file or of its other pipe's."""
+    pipes = pairs.get(path)
+    return next((heads[f][1] for f in ((pipes.stdout, pipes.stderr) if pipes is not None else (path,))
+                 if heads[f][1]), None)
 
 
 def as_job_rank(record: dict, node: NodeLog | None) -> dict:
