@@ -24,7 +24,6 @@ from ridgescope.parsers.template import TeePrefix
 
 LOCAL_PREFIX = re.compile(rb"(?m)^\[default([0-9]{1,7})\]:")
 """torchrun's default prefix at a line's start (behind srun's label it is not a node log's)."""
-RENDEZVOUS_MARK = rendezvous.MARK.encode()
 AGENT_HEAD_BLOCKS = 4
 """The blocks of a file's head that are looked through for its agent's rendezvous result where
 the file is not given as a node's log (the agent logs it before it starts its workers)."""
@@ -60,7 +59,7 @@ def read_head(path: str, prefix: TeePrefix | None, blocks: int | None = None) ->
         if b"[default" in block and (prefix is None or prefix.local):
             shown = max(shown, max((int(m.group(1)) + 1 for m in LOCAL_PREFIX.finditer(block)),
                                    default=0))
-        if given is None and RENDEZVOUS_MARK in block:
+        if given is None and rendezvous.MARK_BYTES in block:
             given = next((ranks for node, ranks in rendezvous.results(block.decode("utf-8", "replace"))
                           if node is None), None)
     return shown, given

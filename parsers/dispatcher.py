@@ -141,8 +141,6 @@ def _as_bytes(data: str | bytes | bytearray | memoryview) -> bytes:
     return data.encode("utf-8", "surrogateescape") if isinstance(data, str) else bytes(data)
 
 
-RENDEZVOUS_MARK = rendezvous.MARK.encode()
-
 SLURMS_OWN = ("slurmstepd: ", "slurmstepd-", "srun: ")
 """How the lines of Slurm's step daemon and of srun itself begin (`launcher_errors.py`)."""
 
@@ -697,7 +695,7 @@ class Dispatcher:
             return []
         young = self._age.young(data)
         data = self.labels.block(data, young)
-        if (rendezvous.MARK in data) if isinstance(data, str) else (RENDEZVOUS_MARK in data):
+        if (rendezvous.MARK in data) if isinstance(data, str) else (rendezvous.MARK_BYTES in data):
             self._learn_nodes(data)     # before the block's workers' lines are flattened
         part = self._line_part
         if type(data) is not bytes:

@@ -22,6 +22,7 @@ import re
 from .srun import LABEL
 
 MARK = "global_ranks=["
+MARK_BYTES = MARK.encode()
 _LABEL = re.compile(LABEL.decode())
 """srun's label, which a node's lines have where another launcher labelled them (`node_labels`)."""
 _MOST = 100_000
