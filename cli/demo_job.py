@@ -4,6 +4,9 @@ It knows nothing of RidgeScope: run it with `torchrun --nproc-per-node 4 -m
 ridgescope.cli.demo_job`.  Faults are set by environment variables so tests can place them:
   RS_DEMO_STEPS          steps to run (default 60)
   RS_DEMO_SLOW_INPUT     RANK:FIRST-LAST  DataLoader batches that load slowly on one rank
+  RS_DEMO_SLOW_INPUT_S   S                how long each of them takes to load (default 0.6);
+                                          the loader's two workers fetch ahead, which hides
+                                          up to two steps' time of a lone slow batch
   RS_DEMO_STRAGGLER      RANK:STEP        one step with extra compute on one rank
   RS_DEMO_CKPT_EVERY     N                a light checkpoint on rank 0 every N steps
   RS_DEMO_HEAVY_CKPT     STEP             one heavy checkpoint on rank 0 after this step
@@ -37,6 +40,7 @@ def main() -> None:
     rank, world = dist.get_rank(), dist.get_world_size()
     steps = int(os.environ.get("RS_DEMO_STEPS", "60"))
     slow_rank, slow_first, slow_last = _env_range("RS_DEMO_SLOW_INPUT", "1:20-22")
+    slow_load_s = float(os.environ.get("RS_DEMO_SLOW_INPUT_S", "0.6"))
     straggler_rank, straggler_step, _ = _env_range("RS_DEMO_STRAGGLER", "2:40")
     ckpt_every = int(os.environ.get("RS_DEMO_CKPT_EVERY", "15"))
     heavy_ckpt = int(os.environ.get("RS_DEMO_HEAVY_CKPT", "50"))
@@ -50,7 +54,7 @@ def main() -> None:
 
         def __getitem__(self, index):
             if rank == slow_rank and slow_first <= index + 1 <= slow_last:
-                time.sleep(0.6)
+                time.sleep(slow_load_s)
             gen = torch.Generator().manual_seed(index * world + rank)
             return torch.randn(64, 256, generator=gen), torch.randint(0, 10, (64,), generator=gen)
 

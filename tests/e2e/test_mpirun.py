@@ -26,6 +26,10 @@ STEPS, NPROC = 30, 4
 SLOW_INPUT_RANK, SLOW_INPUT_STEP = 1, 10
 STRAGGLER_RANK, STRAGGLER_STEP = 2, 20
 FAULTS = {"RS_DEMO_STEPS": str(STEPS), "RS_DEMO_SLOW_INPUT": f"{SLOW_INPUT_RANK}:{SLOW_INPUT_STEP}-{SLOW_INPUT_STEP}",
+          # a lone slow batch, fetched ahead by the loader's workers: up to two steps of its
+          # load are hidden, and a loaded CI machine's steps are long (265 ms seen), so it
+          # takes long enough to stand out however slow the machine's steps are
+          "RS_DEMO_SLOW_INPUT_S": "1.5",
           "RS_DEMO_STRAGGLER": f"{STRAGGLER_RANK}:{STRAGGLER_STEP}", "RS_DEMO_CKPT_EVERY": "1000",
           "RS_DEMO_HEAVY_CKPT": "1000",
           # Open MPI refuses root unless told; CI runs as root
