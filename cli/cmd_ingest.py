@@ -390,7 +390,7 @@ def read_file(path: str, log_format: str | None, prefix: TeePrefix | None = None
 
 def spread_repeated_steps(items: list[Item], base: int, workers: int | None = None) -> None:
     """Where a step was printed twice by lines that name no rank, the Kth print of each step goes
-    to rank `base + K` (`probes/print_order.py`), and each such progress record says
+    to rank `base + K` (`probes/print_order.py`), and each such progress or timing record says
     `rank_from_print_order`.  Not where that would put a print on a step of a rank that a line
     names (every rank's lines labelled, and their bars not): those would clash.  A line that
     names its rank on other steps (DeepSpeed's `[Rank 0] step=0` before each node's bar) is
@@ -399,12 +399,11 @@ def spread_repeated_steps(items: list[Item], base: int, workers: int | None = No
     named = {(it.rank, it.record["step"]) for it in items if it.record is not None
              and it.record.get("kind") == "progress" and it.record.get("rank") is not None}
     order = PrintOrder()
-    placed = [(it, order.place(it.record)) for it in items
-              if it.record is not None and it.record.get("rank") is None]
+    placed = [(it, k) for it in items if it.record is not None and it.record.get("rank") is None
+              for k in (order.place(it.record),) if k is not None]
     if not order.repeated or (workers is not None and max(k for _, k in placed) >= workers):
         return
-    moves = [(it, base + k) for it, k in placed
-             if it.record.get("kind") == "progress" and isinstance(it.record.get("step"), int)]
+    moves = [(it, base + k) for it, k in placed]
     if any((rank, it.record["step"]) in named for it, rank in moves):
         return
     for it, rank in moves:

@@ -166,7 +166,7 @@ class Summary:
     def add(self, rec: dict) -> None:
         kind, framework = rec["kind"], rec.get("framework") or ""
         if rec.get("rank") is None:
-            self.prints = max(self.prints, self.print_order.place(rec) + 1)
+            self.prints = max(self.prints, (self.print_order.place(rec) or 0) + 1)
         self.kinds[kind] = self.kinds.get(kind, 0) + 1
         self.frameworks[framework] = self.frameworks.get(framework, 0) + 1
         if kind == "progress" and isinstance(rec.get("step"), int):

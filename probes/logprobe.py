@@ -348,10 +348,9 @@ class StreamPump:
         if self.tee_prefixed or not self._spreads:
             return self.default_rank, False
         order = self.print_order.place(record)
-        if self.nproc_per_node is not None and order >= self.nproc_per_node:
+        if order is not None and self.nproc_per_node is not None and order >= self.nproc_per_node:
             self._spreads = False
-        if not self._spreads or not self.print_order.repeated or record.get("kind") != "progress" \
-                or not isinstance(record.get("step"), int):
+        if not self._spreads or not self.print_order.repeated or order is None:
             return self.default_rank, False
         return self._order_rank(order), True
 

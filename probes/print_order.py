@@ -7,7 +7,7 @@ step replaced the first, and a step slow on one rank alone could be lost (rank 1
 10 stored as rank 0's 50 ms).
 
 Here the Kth print of a step goes to the Kth anonymous rank, so that every print is kept and
-the step is judged by its longest print.  The Kth print is not the Kth rank's: which rank
+the step is judged by its longest print; so does the Kth print of a step's timing record.  The Kth print is not the Kth rank's: which rank
 prints first changes from step to step, or from one buffered block to the next.  So such
 records say `rank_from_print_order`, and the verdict names no culprit for their steps.
 
@@ -20,6 +20,10 @@ from __future__ import annotations
 
 import time
 
+PLACED_KINDS = ("progress", "timing")
+"""A step's own records, printed once by each rank: its progress line, and the timings some
+frameworks print beside it (MindSpore's TimeMonitor under `msrun --join`, each worker's)."""
+
 WINDOW = 4096
 """Steps behind the latest whose prints are still counted: more than ranks buffer apart."""
 
@@ -29,27 +33,34 @@ class PrintOrder:
         self._prints: dict[tuple, int] = {}
         self._latest = 0
         self.repeated = False
-        """Has any step been printed twice: are the stream's ranks print orders?"""
+        """Has any step's progress been printed twice: are the stream's ranks print orders?"""
+        self.printers = 0
+        """The most times any step's progress was printed: the ranks that print."""
 
-    def place(self, record: dict) -> int:
-        """The order of this record among the prints of its step (0: the first, or not a
-        step's progress record)."""
+    def place(self, record: dict) -> int | None:
+        """The order of this record among the prints of its step: None for a record that print
+        order puts on no rank of its own (not a step's progress or timing record, or a timing
+        record printed more times than any step's progress: Megatron's one printing rank
+        prints its timers twice a step)."""
         kind, step = record.get("kind"), record.get("step")
         if kind == "restart":
             self._prints.clear()
-            return 0
-        if kind != "progress" or not isinstance(step, int):
-            return 0
+            return None
+        if kind not in PLACED_KINDS or not isinstance(step, int):
+            return None
         shape = (step, record.get("framework"), frozenset(record))
         order = self._prints.get(shape, 0)
         self._prints[shape] = order + 1
-        self.repeated = self.repeated or order > 0
+        if kind == "progress":
+            self.repeated = self.repeated or order > 0
+            self.printers = max(self.printers, order + 1)
+        elif order >= self.printers:
+            return None
         if step > self._latest:
             self._latest = step
             if len(self._prints) > 2 * WINDOW:
                 self._prints = {k: v for k, v in self._prints.items() if k[0] > step - WINDOW}
         return order
-
 
 HOLD_STEPS = 16
 HOLD_S = 2.0

@@ -82,8 +82,8 @@ def test_msrun_join_each_workers_steps_by_the_order_of_their_prints():
     (the workers' own log lines name a pid, not a rank).  Each LossMonitor step is printed once
     by each worker; `ingest` gives the Kth print of a step a rank of its own, marked as placed by
     print order, so that both workers' losses are kept.  Two prints that ran into one line (step
-    5's) are cut apart.  (TimeMonitor's lines, two an epoch, are timing records, which print
-    order does not place.)"""
+    5's) are cut apart.  TimeMonitor's lines, one a worker an epoch, are placed alike (before,
+    both went to the unplaced rank, the second over the first)."""
     name = "mindspore-2.10.0_msrun-2-workers_join_stdout_cpu.log"
     recs = parse_file(name)
     assert sorted(r["step"] for r in recs if r["kind"] == "progress") == sorted(list(range(1, 13)) * 2)
@@ -94,3 +94,6 @@ def test_msrun_join_each_workers_steps_by_the_order_of_their_prints():
     assert (losses[12, 0], losses[12, 1]) == (0.6591598391532898, 1.8769481182098389)
     timing = [(r["step"], r["mean_step_time_ms"]) for r in recs if r["kind"] == "timing"]
     assert timing == [(6, 528.725), (6, 56.041), (12, 85.975), (12, 86.438)]
+    placed = [(it.rank, it.record["step"], it.record["mean_step_time_ms"], it.record["rank_from_print_order"])
+              for it in read_file(str(CAPTURED / name), None).items if it.record["kind"] == "timing"]
+    assert placed == [(0, 6, 528.725, True), (1, 6, 56.041, True), (0, 12, 85.975, True), (1, 12, 86.438, True)]

@@ -157,6 +157,25 @@ def test_every_ranks_unlabelled_steps_go_to_ranks_of_their_print_order():
         assert sorted(step for r, step, _, _ in steps if r == rank) == list(range(1, 17))
 
 
+def test_msrun_joins_workers_timings_go_to_ranks_of_their_print_order_live():
+    """msrun --join's real stream (two MindSpore workers, unlabelled) into the probe of a 2-rank
+    job: each worker's TimeMonitor record of an epoch is a rank of its own, as its steps are;
+    before, both were the job's, the second over the first."""
+    log = (Path(__file__).resolve().parents[1] / "data" / "captured"
+           / "mindspore-2.10.0_msrun-2-workers_join_stdout_cpu.log").read_bytes()
+    read_fd, write_fd = os.pipe()
+    got: list = []
+    pump = StreamPump(read_fd, io.BytesIO(), "stdout", lambda rank, payload, ts: got.append((rank, payload)), -1).start()
+    os.write(write_fd, log)
+    os.close(write_fd)
+    pump.join(20)
+    timings = [(rank, p["record"]["step"], p["record"]["mean_step_time_ms"], p["record"].get("rank_from_print_order"))
+               for rank, p in got if p["record"]["kind"] == "timing"]
+    assert timings == [(0, 6, 528.725, True), (1, 6, 56.041, True), (0, 12, 85.975, True), (1, 12, 86.438, True)]
+    assert sorted((rank, p["record"]["step"]) for rank, p in got if p["record"]["kind"] == "progress") == [
+        (rank, step) for rank in (0, 1) for step in range(1, 13)]
+
+
 def test_one_printing_ranks_first_steps_are_held_no_longer_than_a_few_steps():
     """Rank 0 alone prints, into the probe of a 2-rank job: its first steps are held while no
     step is printed twice, then go out in order as the job's unplaced rank's, none marked a

@@ -100,6 +100,23 @@ def test_prints_that_would_fall_on_a_named_ranks_step_stay_where_they_are():
     assert [it.rank for it in items] == [0, 1, 0, 1, 0] and "rank_from_print_order" not in items[-1].record
 
 
+def test_a_steps_timing_prints_go_to_ranks_of_their_order_up_to_the_ranks_that_print():
+    """Each worker's timing record of a step is placed as its progress is (MindSpore's
+    TimeMonitor under `msrun --join`); a timing record printed more times than any step's
+    progress (Megatron's one printing rank, its timers twice a step) is placed on no rank."""
+    order = PrintOrder()
+    timing = {"kind": "timing", "step": 6, "framework": "mindspore", "mean_step_time_ms": 1.0}
+    assert [order.place(r) for r in (timing, timing)] == [None, None]     # (no step's progress yet)
+    steps = [{"kind": "progress", "step": 7, "loss": 1.0}] * 2
+    assert [order.place(r) for r in steps + [dict(timing, step=7)] * 3] == [0, 1, 0, 1, None]
+    assert order.repeated and order.printers == 2
+    items = [progress(0, 1), progress(0, 1), Item(0, dict(timing, step=1), None, False),
+             Item(0, dict(timing, step=1), None, False), Item(0, dict(timing, step=1), None, False)]
+    spread_repeated_steps(items, base=2)
+    assert [it.rank for it in items] == [2, 3, 2, 3, 0]
+    assert "rank_from_print_order" not in items[-1].record
+
+
 def test_a_run_printed_again_long_after_is_no_other_rank():
     """Steps more than WINDOW behind the latest are forgotten: a job started afresh into the
     same file, with no resume message, is not taken for a second rank; a rank's block of
