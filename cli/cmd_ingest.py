@@ -50,6 +50,7 @@ from ridgescope.cli.log_blocks import (CUT_SHORT, STERN_SHORT, collector_format,
 from ridgescope.cli.cmd_run import parse_tags
 from ridgescope.cli.common import add_stack_args, settings_from
 from ridgescope.parsers import FORMATS, UNLABELLED_BAR, Dispatcher
+from ridgescope.parsers.base import NOT_A_FRAMEWORK
 from ridgescope.parsers.mindspore import stated_rank
 from ridgescope.parsers.template import TeePrefix
 from ridgescope.probes.output_files import MPIRUN_RANK_FILE
@@ -371,11 +372,11 @@ def read_file(path: str, log_format: str | None, prefix: TeePrefix | None = None
     stats = disp.stats
     result.lines, result.records = stats["lines"], stats["records"]
     result.garbage, result.timeouts = stats["garbage"], stats["timeouts"]
-    # as the log probe names it: the first framework other than the generic fallback that gave
-    # a record (MMEngine's and timm's lines, say, are read by the generic parser)
+    # as the log probe names it: the first framework other than the generic fallback and NCCL
+    # that gave a record (MMEngine's and timm's lines, say, are read by the generic parser)
     result.framework = disp.framework or next(
         (it.record["framework"] for it in items if it.record is not None
-         and it.record.get("framework") not in (None, "", "generic")), None)
+         and it.record.get("framework") not in NOT_A_FRAMEWORK), None)
     if (named is None or node is not None) and result.framework != "megatron":
         spread_repeated_steps(items, fallback, node.workers if node is not None else None)
     result.timestamps = place_in_time(items, end_ns)

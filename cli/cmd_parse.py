@@ -14,6 +14,7 @@ from typing import Callable
 from ridgescope.cli import node_logs, pipe_pairs
 from ridgescope.cli.log_blocks import BLOCK, CUT_SHORT, collector_format, cut_short, head_blocks, open_log, read_blocks
 from ridgescope.parsers import FORMATS, UNLABELLED_BAR, Dispatcher
+from ridgescope.parsers.base import NOT_A_FRAMEWORK
 from ridgescope.parsers.node_labels import NodeLabels
 from ridgescope.parsers.srun import widest_node
 from ridgescope.parsers.template import BARE_LOCAL, TeePrefix, bare_local, bare_prefixes, guess
@@ -159,6 +160,8 @@ class Summary:
         self.ranks: set = set()
         self.timed = 0
         self.frameworks: dict[str, int] = {}
+        self.named: str | None = None
+        """The first framework that a record named, as `ingest` and the log probe take it."""
         self.print_order = PrintOrder()
         self.prints = 1
         """The most times an unlabelled step was printed (`probes/print_order.py`)."""
@@ -169,15 +172,18 @@ class Summary:
             self.prints = max(self.prints, (self.print_order.place(rec) or 0) + 1)
         self.kinds[kind] = self.kinds.get(kind, 0) + 1
         self.frameworks[framework] = self.frameworks.get(framework, 0) + 1
+        if self.named is None and framework not in NOT_A_FRAMEWORK:
+            self.named = framework
         if kind == "progress" and isinstance(rec.get("step"), int):
             self.steps.add(rec["step"])
             self.ranks.add(rec.get("rank"))
             self.timed += rec.get("step_time_ms") is not None
 
     def line(self, framework: str | None) -> str:
-        """`framework`: the stream's, where a framework's parser took it; else the parser that
-        gave most records (`generic`: MMEngine's, timm's and other loops' lines)."""
-        framework = framework or max(self.frameworks, key=self.frameworks.__getitem__, default=None)
+        """`framework`: the stream's, where a framework's parser took it; else the first that a
+        record named (MindSpore's TimeMonitor among lines the generic parser reads); else the
+        parser that gave most records (`generic`: MMEngine's, timm's and other loops' lines)."""
+        framework = framework or self.named or max(self.frameworks, key=self.frameworks.__getitem__, default=None)
         steps = (f"steps {min(self.steps)}-{max(self.steps)} ({len(self.steps)} distinct, "
                  f"{self.timed} records with a step time)" if self.steps else "no steps")
         ranks = ", ".join("unlabelled" if r is None else str(r)

@@ -129,6 +129,10 @@ class Pattern:
 SOURCE_LOCATION = Pattern(r"\[[\w-]{0,200}+[./][\w./-]{0,200}+:\d++(?::\w{1,200}+)?\]")
 
 
+NOT_A_FRAMEWORK = frozenset({None, "", "generic", "nccl"})
+"""Records' `framework`s that name no training framework: the generic fallback's, and NCCL's
+(the library a job's first lines come from with NCCL_DEBUG=INFO, before its framework's)."""
+
 READ_LINE = 2048
 """Block readers and runs (see `Parser`) take lines shorter than this; `feed` the others."""
 

@@ -110,6 +110,11 @@ class HeldHead:
             return None
 
 
+def _not_a_framework() -> frozenset:
+    from ridgescope.parsers.base import NOT_A_FRAMEWORK    # (the parsers load with the first pump)
+    return NOT_A_FRAMEWORK
+
+
 class PipeFrameworks:
     """The frameworks that one process's pipes showed, shared by its two pumps: a pipe that
     shows none may be read as one the other showed (`Dispatcher.adopt`; HF's Trainer prints its
@@ -315,7 +320,7 @@ class StreamPump:
                     and "step_time_ms" not in record:
                 record = dict(record, drawn_ns=drawn)
             self.progress_records += record.get("kind") == "progress"
-            if not self.framework and record.get("framework") not in (None, "", "generic"):
+            if not self.framework and record.get("framework") not in _not_a_framework():
                 self.framework = str(record["framework"])
                 if self.pipes is not None:
                     self.pipes.shown.append(self.framework)

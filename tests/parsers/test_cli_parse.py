@@ -372,6 +372,18 @@ def test_ingest_names_the_framework_the_generic_parser_read():
     assert (result.framework, result.records) == ("mmengine", 20)
 
 
+def test_nccl_names_no_framework_of_the_job(capsys):
+    """NCCL's records (its init lines come first with NCCL_DEBUG=INFO) name no training framework:
+    a log of NCCL's lines alone is stored as no framework's (it was `nccl`'s); the summary under
+    `parse`'s table names the first framework a record named, as `ingest` does (MindSpore's
+    TimeMonitor among LossMonitor lines the generic parser reads: it said `generic`)."""
+    from ridgescope.cli.cmd_ingest import read_file
+    result = read_file(str(CORPUS / "nccl" / "raddet_2gpu_nccl-init_interleaved.log"), None)
+    assert (result.framework, result.records) == (None, 2)
+    assert cmd_parse.run(_args([str(CAPTURED / "mindspore-2.10.0_msrun-2-workers_join_stdout_cpu.log")])) == 0
+    assert capsys.readouterr().out.splitlines()[-1].startswith("-- framework mindspore; steps 1-12 ")
+
+
 def _collected(data: bytes, zone: bytes = b"Z", after: bytes = b"") -> bytes:
     """`data` as `kubectl logs --timestamps` gives it: each line behind its RFC 3339 time, here
     1.5 s after the line before from 2026-01-10T10:00:00 (`after`: CRI's stream and tag)."""

@@ -272,9 +272,20 @@ CAPTURED = Path(__file__).resolve().parents[1] / "data" / "captured"
 HF_TWO_PIPES = "transformers-5.24.0_trainer_tqdm_two-pipes_{}.log"
 
 
-def two_pipes(pipes) -> list:
+NCCL_INFO = Path(__file__).resolve().parents[1] / "data" / "corpus" / "megatron" / \
+    "megatron-deepspeed_gpt3-125M_tokendrop_8gpu_timers_nccl-info.log"
+
+
+def nccl_init_lines() -> bytes:
+    """A real NCCL_DEBUG=INFO job's first rank's `Init COMPLETE` lines, one a communicator."""
+    lines = NCCL_INFO.read_bytes().splitlines(keepends=True)
+    return b"".join(line for line in lines if line.startswith(b"azwus2f200000C6:58799:") and b"Init COMPLETE" in line)
+
+
+def two_pipes(pipes, stdout_head: bytes = b"") -> list:
     """HF's Trainer, its pipes read apart as `ridgescope run` reads them: stdout's log dicts
-    first (the Trainer printed its first at step 2), then stderr's bar."""
+    first (the Trainer printed its first at step 2), then stderr's bar.  `stdout_head`: what
+    the job printed on stdout before the Trainer's first line."""
     got: queue.Queue = queue.Queue()
     pumps = {}
     for stream in ("stdout", "stderr"):
@@ -284,9 +295,12 @@ def two_pipes(pipes) -> list:
         pumps[stream] = (pump, write_fd)
     for stream in ("stdout", "stderr"):
         pump, write_fd = pumps[stream]
-        os.write(write_fd, (CAPTURED / HF_TWO_PIPES.format(stream)).read_bytes())
+        os.write(write_fd, (stdout_head if stream == "stdout" else b"")
+                 + (CAPTURED / HF_TWO_PIPES.format(stream)).read_bytes())
         if stream == "stdout":
             first = got.get(timeout=20)
+            while first["record"]["kind"] == "nccl_init":
+                first = got.get(timeout=20)
             assert (first["stream"], first["record"]["framework"]) == ("stdout", "hf_trainer")
         os.close(write_fd)
         pump.join(20)
@@ -303,6 +317,17 @@ def test_a_bar_on_stderr_is_read_as_the_framework_stdout_showed():
     evaluation bars (`0/2`) give none."""
     assert two_pipes(None) == []
     assert two_pipes(PipeFrameworks()) == [(n, 16) for n in (2, 4, 5, 6, 8, 10, 12, 14, 15, 16)]
+
+
+def test_nccls_init_lines_before_the_trainers_name_no_framework():
+    """NCCL_DEBUG=INFO prints the communicator's init on stdout before the Trainer's first
+    dict: NCCL's records named the pipe's framework `nccl` (the job's, in its end record), and
+    the bar on stderr, read as no framework's, gave no step.  NCCL is no training framework."""
+    head = nccl_init_lines()
+    assert head.count(b"\n") == 5
+    pipes = PipeFrameworks()
+    assert two_pipes(pipes, head) == [(n, 16) for n in (2, 4, 5, 6, 8, 10, 12, 14, 15, 16)]
+    assert set(pipes.shown) == {"hf_trainer"}
 
 
 def pipes_in_order(name: str, order: tuple) -> list:
