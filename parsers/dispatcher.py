@@ -310,6 +310,19 @@ class Dispatcher:
             out = self._with_inherited(out)
         return self._place_resumes(out) if self.events.resumed_unnumbered else out
 
+    def pending_restart(self) -> dict | None:
+        """torchrun's agent's word, read on this stream, that a worker failed, while no step has
+        said yet whether it started its workers again."""
+        held = self.events.resumed_unnumbered.get(None)
+        return held if held is not None and held["kind"] == "error" else None
+
+    def restart_may_follow(self, failed: dict) -> dict:
+        """Another stream of the process read `failed` (`pending_restart`): this one's next step,
+        if no further on than this stream's last, begins the run again (`_place_resumes`).
+        Returns what this stream now holds pending."""
+        held = self.events.resumed_unnumbered[None] = dict(failed, step=self._stream_step(None))
+        return held
+
     def adopt(self, name: str) -> bool:
         """Read this stream as `name`'s, where it shows no framework yet and the process's
         other pipe showed that one, if the framework splits its output so (`Parser.adopt`)."""
@@ -1035,7 +1048,13 @@ class Dispatcher:
     def _place_resumes(self, out: list) -> list:
         """`out` with the restart of a resume that named no step (see `events.LIGHTNING_RESUME`)
         before the first step the rank draws after it: the run resumed after the step before
-        that one.  Nothing where that step is the first (a run that starts anew)."""
+        that one.  Nothing where that step is the first (a run that starts anew).
+
+        After torchrun's agent said a worker failed, a step no further on than the failed run's
+        says that the agent started its workers again (`--max-restarts`), from their start or
+        from a checkpoint: a restart of every rank, which is no repeat of the steps printed
+        before (their prints are no other ranks').  A step further on is another node's worker
+        that has not stopped yet: no restart."""
         resumed = self.events.resumed_unnumbered
         for rank, load in list(resumed.items()):
             after = next((i + 1 for i, r in enumerate(out) if r is load), 0)
@@ -1043,9 +1062,16 @@ class Dispatcher:
                 r = out[i]
                 if r["kind"] == "progress" and isinstance(r["step"], int) and (rank is None or r["rank"] == rank):
                     del resumed[rank]
-                    if r["step"] > 1:
+                    n = len(out)
+                    if load["kind"] == "error":
+                        if isinstance(load["step"], int) and r["step"] <= load["step"]:
+                            out = out[:i] + [record("restart", load["framework"], None, r["step"] - 1,
+                                                    message=load["message"], step_from="first_step_after",
+                                                    launcher="torchrun")] + out[i:]
+                    elif r["step"] > 1:
                         out = out[:i] + [record("restart", load["framework"], load["rank"], r["step"] - 1,
                                                 message=load["message"], step_from="first_step_after")] + out[i:]
+                    self.stats["records"] += len(out) - n
                     break
         return out
 

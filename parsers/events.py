@@ -149,7 +149,11 @@ class EventParser:
         self.mpirun = launcher_errors.MpirunReport()
         self.hydra = launcher_errors.HydraReport()
         self.torchrun = torchrun_report.TorchrunReport()
-        self.resumed_unnumbered: dict = {}   # rank -> the load record of a resume that named no step
+        self.resumed_unnumbered: dict = {}
+        """rank -> the record of a restart whose step the rank's next step says: a resume that named
+        no step (its load record), or the word of torchrun's agent, unlabelled (one node's), that
+        a worker failed (None: any rank's), after which it may start its workers again
+        (`--max-restarts`)"""
         self.scaler = overflow.ScalerLines()
         self.srun_told_first = False
 
@@ -388,9 +392,12 @@ class EventParser:
             m = CHILD.search(line)
             if m:
                 code = int(m.group(1))
-                return [record("error", framework, rank, step, error="child_failed", exitcode=code,
-                               signal=launcher_errors.signal_name(-code) if code < 0 else None,
-                               local_rank=int(m.group(2)), pid=int(m.group(3)), message=line.strip()[:500])]
+                failed = record("error", framework, rank, step, error="child_failed", exitcode=code,
+                                signal=launcher_errors.signal_name(-code) if code < 0 else None,
+                                local_rank=int(m.group(2)), pid=int(m.group(3)), message=line.strip()[:500])
+                if rank is None:    # (a node's agent, behind its label, may be one of several)
+                    self.resumed_unnumbered[None] = failed
+                return [failed]
         if "Killing subprocess" in line:
             m = KILLING.search(line)
             if m:

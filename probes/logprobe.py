@@ -118,10 +118,14 @@ def _not_a_framework() -> frozenset:
 class PipeFrameworks:
     """The frameworks that one process's pipes showed, shared by its two pumps: a pipe that
     shows none may be read as one the other showed (`Dispatcher.adopt`; HF's Trainer prints its
-    log dicts on stdout and draws its bar, which names nothing, on stderr)."""
+    log dicts on stdout and draws its bar, which names nothing, on stderr); and what one pipe
+    tells of the other's steps."""
 
     def __init__(self) -> None:
         self.shown: list[str] = []
+        self.agent_failures: list[dict] = []
+        """torchrun's agent's word that a worker failed, logged on one pipe (stderr): the
+        workers it may start again print their steps on the other, whose steps then restart."""
         self.training_banner = None
         """HF's training banner, logged on stderr, names the steps of the dicts on stdout."""
         try:
@@ -164,6 +168,10 @@ class StreamPump:
         self.print_order = PrintOrder()
         self._spreads = True
         """False once a step was printed more times than the node has workers."""
+        self._failures_seen = 0
+        self._failure_told: dict | None = None
+        """The agents' failures read on the other pipe, and the last that this one's parsers hold
+        (PipeFrameworks): told once, not back and forth."""
         self._first: FirstPrints | None = FirstPrints() if default_rank < 0 else None
         """The stream's first records, held while it is not known whose prints they are."""
         self.dispatcher = self._dispatcher(tee_prefix)
@@ -283,15 +291,25 @@ class StreamPump:
         if args and not self.tee_prefixed and self.local_ranks is not None:
             self.tee_prefixed = tee_prefixed(args[0]) if self.tee_prefix is None else (
                 self.tee_prefix.local and self.tee_prefix.found(args[0]))
-        if self.pipes is not None and self.pipes.shown and self.dispatcher.active is None:
-            for name in self.pipes.shown:
+        pipes = self.pipes
+        if pipes is not None and pipes.shown and self.dispatcher.active is None:
+            for name in pipes.shown:
                 if self.dispatcher.adopt(name):
                     break
+        if pipes is not None and len(pipes.agent_failures) > self._failures_seen:
+            self._failures_seen = len(pipes.agent_failures)
+            self._failure_told = self.dispatcher.restart_may_follow(pipes.agent_failures[-1])
         try:
             records = getattr(self.dispatcher, method)(*args)
         except Exception:  # noqa: BLE001 - parsers count garbage; this is the last guard
             self.parse_errors += 1
             return
+        if pipes is not None:
+            failed = self.dispatcher.pending_restart()
+            if failed is not None and failed is not self._failure_told:
+                self._failure_told = failed
+                pipes.agent_failures.append(failed)
+                self._failures_seen = len(pipes.agent_failures)
         self._emit(records)
 
     def _emit(self, records: list[dict]) -> None:

@@ -489,6 +489,40 @@ def test_torchrun_crash_culprit_then_victim():
     assert [r["step"] for r in recs if r["kind"] == "progress"] == [1, 1, 2, 2, 3]
 
 
+MAX_RESTARTS = "torch-2.15_torchrun{}-max-restarts-1_worker1-raises-at-5_2rank.log"
+
+
+@pytest.mark.parametrize("tee", ["", "-tee3"], ids=["unlabelled", "tee3"])
+def test_torchrun_starting_its_workers_again_is_a_restart(tee):
+    """`torchrun --max-restarts 1`: rank 1 raises at step 5, the agent says so (`failed
+    (exitcode: 1) local_rank: 1`) and starts both workers again, which print steps 1-10.  Their
+    first step, no further on than the failed run's, says the run began again: one restart of
+    every rank, step 0, before it; before, nothing told the two runs apart."""
+    recs = parse_file(MAX_RESTARTS.format(tee))
+    kinds = [(r["kind"], r.get("error")) for r in recs if r["kind"] != "progress"]
+    assert kinds == [("error", "traceback"), ("error", "traceback"), ("error", "child_failed"), ("restart", None)]
+    restart = next(r for r in recs if r["kind"] == "restart")
+    assert (restart["rank"], restart["step"], restart["launcher"], restart["step_from"]) == (
+        None, 0, "torchrun", "first_step_after")
+    assert "failed (exitcode: 1) local_rank: 1" in restart["message"]
+    after = recs[recs.index(restart) + 1:]
+    assert sorted(r["step"] for r in after if r["kind"] == "progress") == sorted(list(range(1, 11)) * 2)
+
+
+def test_a_failed_runs_agent_and_a_later_step_tell_of_no_restart():
+    """torchrun's agent's failure with no step after it (the job ends), or with a step further on
+    (another node's worker not stopped yet) is no restart; nor is a node's agent's, behind its
+    label (the ranks after it may be any node's)."""
+    failed = "E1207 11:10:44.489000 31243 torch/distributed/elastic/multiprocessing/api.py:1002] " \
+             "failed (exitcode: 1) local_rank: 1 (pid: 31244) of binary: /venv/bin/python"
+    steps = [f"step {n}/10 loss 2.0 step_time_ms 50.0" for n in (4, 5)]
+    for lines in (steps + [failed], steps + [failed, "step 6/10 loss 2.0 step_time_ms 50.0"],
+                  ["0: " + line for line in steps + [failed, "step 1/10 loss 2.0 step_time_ms 50.0"]]):
+        recs, _ = feed_all(lines)
+        assert "restart" not in {r["kind"] for r in recs}
+        assert any(r.get("error") == "child_failed" for r in recs)
+
+
 def test_two_nodes_reports_each_name_their_own_first_failure():
     """Two torchruns (two nodes of two ranks); rank 3, on the second, raises.  Each node's report
     names its own first failure: the second's the culprit, the first's a rank that failed only

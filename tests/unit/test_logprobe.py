@@ -176,6 +176,41 @@ def test_msrun_joins_workers_timings_go_to_ranks_of_their_print_order_live():
         (rank, step) for rank in (0, 1) for step in range(1, 13)]
 
 
+def test_a_restart_the_agent_tells_on_stderr_begins_stdouts_print_order_again():
+    """`torchrun --max-restarts 1`, no `--tee`, its pipes read apart as `ridgescope run` reads
+    them: the first run's steps on stdout, then the agent's word on stderr that worker 1
+    failed, then the second run's steps.  Its prints of steps 1-5 are ranks 0 and 1 again, after
+    a restart record on stdout; before, stdout's probe took them for ranks 2 and 3."""
+    name = "torch-2.15_torchrun-max-restarts-1_worker1-raises-at-5_two-pipes_{}.log"
+    out, err = ((CAPTURED / name.format(stream)).read_bytes() for stream in ("stdout", "stderr"))
+    second = out.index(b"step 1/10", out.index(b"step 5/10"))
+    got: queue.Queue = queue.Queue()
+    pipes, pumps = PipeFrameworks(), {}
+    for stream in ("stdout", "stderr"):
+        read_fd, write_fd = os.pipe()
+        pumps[stream] = (StreamPump(read_fd, io.BytesIO(), stream, lambda rank, p, ts: got.put((rank, p)), -1,
+                                    pipes=pipes).start(), write_fd)
+    os.write(pumps["stdout"][1], out[:second])
+    records = [got.get(timeout=20) for _ in range(9)]          # the first run's 9 prints
+    os.write(pumps["stderr"][1], err)
+    deadline = time.monotonic() + 20
+    while not pipes.agent_failures and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert len(pipes.agent_failures) == 1
+    os.write(pumps["stdout"][1], out[second:])
+    for pump, write_fd in pumps.values():
+        os.close(write_fd)
+        pump.join(20)
+    while not got.empty():
+        records.append(got.get())
+    on_stdout = [(rank, p["record"]["kind"], p["record"].get("step")) for rank, p in records if p["stream"] == "stdout"]
+    assert sorted({rank for rank, kind, _ in on_stdout if kind == "progress"}) == [0, 1]
+    restart = on_stdout.index(next(r for r in on_stdout if r[1] == "restart"))
+    assert on_stdout[restart][2] == 0 and restart == 9
+    assert sorted((rank, step) for rank, _, step in on_stdout[restart + 1:]) == [
+        (rank, step) for rank in (0, 1) for step in range(1, 11)]
+
+
 def test_one_printing_ranks_first_steps_are_held_no_longer_than_a_few_steps():
     """Rank 0 alone prints, into the probe of a 2-rank job: its first steps are held while no
     step is printed twice, then go out in order as the job's unplaced rank's, none marked a

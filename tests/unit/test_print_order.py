@@ -68,6 +68,10 @@ def test_only_unlabelled_logs_of_ranks_that_all_print_are_spread():
         "torch-2.15_torchrun-unlabelled_prints-glued-in-one-line_2x2rank.log": [0, 1],
         "torch-2.15_mnist-example-loop_torchrun-2rank.log": [0, 1],
         "mindspore-2.10.0_msrun-2-workers_join_stdout_cpu.log": [0, 1],
+        "torch-2.15_torchrun-max-restarts-1_worker1-raises-at-5_2rank.log": [0, 1],
+        # its stdout alone: the agent's word that a worker failed is on stderr, and the second
+        # run's prints of steps 1-5 are taken for two more ranks (live, the probe shares it)
+        "torch-2.15_torchrun-max-restarts-1_worker1-raises-at-5_two-pipes_stdout.log": [0, 1, 2, 3],
         BIGSCIENCE.name: list(range(16)),
     }
 
@@ -115,6 +119,23 @@ def test_a_steps_timing_prints_go_to_ranks_of_their_order_up_to_the_ranks_that_p
     spread_repeated_steps(items, base=2)
     assert [it.rank for it in items] == [2, 3, 2, 3, 0]
     assert "rank_from_print_order" not in items[-1].record
+
+
+def test_torchruns_workers_started_again_are_the_same_ranks():
+    """`torchrun --max-restarts 1`, no `--tee`: both workers print every step, rank 1 raises at
+    step 5, and torchrun starts both again.  The second run's prints of steps 1-5 are no third
+    and fourth rank (a 2-rank job was stored as 4): the restart begins the count again, and rank
+    1's slow step 7 (550.8 ms) of the second run is kept."""
+    result = read_file(str(DATA / "captured" / "torch-2.15_torchrun-max-restarts-1_worker1-raises-at-5_2rank.log"),
+                       None)
+    steps = [(it.rank, it.record["step"], it.record["step_time_ms"]) for it in result.items
+             if it.record["kind"] == "progress"]
+    assert sorted({rank for rank, _, _ in steps}) == [0, 1]
+    restart = next(i for i, it in enumerate(result.items) if it.record["kind"] == "restart")
+    second = [(rank, step, ms) for rank, step, ms in steps[-20:]]
+    assert sorted((rank, step) for rank, step, _ in second) == [(r, s) for r in (0, 1) for s in range(1, 11)]
+    assert result.items[restart + 1].record["step"] == 1 and len(steps) == 29
+    assert max(ms for _, step, ms in second if step == 7) == 550.8
 
 
 def test_a_run_printed_again_long_after_is_no_other_rank():
