@@ -123,6 +123,9 @@ class PipeFrameworks:
 
     def __init__(self) -> None:
         self.shown: list[str] = []
+        self.steps: dict[int, int] = {}
+        """Each rank's latest step that a pipe gave: the step of an event that the other pipe
+        tells with none (a traceback logged on stderr, the steps printed on stdout)."""
         self.agent_failures: list[dict] = []
         """torchrun's agent's word that a worker failed, logged on one pipe (stderr): the
         workers it may start again print their steps on the other, whose steps then restart."""
@@ -133,6 +136,17 @@ class PipeFrameworks:
             self.training_banner = TrainingBanner()
         except Exception:  # noqa: BLE001 - without it, the dicts of a run with no bar name no step
             pass
+
+
+    def step_of(self, rank: int) -> int | None:
+        """The latest step of `rank` that a pipe gave; of the furthest rank for an unplaced one."""
+        if rank >= 0:
+            return self.steps.get(rank)
+        return max(self.steps.values(), default=None)
+
+
+STEPPED_EVENTS = ("error", "checkpoint", "eval")
+"""Records of what happened at a rank's step, whose step the other pipe may give."""
 
 
 class StreamPump:
@@ -342,11 +356,15 @@ class StreamPump:
                 self.framework = str(record["framework"])
                 if self.pipes is not None:
                     self.pipes.shown.append(self.framework)
+            if record.get("step") is None and record.get("kind") in STEPPED_EVENTS and self.pipes is not None:
+                step = self.pipes.step_of(rank)
+                if step is not None:
+                    record = dict(record, step=step, step_from="other_pipe")
             payload = {"record": record, "stream": self.stream}
             if self._first is not None and (self.tee_prefixed or not self._spreads):
                 self._send_first(placed=False)     # its lines name their ranks, or spread none
             if self._first is None:
-                self.on_record(rank, payload, now)
+                self._hand_on(rank, payload, now)
             elif self._first.hold(rank, payload, now, placeable):
                 self._send_first(placed=False)
 
@@ -359,7 +377,14 @@ class StreamPump:
             if placed and placeable:
                 rank = self._order_rank(0)
                 payload = dict(payload, record=dict(payload["record"], rank_from_print_order=True))
-            self.on_record(rank, payload, ts_ns)
+            self._hand_on(rank, payload, ts_ns)
+
+    def _hand_on(self, rank: int, payload: dict, ts_ns: int) -> None:
+        """Hand one record on, noting a step's for the process's other pipe (PipeFrameworks)."""
+        step = payload["record"].get("step")
+        if self.pipes is not None and payload["record"].get("kind") == "progress" and isinstance(step, int):
+            self.pipes.steps[rank] = step
+        self.on_record(rank, payload, ts_ns)
 
     def _unlabelled_rank(self, record: dict) -> tuple[int, bool]:
         """(rank, whether it is a print order) of a record no prefix names the rank of: the

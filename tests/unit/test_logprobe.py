@@ -176,11 +176,11 @@ def test_msrun_joins_workers_timings_go_to_ranks_of_their_print_order_live():
         (rank, step) for rank in (0, 1) for step in range(1, 13)]
 
 
-def test_a_restart_the_agent_tells_on_stderr_begins_stdouts_print_order_again():
+def max_restarts_live() -> list:
     """`torchrun --max-restarts 1`, no `--tee`, its pipes read apart as `ridgescope run` reads
-    them: the first run's steps on stdout, then the agent's word on stderr that worker 1
-    failed, then the second run's steps.  Its prints of steps 1-5 are ranks 0 and 1 again, after
-    a restart record on stdout; before, stdout's probe took them for ranks 2 and 3."""
+    them (a job of two ranks, default rank -1): the first run's steps on stdout, then stderr's
+    tracebacks and the agent's word that worker 1 failed, then the second run's steps.
+    (rank, stream, kind, step, error) of each record."""
     name = "torch-2.15_torchrun-max-restarts-1_worker1-raises-at-5_two-pipes_{}.log"
     out, err = ((CAPTURED / name.format(stream)).read_bytes() for stream in ("stdout", "stderr"))
     second = out.index(b"step 1/10", out.index(b"step 5/10"))
@@ -203,12 +203,27 @@ def test_a_restart_the_agent_tells_on_stderr_begins_stdouts_print_order_again():
         pump.join(20)
     while not got.empty():
         records.append(got.get())
-    on_stdout = [(rank, p["record"]["kind"], p["record"].get("step")) for rank, p in records if p["stream"] == "stdout"]
+    return [(rank, p["stream"], p["record"]["kind"], p["record"].get("step"), p["record"].get("error"))
+            for rank, p in records]
+
+
+def test_a_restart_the_agent_tells_on_stderr_begins_stdouts_print_order_again():
+    """The second run's prints of steps 1-5 are ranks 0 and 1 again, after a restart record on
+    stdout; before, stdout's probe took them for ranks 2 and 3."""
+    on_stdout = [(rank, kind, step) for rank, stream, kind, step, _ in max_restarts_live() if stream == "stdout"]
     assert sorted({rank for rank, kind, _ in on_stdout if kind == "progress"}) == [0, 1]
     restart = on_stdout.index(next(r for r in on_stdout if r[1] == "restart"))
     assert on_stdout[restart][2] == 0 and restart == 9
     assert sorted((rank, step) for rank, _, step in on_stdout[restart + 1:]) == [
         (rank, step) for rank in (0, 1) for step in range(1, 11)]
+
+
+def test_the_errors_on_stderr_take_their_ranks_steps_from_stdout():
+    """Each rank's traceback, logged on stderr, is of the step its rank last printed on stdout
+    (rank 1 raised in step 5 before it printed it: step 4); the agent's word, naming no rank,
+    of the furthest step.  Before, stderr's errors named no step (stderr prints none)."""
+    errors = [(rank, step, error) for rank, stream, kind, step, error in max_restarts_live() if kind == "error"]
+    assert errors == [(1, 4, "traceback"), (0, 5, "traceback"), (-1, 5, "child_failed")]
 
 
 def test_one_printing_ranks_first_steps_are_held_no_longer_than_a_few_steps():
