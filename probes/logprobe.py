@@ -124,7 +124,7 @@ class PipeFrameworks:
     def __init__(self) -> None:
         self.shown: list[str] = []
         self.steps: dict[int, int] = {}
-        """Each rank's latest step that a pipe gave: the step of an event that the other pipe
+        """Each rank's latest step that a pipe gave: the step of an error that the other pipe
         tells with none (a traceback logged on stderr, the steps printed on stdout)."""
         self.agent_failures: list[dict] = []
         """torchrun's agent's word that a worker failed, logged on one pipe (stderr): the
@@ -143,10 +143,6 @@ class PipeFrameworks:
         if rank >= 0:
             return self.steps.get(rank)
         return max(self.steps.values(), default=None)
-
-
-STEPPED_EVENTS = ("error", "checkpoint", "eval")
-"""Records of what happened at a rank's step, whose step the other pipe may give."""
 
 
 class StreamPump:
@@ -356,7 +352,9 @@ class StreamPump:
                 self.framework = str(record["framework"])
                 if self.pipes is not None:
                     self.pipes.shown.append(self.framework)
-            if record.get("step") is None and record.get("kind") in STEPPED_EVENTS and self.pipes is not None:
+            # an error's step, for the user; not a save's or an evaluation's, which the windows
+            # place by when they were read (a step given on the other pipe may lag: windows.py)
+            if record.get("step") is None and record.get("kind") == "error" and self.pipes is not None:
                 step = self.pipes.step_of(rank)
                 if step is not None:
                     record = dict(record, step=step, step_from="other_pipe")
