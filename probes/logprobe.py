@@ -137,7 +137,6 @@ class PipeFrameworks:
         except Exception:  # noqa: BLE001 - without it, the dicts of a run with no bar name no step
             pass
 
-
     def step_of(self, rank: int) -> int | None:
         """The latest step of `rank` that a pipe gave; of the furthest rank for an unplaced one."""
         if rank >= 0:

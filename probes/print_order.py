@@ -7,9 +7,10 @@ step replaced the first, and a step slow on one rank alone could be lost (rank 1
 10 stored as rank 0's 50 ms).
 
 Here the Kth print of a step goes to the Kth anonymous rank, so that every print is kept and
-the step is judged by its longest print; so does the Kth print of a step's timing record.  The Kth print is not the Kth rank's: which rank
-prints first changes from step to step, or from one buffered block to the next.  So such
-records say `rank_from_print_order`, and the verdict names no culprit for their steps.
+the step is judged by its longest print; so does the Kth print of a step's timing record.  The
+Kth print is not the Kth rank's: which rank prints first changes from step to step, or from one
+buffered block to the next.  So such records say `rank_from_print_order`, and the verdict names
+no culprit for their steps.
 
 A step printed again in a record of another shape (a bar's last state and the framework's own
 line of the same step) is no repeat, and a restart begins the count again.  Steps more than
