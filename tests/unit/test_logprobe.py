@@ -140,14 +140,7 @@ def test_every_ranks_unlabelled_steps_go_to_ranks_of_their_print_order():
     into the probe of a 2-rank job (default rank -1): once step 1 is printed twice, the Kth
     print of each step is rank K's, and says so, step 1's first print too (held back until the
     second came); the launcher's own lines stay the job's."""
-    log = (Path(__file__).resolve().parents[1] / "data" / "captured"
-           / "torch-2.15_torchrun-unlabelled_every-rank-prints_2rank.log").read_bytes()
-    read_fd, write_fd = os.pipe()
-    got: list = []
-    pump = StreamPump(read_fd, io.BytesIO(), "stdout", lambda rank, payload, ts: got.append((rank, payload)), -1).start()
-    os.write(write_fd, log)
-    os.close(write_fd)
-    pump.join(20)
+    got = pumped_records((CAPTURED / "torch-2.15_torchrun-unlabelled_every-rank-prints_2rank.log").read_bytes())
     steps = [(rank, p["record"]["step"], p["record"]["step_time_ms"], p["record"].get("rank_from_print_order"))
              for rank, p in got if p["record"]["kind"] == "progress"]
     assert steps[0] == (0, 1, 50.2, True)
@@ -161,14 +154,7 @@ def test_msrun_joins_workers_timings_go_to_ranks_of_their_print_order_live():
     """msrun --join's real stream (two MindSpore workers, unlabelled) into the probe of a 2-rank
     job: each worker's TimeMonitor record of an epoch is a rank of its own, as its steps are;
     before, both were the job's, the second over the first."""
-    log = (Path(__file__).resolve().parents[1] / "data" / "captured"
-           / "mindspore-2.10.0_msrun-2-workers_join_stdout_cpu.log").read_bytes()
-    read_fd, write_fd = os.pipe()
-    got: list = []
-    pump = StreamPump(read_fd, io.BytesIO(), "stdout", lambda rank, payload, ts: got.append((rank, payload)), -1).start()
-    os.write(write_fd, log)
-    os.close(write_fd)
-    pump.join(20)
+    got = pumped_records((CAPTURED / "mindspore-2.10.0_msrun-2-workers_join_stdout_cpu.log").read_bytes())
     timings = [(rank, p["record"]["step"], p["record"]["mean_step_time_ms"], p["record"].get("rank_from_print_order"))
                for rank, p in got if p["record"]["kind"] == "timing"]
     assert timings == [(0, 6, 528.725, True), (1, 6, 56.041, True), (0, 12, 85.975, True), (1, 12, 86.438, True)]
@@ -255,7 +241,8 @@ def test_a_first_step_then_a_quiet_job_is_sent_within_a_moment():
     pump.join(20)
 
 
-def pumped(log: bytes, default_rank: int, *launcher) -> list:
+def pumped_records(log: bytes, default_rank: int = -1, *launcher) -> list:
+    """(rank, payload) of each record of `log` written whole into a probe's stdout pipe."""
     read_fd, write_fd = os.pipe()
     got: list = []
     pump = StreamPump(read_fd, io.BytesIO(), "stdout", lambda rank, payload, ts: got.append((rank, payload)),
@@ -263,8 +250,12 @@ def pumped(log: bytes, default_rank: int, *launcher) -> list:
     os.write(write_fd, log)
     os.close(write_fd)
     pump.join(20)
-    return [(rank, p["record"]["step"], p["record"]["step_time_ms"]) for rank, p in got
-            if p["record"]["kind"] == "progress"]
+    return got
+
+
+def pumped(log: bytes, default_rank: int, *launcher) -> list:
+    return [(rank, p["record"]["step"], p["record"]["step_time_ms"])
+            for rank, p in pumped_records(log, default_rank, *launcher) if p["record"]["kind"] == "progress"]
 
 
 def test_a_second_nodes_unlabelled_prints_are_its_own_ranks():
